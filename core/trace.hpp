@@ -1,0 +1,116 @@
+// Trace: the ordered list of named stages of one attention layer, computed in one call from a
+// Config. Each stage carries its matrix, axis labels, shape, formula and a short explanation. The
+// trace knows nothing about stepping through it or drawing it: the app holds a cursor into it.
+//
+// Stage names are fixed (other tools read them from `attnviz dump` manifests):
+//   one_hot, embedding, positional, input, [source], [layernorm],
+//   per head: W_Q, W_K, W_V, Q, K, V, [Q_rot, K_rot], [alibi],
+//             softmax attention: scores, scaled, masked, weights
+//             linear attention:  phi_Q, phi_K, KV, normalizer, weights (implied, display only)
+//             head_output
+//   concat, W_O, output, [residual], [layernorm_post]
+// Bracketed stages appear only when the config uses them.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/shapes.hpp"
+
+namespace attnviz {
+
+/// What the numbers of a stage mean; decides the colour map and how hover explains a cell.
+enum class ValueKind {
+    Signed,       // any real number: diverging map symmetric about 0 (Q, K, V, scores, outputs)
+    Probability,  // in [0, 1], rows sum to 1: sequential map with fixed 0..1 range (weights)
+    NonNegative,  // >= 0, unbounded: sequential map from 0 to max (kernel values, normalizer, phi)
+    Indicator,    // 0/1 (one_hot)
+};
+
+/// One axis of a stage's matrix.
+struct Axis {
+    enum class Kind { QueryTokens, KeyTokens, Vocabulary, Dimension, Single };
+    Kind kind = Kind::Dimension;
+    std::string name;  // e.g. "query tokens", "d_k", "vocabulary", "d_model"
+    int size = 0;
+    std::shared_ptr<const std::vector<std::string>> tokens;  // for token/vocabulary axes
+
+    /// Label of index i: the token text for token/vocabulary axes, "i" for dimensions.
+    std::string label(int i) const;
+};
+
+struct Stage {
+    std::string name;         // stable id from the list above, e.g. "scores"
+    int head = -1;            // head index, or -1 for stages that are not per head
+    std::string title;        // human title, e.g. "Scores  S = QKᵀ"
+    std::string formula;      // Unicode formula, e.g. "S = Q Kᵀ"
+    std::string explanation;  // one paragraph for the learner
+    Axis rows, cols;
+    ValueKind kind = ValueKind::Signed;
+    double flops = 0;   // floating-point operations to compute this stage from the previous ones
+    double bytes = 0;   // bytes of this stage's matrix (rows * cols * 4), even when derived lazily
+
+    int n_rows() const { return rows.size; }
+    int n_cols() const { return cols.size; }
+    std::string shape_text() const;  // e.g. "n×d_k = 8×16"
+
+    /// The matrix. Either stored, or derived on demand from stored stages (e.g. `scaled` is
+    /// scores / √d_k and `masked` adds -inf; they are cheap and would otherwise cost n*m*4 bytes per
+    /// head each). Thread-safe: deriving does not mutate the stage.
+    Mat matrix() const;
+    /// True when matrix() returns stored data without computing anything.
+    bool stored() const { return data != nullptr; }
+    /// Pointer to stored data, or nullptr for a derived stage.
+    const Mat* stored_matrix() const { return data.get(); }
+
+    std::shared_ptr<const Mat> data;  // set for stored stages
+    std::function<Mat()> derive;      // set for derived stages
+};
+
+struct Trace {
+    Config config;                                       // what was computed (validated)
+    std::shared_ptr<const std::vector<std::string>> query_tokens;  // n
+    std::shared_ptr<const std::vector<std::string>> key_tokens;    // m (== query_tokens for self)
+    std::shared_ptr<const std::vector<std::string>> vocab;         // V
+    int n = 0, m = 0, d_model = 0, heads = 0, d_k = 0, d_v = 0;
+    std::vector<Stage> stages;                           // in computation order
+    std::vector<Vec> row_entropy;                        // per head: n entropies of the weight rows (nats)
+    double compute_seconds = 0;                          // wall time of compute_trace
+
+    /// Index of the stage with this name and head (head ignored for non-head stages), or -1.
+    int find(const std::string& name, int head = -1) const;
+    const Stage* get(const std::string& name, int head = -1) const;
+    /// Distinct stage names in order, each once (what a pipeline strip shows).
+    std::vector<std::string> stage_names() const;
+    double total_flops() const;
+    /// Bytes actually held by stored stages (shared data counted once).
+    double stored_bytes() const;
+};
+
+struct ComputeOptions {
+    int threads = 0;  // worker threads for the per-head work; 0 = hardware concurrency
+    /// Polled between passes; when it becomes true compute_trace throws Cancelled.
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+/// Computes every stage for `cfg`. Throws ConfigError (invalid config), TextError (bad text) or
+/// Cancelled. Heads are computed in parallel on `threads` threads; Eigen itself is single-threaded,
+/// so the cost degrades gracefully when the other core is busy.
+Trace compute_trace(const Config& cfg, const ComputeOptions& options = {});
+
+/// Vocabulary, ids and token strings the trace would use for `cfg` (tokenizes, applies `length`).
+struct Tokenized {
+    std::vector<std::string> query_tokens;  // n
+    std::vector<std::string> key_tokens;    // m
+    std::vector<std::string> vocab;         // V, in order of first appearance (queries then keys)
+    std::vector<int> query_ids;             // n
+    std::vector<int> key_ids;               // m
+};
+Tokenized tokenize_config(const Config& cfg);
+
+}  // namespace attnviz

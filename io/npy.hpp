@@ -1,0 +1,23 @@
+// NumPy .npy files (format 1.0): little-endian float32 ('<f4'), C order, 2-D. Readable by numpy.load.
+#pragma once
+
+#include <string>
+
+#include "core/shapes.hpp"
+
+namespace attnviz {
+
+/// The bytes of a .npy file holding M (rows x cols, '<f4', fortran_order False).
+std::string npy_bytes(const Mat& M);
+/// Writes M atomically (io/files.hpp). Throws attnviz::Error.
+void write_npy(const std::string& path, const Mat& M);
+/// Parses .npy bytes: accepts 1-D or 2-D, '<f4' or '<f8', C or Fortran order; a 1-D array becomes
+/// one column. Throws attnviz::Error("broken .npy file FILE: reason") on anything else.
+Mat parse_npy(const std::string& bytes, const std::string& name_for_errors = "input");
+Mat read_npy(const std::string& path);
+
+/// CSV: one row per line, comma-separated, full float precision; -inf written as "-inf".
+std::string csv_text(const Mat& M);
+void write_csv(const std::string& path, const Mat& M);
+
+}  // namespace attnviz
