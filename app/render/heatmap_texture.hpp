@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/shapes.hpp"
 #include "io/colormap.hpp"
