@@ -1,0 +1,64 @@
+// Everything the GUI knows, in one place: the Config being edited, the last computed Trace, and the
+// cursor/selection state that stepping, hovering and exporting use. Panels read and edit it; only
+// the compute worker produces traces. No OpenGL here.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/trace.hpp"
+
+namespace attnviz::app {
+
+enum class MainView { Stage, HeadsGrid, Compare };
+
+struct AppState {
+    // --- the document ----------------------------------------------------------------------
+    Config config;                   // what the user is editing (may be invalid)
+    std::vector<ConfigIssue> issues; // validate(config); shown next to the offending control
+    std::string scene_path;          // file the scene came from / was saved to ("" = built-in)
+    std::string scene_title = "Built-in example";
+    std::string scene_note;
+
+    // --- computed --------------------------------------------------------------------------
+    std::shared_ptr<const Trace> trace;  // the trace on screen (last successful computation)
+    std::uint64_t trace_generation = 0;  // increments whenever `trace` is replaced
+    bool updating = false;               // a newer config is being computed right now
+    double compute_ms = 0;               // wall time of the last finished computation
+
+    // --- step-through: a cursor into trace->stage_names() ------------------------------------
+    int stage_cursor = 0;  // index into trace->stage_names()
+    int head = 0;          // head shown for per-head stages
+    bool playing = false;  // Play advances the cursor every play_seconds
+    float play_seconds = 1.5f;
+    double play_last_advance = 0;
+
+    // --- interaction -----------------------------------------------------------------------
+    MainView view = MainView::Stage;
+    int pinned_row = -1;   // query row pinned by a click (-1 = none)
+    int hover_row = -1, hover_col = -1;
+
+    // --- export ----------------------------------------------------------------------------
+    std::string export_dir = "attnviz-exports";
+    int export_scale = 2;  // 1, 2 or 4
+
+    // --- status bar ------------------------------------------------------------------------
+    std::string status;        // last error or export path
+    bool status_is_error = false;
+    double frame_ms = 0;
+    float ui_scale = 1.0f;
+
+    void set_status(std::string text, bool is_error) {
+        status = std::move(text);
+        status_is_error = is_error;
+    }
+};
+
+/// Name of the stage under the cursor ("" when there is no trace).
+std::string current_stage_name(const AppState& state);
+/// The stage under the cursor for the selected head (nullptr when there is no trace).
+const Stage* current_stage(const AppState& state);
+
+}  // namespace attnviz::app

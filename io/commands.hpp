@@ -1,0 +1,19 @@
+// Headless commands of the `attnviz` executable. They need no display and no OpenGL; app/main.cpp
+// dispatches `attnviz dump ...` and `attnviz render ...` here before touching GLFW.
+// Each prints a one-line error to stderr and returns non-zero on bad flags or values, 0 on success.
+#pragma once
+
+namespace attnviz {
+
+/// attnviz dump [--scene FILE] [--set key=value ...] --out DIR
+/// Writes every stage as DIR/<name>[_h<head>].npy plus DIR/manifest.json. Without --scene, the
+/// built-in example scene. Writes into a temporary sibling directory and renames it into place, so
+/// a failure leaves no partial output directory.
+int run_dump_command(int argc, char** argv);  // argv[0] == "dump"
+
+/// attnviz render [--scene FILE] [--set key=value ...] --stage NAME [--head H] --out FIG.png
+///                [--scale S]
+/// Writes the same figure the app's "Export PNG" writes, on the CPU.
+int run_render_command(int argc, char** argv);  // argv[0] == "render"
+
+}  // namespace attnviz
