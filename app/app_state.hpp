@@ -3,6 +3,8 @@
 // the compute worker produces traces. No OpenGL here.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,9 +18,9 @@ enum class MainView { Stage, HeadsGrid, Compare };
 
 struct AppState {
     // --- the document ----------------------------------------------------------------------
-    Config config;                   // what the user is editing (may be invalid)
-    std::vector<ConfigIssue> issues; // validate(config); shown next to the offending control
-    std::string scene_path;          // file the scene came from / was saved to ("" = built-in)
+    Config config;                    // what the user is editing (may be invalid)
+    std::vector<ConfigIssue> issues;  // validate(config); shown next to the offending control
+    std::string scene_path;           // file the scene came from / was saved to ("" = built-in)
     std::string scene_title = "Built-in example";
     std::string scene_note;
 
@@ -37,18 +39,37 @@ struct AppState {
 
     // --- interaction -----------------------------------------------------------------------
     MainView view = MainView::Stage;
-    int pinned_row = -1;   // query row pinned by a click (-1 = none)
+    int pinned_row = -1;  // query row pinned by a click (-1 = none)
     int hover_row = -1, hover_col = -1;
 
     // --- export ----------------------------------------------------------------------------
     std::string export_dir = "attnviz-exports";
     int export_scale = 2;  // 1, 2 or 4
+    /// Path of the file the last successful export wrote (export functions set it; the status bar
+    /// and `--state-log` report it).
+    std::string last_export_path;
 
     // --- status bar ------------------------------------------------------------------------
-    std::string status;        // last error or export path
+    std::string status;  // last error or export path
     bool status_is_error = false;
     double frame_ms = 0;
     float ui_scale = 1.0f;
+
+    // --- settings (persisted in user_config_dir()/settings.json by the shell) ---------------------
+    int compute_threads = 1;     // threads compute_trace may use; 1 leaves the other core to the GUI
+    bool link_head_dims = true;  // d_k = d_v = d_model / h while set (the controls' "link" box)
+
+    // --- requests from the command line ---------------------------------------------------------
+    /// `--lab NAME`: the lab to open at start-up. draw_labs()/draw_labs_menu() open it and clear it.
+    std::string requested_lab;
+
+    // --- test hooks -----------------------------------------------------------------------------
+    /// Screen rectangles (window pixels) of a few widgets, by name ("temperature", ...), so the GUI
+    /// tests can click them from the app's own `--state-log` instead of guessing coordinates.
+    struct WidgetRect {
+        float x = 0, y = 0, w = 0, h = 0;
+    };
+    std::map<std::string, WidgetRect> widget_rects;
 
     void set_status(std::string text, bool is_error) {
         status = std::move(text);
