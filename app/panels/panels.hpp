@@ -1,6 +1,12 @@
 // One panel per file; each draws itself from AppState and edits it, and carries its own help text
 // (a "(?)" marker with a tooltip, see help_marker()). Panels never compute traces: they edit
 // state.config and the compute worker notices.
+//
+// Windows: the shell (app/main.cpp) owns the layout. It creates one fixed, positioned ImGui window per
+// region (controls, pipeline strip, main view, formula panel + export panel below it, status bar)
+// and calls the draw_* function INSIDE it, so these functions draw widgets into the current window
+// (ImGui::GetContentRegionAvail() is their space) and never call Begin() for the region itself. Only
+// draw_labs() creates its own floating windows. Fonts for emphasis: app_font() in app/fonts.hpp.
 #pragma once
 
 #include "app/app_state.hpp"
