@@ -58,8 +58,8 @@ struct Config {
     AttentionKind attention = AttentionKind::Softmax;
     PhiKind phi = PhiKind::Elu1;
     Scoring scoring = Scoring::ScaledDot;
-    int additive_hidden = 0;  // hidden size of additive (Bahdanau) scoring; 0 = d_k
-    double bandwidth = 1.0;   // kernel width for Gaussian / boxcar / Epanechnikov scoring
+    int additive_hidden = 0;   // hidden size of additive (Bahdanau) scoring; 0 = d_k
+    double bandwidth = 1.0;    // kernel width for Gaussian / boxcar / Epanechnikov scoring
     double temperature = 1.0;  // softmax(S / T); must be > 0
 
     // --- masks -------------------------------------------------------------------------------
@@ -104,6 +104,15 @@ std::vector<ConfigIssue> validate(const Config& cfg);
 /// Throws ConfigError with every issue joined, if any.
 void require_valid(const Config& cfg);
 
+/// Largest trace validate() accepts, in bytes (3 GiB).
+inline constexpr double kMaxTraceBytes = 3.0 * 1024.0 * 1024.0 * 1024.0;
+
+/// Rough bytes a trace of `cfg` holds for n query tokens, m key tokens and a vocabulary of `vocab`:
+/// per head the stored n×m matrices (scores + weights for softmax and kernels, the implied weights
+/// for linear attention: heads·n·m·4 bytes·(2 or 1)) plus the activations (one-hot, embeddings, Q, K,
+/// V, head outputs, concat, output, ...). validate() rejects configs above kMaxTraceBytes.
+double estimate_trace_bytes(const Config& cfg, int n, int m, int vocab);
+
 /// Every key accepted by set_config_key(), in a stable order: text, source_text, length, max_tokens,
 /// d_model, heads, d_k, d_v, attention, phi, scoring, additive_hidden, bandwidth, temperature, mask,
 /// valid_length, window, custom_mask, positional, pe_base, layernorm, residual, preset, seed.
@@ -122,7 +131,8 @@ std::string get_config_key(const Config& cfg, std::string_view key);
 // Names used in scenes, --set and the manifest.
 std::string to_string(AttentionKind v);  // softmax | linear
 std::string to_string(PhiKind v);        // elu1 | relu | softmax
-std::string to_string(Scoring v);        // scaled_dot | dot | additive | bilinear | gaussian | boxcar | epanechnikov
+// Scoring: scaled_dot | dot | additive | bilinear | gaussian | boxcar | epanechnikov
+std::string to_string(Scoring v);
 std::string to_string(MaskKind v);       // none | causal | padding | window | custom
 std::string to_string(Positional v);     // none | sinusoidal | learned | rope | alibi
 std::string to_string(LayerNormMode v);  // none | pre | post

@@ -16,12 +16,12 @@ namespace attnviz {
 // gives the same matrices on every machine and standard library.
 // ---------------------------------------------------------------------------------------------
 class Rng {
-public:
+  public:
     explicit Rng(std::uint64_t seed);
     std::uint64_t next_u64();
-    double uniform();   // [0, 1)
-    double normal();    // N(0, 1)
-private:
+    double uniform();  // [0, 1)
+    double normal();   // N(0, 1)
+  private:
     std::uint64_t state_;
     bool has_spare_ = false;
     double spare_ = 0.0;
@@ -74,9 +74,9 @@ Mat alibi_bias(int n, int m, double slope);
 // Masks. All return "allowed" (true = query i may attend to key j), n x m.
 // ---------------------------------------------------------------------------------------------
 BoolMat no_mask(int n, int m);
-BoolMat causal_mask(int n, int m);                 // j <= i
-BoolMat padding_mask(int n, int m, int valid);     // j < valid (valid < 0: all)
-BoolMat window_mask(int n, int m, int window);     // i - window < j <= i
+BoolMat causal_mask(int n, int m);                        // j <= i
+BoolMat padding_mask(int n, int m, int valid);            // j < valid (valid < 0: all)
+BoolMat window_mask(int n, int m, int window);            // i - window < j <= i
 BoolMat custom_mask(int n, int m, const MaskGrid& grid);  // !grid.is_blocked(i, j)
 /// The mask the config asks for, n x m.
 BoolMat make_mask(const Config& cfg, int n, int m);
@@ -125,7 +125,9 @@ Mat layernorm_rows(const Mat& X, double eps = 1e-5);
 
 /// phi applied to a query or key matrix (rows x d). For PhiKind::Softmax, `is_key` selects the
 /// axis: queries softmax over features (each row), keys softmax over tokens (each column).
-Mat phi_map(const Mat& X, PhiKind phi, bool is_key);
+/// `key_valid` (rows, optional, keys only): hidden keys get a zero row and, for PhiKind::Softmax,
+/// are left out of the softmax over tokens so that each column still sums to 1 over visible keys.
+Mat phi_map(const Mat& X, PhiKind phi, bool is_key, const std::vector<bool>& key_valid = {});
 
 struct LinearAttention {
     Mat phi_Q;       // n x d_k

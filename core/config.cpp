@@ -1,0 +1,573 @@
+// Config: equality, validation with learner-facing messages, and the textual key=value interface
+// used by `--set`, scenes and the manifest.
+// GCC 12 with -march=native (AVX-512) reports false "may be used uninitialized" warnings inside
+// Eigen's vectorised kernels (in the compiler's own intrinsics headers); they are not our code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "core/config.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/tokenize.hpp"
+
+namespace attnviz {
+
+// ---------------------------------------------------------------------------------------------
+// MaskGrid, equality
+// ---------------------------------------------------------------------------------------------
+
+void MaskGrid::set_blocked(int i, int j, bool value) {
+    if (i < 0 || j < 0) return;  // nothing lives at negative indices; ignore rather than crash
+    if (i >= rows || j >= cols) {
+        if (!value) return;  // cells outside the grid already count as visible
+        // Grow, copying old cells; new cells are visible (0).
+        const int new_rows = std::max(rows, i + 1);
+        const int new_cols = std::max(cols, j + 1);
+        std::vector<std::uint8_t> grown(std::size_t(new_rows) * std::size_t(new_cols), 0);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c)
+                if (std::size_t(r) * cols + c < blocked.size())
+                    grown[std::size_t(r) * new_cols + c] = blocked[std::size_t(r) * cols + c];
+        rows = new_rows;
+        cols = new_cols;
+        blocked = std::move(grown);
+    }
+    blocked[std::size_t(i) * cols + j] = value ? 1 : 0;
+}
+
+bool Config::operator==(const Config& o) const {
+    return text == o.text && source_text == o.source_text && length == o.length &&
+           max_tokens == o.max_tokens && d_model == o.d_model && heads == o.heads && d_k == o.d_k &&
+           d_v == o.d_v && attention == o.attention && phi == o.phi && scoring == o.scoring &&
+           additive_hidden == o.additive_hidden && bandwidth == o.bandwidth && temperature == o.temperature &&
+           mask == o.mask && valid_length == o.valid_length && window == o.window &&
+           custom_mask == o.custom_mask && positional == o.positional && pe_base == o.pe_base &&
+           layernorm == o.layernorm && residual == o.residual && preset == o.preset && seed == o.seed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enum names
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+template <typename E>
+struct EnumNames;
+
+template <>
+struct EnumNames<AttentionKind> {
+    static constexpr std::pair<AttentionKind, const char*> list[] = {{AttentionKind::Softmax, "softmax"},
+                                                                     {AttentionKind::Linear, "linear"}};
+};
+template <>
+struct EnumNames<PhiKind> {
+    static constexpr std::pair<PhiKind, const char*> list[] = {
+        {PhiKind::Elu1, "elu1"}, {PhiKind::Relu, "relu"}, {PhiKind::Softmax, "softmax"}};
+};
+template <>
+struct EnumNames<Scoring> {
+    static constexpr std::pair<Scoring, const char*> list[] = {
+        {Scoring::ScaledDot, "scaled_dot"},     {Scoring::Dot, "dot"},
+        {Scoring::Additive, "additive"},        {Scoring::Bilinear, "bilinear"},
+        {Scoring::Gaussian, "gaussian"},        {Scoring::Boxcar, "boxcar"},
+        {Scoring::Epanechnikov, "epanechnikov"}};
+};
+template <>
+struct EnumNames<MaskKind> {
+    static constexpr std::pair<MaskKind, const char*> list[] = {{MaskKind::None, "none"},
+                                                                {MaskKind::Causal, "causal"},
+                                                                {MaskKind::Padding, "padding"},
+                                                                {MaskKind::Window, "window"},
+                                                                {MaskKind::Custom, "custom"}};
+};
+template <>
+struct EnumNames<Positional> {
+    static constexpr std::pair<Positional, const char*> list[] = {{Positional::None, "none"},
+                                                                  {Positional::Sinusoidal, "sinusoidal"},
+                                                                  {Positional::Learned, "learned"},
+                                                                  {Positional::Rope, "rope"},
+                                                                  {Positional::Alibi, "alibi"}};
+};
+template <>
+struct EnumNames<LayerNormMode> {
+    static constexpr std::pair<LayerNormMode, const char*> list[] = {
+        {LayerNormMode::None, "none"}, {LayerNormMode::Pre, "pre"}, {LayerNormMode::Post, "post"}};
+};
+template <>
+struct EnumNames<HeadPreset> {
+    static constexpr std::pair<HeadPreset, const char*> list[] = {
+        {HeadPreset::None, "none"},
+        {HeadPreset::PreviousToken, "previous_token"},
+        {HeadPreset::FirstToken, "first_token"},
+        {HeadPreset::SameToken, "same_token"},
+        {HeadPreset::AdjectiveNoun, "adjective_noun"}};
+};
+
+template <typename E>
+std::string enum_name(E v) {
+    for (const auto& [value, name] : EnumNames<E>::list)
+        if (value == v) return name;
+    return "unknown";
+}
+
+template <typename E>
+std::string enum_choices() {
+    std::string out;
+    for (const auto& [value, name] : EnumNames<E>::list) {
+        if (!out.empty()) out += ", ";
+        out += name;
+    }
+    return out;
+}
+
+std::string quoted(std::string_view s) {
+    return "\"" + std::string(s) + "\"";
+}
+
+[[noreturn]] void bad_value(std::string_view key, std::string_view value, const std::string& accepted) {
+    throw ConfigError(std::string(key) + ": " + quoted(value) + " is not accepted; use " + accepted);
+}
+
+template <typename E>
+E parse_enum(std::string_view key, std::string_view value) {
+    for (const auto& [v, name] : EnumNames<E>::list)
+        if (value == name) return v;
+    bad_value(key, value, "one of " + enum_choices<E>());
+}
+
+int parse_int(std::string_view key, std::string_view value) {
+    int out = 0;
+    const char* first = value.data();
+    const char* last = value.data() + value.size();
+    if (first != last && *first == '+') ++first;
+    const auto [ptr, ec] = std::from_chars(first, last, out);
+    if (value.empty() || ec != std::errc() || ptr != last) {
+        bad_value(key, value,
+                  "a whole number between " + std::to_string(std::numeric_limits<int>::min()) + " and " +
+                      std::to_string(std::numeric_limits<int>::max()));
+    }
+    return out;
+}
+
+std::uint64_t parse_u64(std::string_view key, std::string_view value) {
+    std::uint64_t out = 0;
+    const char* first = value.data();
+    const char* last = value.data() + value.size();
+    if (first != last && *first == '+') ++first;
+    const auto [ptr, ec] = std::from_chars(first, last, out);
+    if (value.empty() || ec != std::errc() || ptr != last) {
+        bad_value(key, value, "a whole number between 0 and 18446744073709551615");
+    }
+    return out;
+}
+
+double parse_double(std::string_view key, std::string_view value) {
+    double out = 0;
+    const char* first = value.data();
+    const char* last = value.data() + value.size();
+    if (first != last && *first == '+') ++first;
+    // from_chars is locale-independent: "0.5" means one half on every machine.
+    const auto [ptr, ec] = std::from_chars(first, last, out);
+    if (value.empty() || ec != std::errc() || ptr != last) {
+        bad_value(key, value, "a number such as 0.5, 2 or 1e-3");
+    }
+    return out;
+}
+
+bool parse_bool(std::string_view key, std::string_view value) {
+    if (value == "true" || value == "1" || value == "on") return true;
+    if (value == "false" || value == "0" || value == "off") return false;
+    bad_value(key, value, "true, false, 1, 0, on or off");
+}
+
+// Shortest text that reads back to exactly the same double.
+std::string format_double(double v) {
+    char buf[64];
+    const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    if (ec != std::errc()) {
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+        return buf;
+    }
+    return std::string(buf, ptr);
+}
+
+MaskGrid parse_mask(std::string_view key, std::string_view value) {
+    MaskGrid grid;
+    if (value.empty()) return grid;
+    std::vector<std::string_view> rows;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= value.size(); ++i) {
+        if (i == value.size() || value[i] == ';' || value[i] == '/') {
+            rows.push_back(value.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    const std::size_t cols = rows.front().size();
+    const std::string accepted =
+        "rows of 0 and 1 of equal length separated by ';' or '/', e.g. \"100;110;111\" (1 = hidden)";
+    for (std::string_view r : rows) {
+        if (r.size() != cols || cols == 0) bad_value(key, value, accepted);
+        for (char c : r)
+            if (c != '0' && c != '1') bad_value(key, value, accepted);
+    }
+    grid.rows = int(rows.size());
+    grid.cols = int(cols);
+    grid.blocked.reserve(rows.size() * cols);
+    for (std::string_view r : rows)
+        for (char c : r) grid.blocked.push_back(c == '1' ? 1 : 0);
+    return grid;
+}
+
+std::string format_mask(const MaskGrid& g) {
+    std::string out;
+    for (int i = 0; i < g.rows; ++i) {
+        if (i > 0) out += ';';
+        for (int j = 0; j < g.cols; ++j) out += g.is_blocked(i, j) ? '1' : '0';
+    }
+    return out;
+}
+
+std::string join_keys() {
+    std::string out;
+    for (const std::string& k : config_keys()) {
+        if (!out.empty()) out += ", ";
+        out += k;
+    }
+    return out;
+}
+
+[[noreturn]] void unknown_key(std::string_view key) {
+    throw ConfigError("unknown config key " + quoted(key) + "; known keys are " + join_keys());
+}
+
+// Human-readable size: "3.2 GiB", "512 MiB", "12 KiB".
+std::string format_bytes(double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 6) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+    return buf;
+}
+
+std::string divisors_text(int d_model) {
+    std::vector<int> divs;
+    for (int k = 1; k <= d_model && divs.size() < 64; ++k)
+        if (d_model % k == 0) divs.push_back(k);
+    std::string out;
+    for (std::size_t i = 0; i < divs.size(); ++i) {
+        if (i > 0) out += (i + 1 == divs.size()) ? " or " : ", ";
+        out += std::to_string(divs[i]);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string to_string(AttentionKind v) {
+    return enum_name(v);
+}
+std::string to_string(PhiKind v) {
+    return enum_name(v);
+}
+std::string to_string(Scoring v) {
+    return enum_name(v);
+}
+std::string to_string(MaskKind v) {
+    return enum_name(v);
+}
+std::string to_string(Positional v) {
+    return enum_name(v);
+}
+std::string to_string(LayerNormMode v) {
+    return enum_name(v);
+}
+std::string to_string(HeadPreset v) {
+    return enum_name(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+// ---------------------------------------------------------------------------------------------
+
+const std::vector<std::string>& config_keys() {
+    static const std::vector<std::string> keys = {
+        "text",       "source_text", "length",    "max_tokens",   "d_model", "heads",
+        "d_k",        "d_v",         "attention", "phi",          "scoring", "additive_hidden",
+        "bandwidth",  "temperature", "mask",      "valid_length", "window",  "custom_mask",
+        "positional", "pe_base",     "layernorm", "residual",     "preset",  "seed"};
+    return keys;
+}
+
+void set_config_key(Config& c, std::string_view key, std::string_view value) {
+    if (key == "text")
+        c.text = std::string(value);
+    else if (key == "source_text")
+        c.source_text = std::string(value);
+    else if (key == "length")
+        c.length = parse_int(key, value);
+    else if (key == "max_tokens")
+        c.max_tokens = parse_int(key, value);
+    else if (key == "d_model")
+        c.d_model = parse_int(key, value);
+    else if (key == "heads")
+        c.heads = parse_int(key, value);
+    else if (key == "d_k")
+        c.d_k = parse_int(key, value);
+    else if (key == "d_v")
+        c.d_v = parse_int(key, value);
+    else if (key == "attention")
+        c.attention = parse_enum<AttentionKind>(key, value);
+    else if (key == "phi")
+        c.phi = parse_enum<PhiKind>(key, value);
+    else if (key == "scoring")
+        c.scoring = parse_enum<Scoring>(key, value);
+    else if (key == "additive_hidden")
+        c.additive_hidden = parse_int(key, value);
+    else if (key == "bandwidth")
+        c.bandwidth = parse_double(key, value);
+    else if (key == "temperature")
+        c.temperature = parse_double(key, value);
+    else if (key == "mask")
+        c.mask = parse_enum<MaskKind>(key, value);
+    else if (key == "valid_length")
+        c.valid_length = parse_int(key, value);
+    else if (key == "window")
+        c.window = parse_int(key, value);
+    else if (key == "custom_mask")
+        c.custom_mask = parse_mask(key, value);
+    else if (key == "positional")
+        c.positional = parse_enum<Positional>(key, value);
+    else if (key == "pe_base")
+        c.pe_base = parse_double(key, value);
+    else if (key == "layernorm")
+        c.layernorm = parse_enum<LayerNormMode>(key, value);
+    else if (key == "residual")
+        c.residual = parse_bool(key, value);
+    else if (key == "preset")
+        c.preset = parse_enum<HeadPreset>(key, value);
+    else if (key == "seed")
+        c.seed = parse_u64(key, value);
+    else
+        unknown_key(key);
+}
+
+std::string get_config_key(const Config& c, std::string_view key) {
+    if (key == "text") return c.text;
+    if (key == "source_text") return c.source_text;
+    if (key == "length") return std::to_string(c.length);
+    if (key == "max_tokens") return std::to_string(c.max_tokens);
+    if (key == "d_model") return std::to_string(c.d_model);
+    if (key == "heads") return std::to_string(c.heads);
+    if (key == "d_k") return std::to_string(c.d_k);
+    if (key == "d_v") return std::to_string(c.d_v);
+    if (key == "attention") return to_string(c.attention);
+    if (key == "phi") return to_string(c.phi);
+    if (key == "scoring") return to_string(c.scoring);
+    if (key == "additive_hidden") return std::to_string(c.additive_hidden);
+    if (key == "bandwidth") return format_double(c.bandwidth);
+    if (key == "temperature") return format_double(c.temperature);
+    if (key == "mask") return to_string(c.mask);
+    if (key == "valid_length") return std::to_string(c.valid_length);
+    if (key == "window") return std::to_string(c.window);
+    if (key == "custom_mask") return format_mask(c.custom_mask);
+    if (key == "positional") return to_string(c.positional);
+    if (key == "pe_base") return format_double(c.pe_base);
+    if (key == "layernorm") return to_string(c.layernorm);
+    if (key == "residual") return c.residual ? "true" : "false";
+    if (key == "preset") return to_string(c.preset);
+    if (key == "seed") return std::to_string(c.seed);
+    unknown_key(key);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+double estimate_trace_bytes(const Config& cfg, int n_, int m_, int vocab_) {
+    // All in double: the point is to catch configs whose sizes would overflow an int.
+    const double n = n_, m = m_, V = vocab_, d = cfg.d_model, h = cfg.heads;
+    const double dk = cfg.resolved_d_k(), dv = cfg.resolved_d_v();
+    const double f = 4.0;  // bytes per float
+    // The quadratic part: per head, softmax and kernel scoring store the scores and the weights;
+    // linear attention stores only the implied weights (display). Scaled/masked are derived lazily.
+    const double nm_matrices = cfg.attention == AttentionKind::Linear ? 1.0 : 2.0;
+    double bytes = h * n * m * f * nm_matrices;
+    // Per head: W_Q, W_K, W_V, Q, K, V, head output (+ rotated Q, K for RoPE, KV/phi for linear).
+    bytes += h * f * (2 * d * dk + d * dv + n * dk + m * dk + m * dv + n * dv);
+    if (cfg.positional == Positional::Rope) bytes += h * f * (n + m) * dk;
+    if (cfg.attention == AttentionKind::Linear) bytes += h * f * ((n + m) * dk + dk * dv + n);
+    // Layer-wide: one-hot n×V, embedding table V×d_model, positional, input, source, concat, W_O,
+    // output, residual, layer norms -- about eight n×d_model-sized matrices.
+    bytes += f * (n * V + V * d + 8 * (n + m) * d + h * dv * d + n * h * dv);
+    return bytes;
+}
+
+std::vector<ConfigIssue> validate(const Config& cfg) {
+    std::vector<ConfigIssue> issues;
+    auto add = [&](const std::string& key, const std::string& message) { issues.push_back({key, message}); };
+    auto num = [](double v) { return format_double(v); };
+
+    // --- sizes ---
+    bool sizes_ok = true;
+    if (cfg.d_model < 1) {
+        add("d_model", "d_model = " + std::to_string(cfg.d_model) + " must be at least 1");
+        sizes_ok = false;
+    }
+    if (cfg.heads < 1) {
+        add("heads", "heads = " + std::to_string(cfg.heads) + " must be at least 1");
+        sizes_ok = false;
+    }
+    if (cfg.d_k < 0) {
+        add("d_k", "d_k = " + std::to_string(cfg.d_k) + " must be at least 1, or 0 for d_model / heads");
+        sizes_ok = false;
+    }
+    if (cfg.d_v < 0) {
+        add("d_v", "d_v = " + std::to_string(cfg.d_v) + " must be at least 1, or 0 for d_model / heads");
+        sizes_ok = false;
+    }
+    if (cfg.additive_hidden < 0) {
+        add("additive_hidden", "additive_hidden = " + std::to_string(cfg.additive_hidden) +
+                                   " must be at least 1, or 0 to use d_k");
+        sizes_ok = false;
+    }
+    if (cfg.d_model >= 1 && cfg.heads >= 1 && (cfg.d_k == 0 || cfg.d_v == 0) &&
+        cfg.d_model % cfg.heads != 0) {
+        add("heads", "heads = " + std::to_string(cfg.heads) +
+                         " does not divide d_model = " + std::to_string(cfg.d_model) + "; choose " +
+                         divisors_text(cfg.d_model) + ", or set d_k and d_v by hand");
+        sizes_ok = false;
+    }
+
+    // --- attention ---
+    if (!(cfg.temperature > 0)) {  // also catches NaN
+        add("temperature", "temperature = " + num(cfg.temperature) +
+                               ": temperature must be > 0; the T→0 limit is argmax (one-hot), the app cannot "
+                               "divide by 0");
+    } else if (!std::isfinite(cfg.temperature)) {
+        add("temperature",
+            "temperature must be finite; as T→∞ the weights tend to uniform (1/m), so try a "
+            "large value such as 1000");
+    }
+    if (!(cfg.bandwidth > 0) || !std::isfinite(cfg.bandwidth)) {
+        add("bandwidth", "bandwidth = " + num(cfg.bandwidth) +
+                             " must be a finite number > 0; it is the kernel width h in u = ‖q − k‖ / h");
+    }
+
+    // --- masks ---
+    if (cfg.window < 1) {
+        add("window", "window = " + std::to_string(cfg.window) +
+                          " must be at least 1 (a query always sees itself: i − window < j ≤ i)");
+    }
+    if (cfg.valid_length < -1) {
+        add("valid_length", "valid_length = " + std::to_string(cfg.valid_length) +
+                                " must be at least 0, or -1 for all keys valid");
+    }
+    const MaskGrid& g = cfg.custom_mask;
+    if (g.rows < 0 || g.cols < 0 ||
+        g.blocked.size() != std::size_t(std::max(g.rows, 0)) * std::size_t(std::max(g.cols, 0))) {
+        add("custom_mask", "custom_mask is damaged: it says " + std::to_string(g.rows) + "×" +
+                               std::to_string(g.cols) + " cells but stores " +
+                               std::to_string(g.blocked.size()) + "; clear it and draw it again");
+    }
+
+    // --- position ---
+    if (!(cfg.pe_base > 1) || !std::isfinite(cfg.pe_base)) {
+        add("pe_base",
+            "pe_base = " + num(cfg.pe_base) +
+                " must be a finite number > 1 (the usual value is 10000; wavelengths grow as base^(2i/d))");
+    }
+    if (cfg.positional == Positional::Rope && sizes_ok && cfg.resolved_d_k() % 2 != 0) {
+        add("positional", "RoPE rotates pairs of coordinates, so d_k must be even but it is " +
+                              std::to_string(cfg.resolved_d_k()) + "; change d_k, d_model or heads");
+    }
+
+    // --- texts ---
+    bool texts_ok = true;
+    int n = 0, m = 0, vocab = 0;
+    if (cfg.length < 0) {
+        add("length",
+            "length = " + std::to_string(cfg.length) + " must be 0 (use the text as typed) or more");
+        texts_ok = false;
+    }
+    if (cfg.max_tokens < 1) {
+        add("max_tokens", "max_tokens = " + std::to_string(cfg.max_tokens) + " must be at least 1");
+        texts_ok = false;
+    }
+    auto count = [&](const std::string& key, const std::string& text, int& out,
+                     std::set<std::string>& distinct) {
+        try {
+            const std::vector<std::string> tokens = tokenize_strings(text);
+            if (tokens.empty()) {
+                add(key, key + " has no tokens; type at least one word");
+                texts_ok = false;
+                return;
+            }
+            // `length` tiles the tokens cyclically, so the vocabulary does not grow with it.
+            distinct.insert(tokens.begin(), tokens.end());
+            out =
+                cfg.length > 0 ? cfg.length : int(std::min<std::size_t>(tokens.size(), std::size_t(1) << 30));
+        } catch (const TextError& e) {
+            add(key, key + ": " + e.what());
+            texts_ok = false;
+        }
+    };
+    std::set<std::string> distinct;
+    count("text", cfg.text, n, distinct);
+    m = n;
+    if (cfg.cross_attention()) count("source_text", cfg.source_text, m, distinct);
+    vocab = int(distinct.size());
+    if (texts_ok) {
+        const char* how = cfg.length > 0 ? " tokens after tiling to length" : " tokens";
+        if (n > cfg.max_tokens) {
+            add(cfg.length > 0 ? "length" : "text",
+                "text has " + std::to_string(n) + how + ", more than max_tokens = " +
+                    std::to_string(cfg.max_tokens) + "; use a shorter text or length, or raise max_tokens");
+        } else if (m > cfg.max_tokens) {
+            add(cfg.length > 0 ? "length" : "source_text",
+                "source_text has " + std::to_string(m) + how + ", more than max_tokens = " +
+                    std::to_string(cfg.max_tokens) + "; use a shorter text or length, or raise max_tokens");
+        }
+    }
+
+    // --- memory ---
+    if (sizes_ok && texts_ok) {
+        const double bytes = estimate_trace_bytes(cfg, n, m, vocab);
+        if (bytes > kMaxTraceBytes) {
+            const double pattern =
+                double(cfg.heads) * n * m * 4.0 * (cfg.attention == AttentionKind::Linear ? 1 : 2);
+            std::string what = "reduce length, heads or d_model";
+            if (cfg.attention == AttentionKind::Softmax) what += ", or switch to linear attention";
+            add(cfg.length > 0 ? "length" : "heads",
+                "this trace would need about " + format_bytes(bytes) + " (the " + std::to_string(cfg.heads) +
+                    " heads' n×m = " + std::to_string(n) + "×" + std::to_string(m) + " matrices alone take " +
+                    format_bytes(pattern) + "), more than the " + format_bytes(kMaxTraceBytes) + " limit; " +
+                    what);
+        }
+    }
+    return issues;
+}
+
+void require_valid(const Config& cfg) {
+    const std::vector<ConfigIssue> issues = validate(cfg);
+    if (issues.empty()) return;
+    std::string message;
+    for (const ConfigIssue& issue : issues) {
+        if (!message.empty()) message += " ";
+        message += issue.message;
+        if (!message.empty() && message.back() != '.') message += ".";
+    }
+    throw ConfigError(message);
+}
+
+}  // namespace attnviz
