@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/config.hpp"
 
 namespace attnviz {
@@ -34,5 +36,13 @@ void save_scene(const std::string& path, const Scene& scene);
 
 /// The built-in example scene (the default sentence), available without any file.
 Scene default_scene();
+
+/// Every config key as a typed JSON value, in config_keys() order (what scenes store under "config"
+/// and `attnviz dump` writes into manifest.json): integers and floats as numbers, enums and texts as
+/// strings, booleans as booleans, custom_mask as an array of "0101" row strings.
+nlohmann::ordered_json config_to_json(const Config& cfg);
+/// Applies a JSON "config" object to `cfg` through set_config_key. Keys that are absent keep their
+/// value. Throws attnviz::Error prefixed with `name_for_errors` on unknown keys and wrong types.
+void apply_config_json(Config& cfg, const nlohmann::ordered_json& config, const std::string& name_for_errors);
 
 }  // namespace attnviz

@@ -1,0 +1,240 @@
+#include "io/files.hpp"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace attnviz {
+
+namespace {
+
+std::string dir_of(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool is_dir(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// The process umask, read without changing it (umask(2) can only be read by setting it, which
+/// races with other threads creating files).
+mode_t current_umask() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("Umask:", 0) == 0) return mode_t(std::strtoul(line.c_str() + 6, nullptr, 8));
+    }
+    return 022;
+}
+
+std::string env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+}
+
+std::string exe_dir() {
+    char buf[4096];
+    const ssize_t len = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (len <= 0) return "";
+    buf[len] = '\0';
+    return dir_of(buf);
+}
+
+/// $ENV, else DIR/../NAME, DIR/../../NAME, DIR/NAME next to the executable, else the compiled-in path.
+std::string find_resource_dir(const char* env_name, const std::string& name, const char* compiled_in) {
+    const std::string env = env_or_empty(env_name);
+    if (!env.empty()) return env;
+    const std::string exe = exe_dir();
+    if (!exe.empty()) {
+        for (const std::string& candidate : {exe + "/../" + name, exe + "/../../" + name, exe + "/" + name}) {
+            if (is_dir(candidate)) return candidate;
+        }
+    }
+    return compiled_in;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+    auto fail = [&](int err) -> void { throw Error("cannot write " + path + ": " + std::strerror(err)); };
+    if (path.empty() || path.back() == '/') fail(EISDIR);
+
+    // The temp file lives in the target's directory so that rename() is atomic (same filesystem).
+    // The leading dot keeps half-written files out of casual directory listings.
+    std::string tmp = dir_of(path) + "/." + base_of(path) + ".tmp-XXXXXX";
+    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) fail(errno);
+
+    auto fail_and_clean = [&](int err) -> void {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        fail(err);
+    };
+
+    // mkstemp creates 0600; give the file the permissions a plain open() would: keep the mode of a
+    // file we replace, else 0666 minus the umask.
+    mode_t mode = 0666 & ~current_umask();
+    struct stat old {};
+    if (::stat(path.c_str(), &old) == 0) {
+        if (S_ISDIR(old.st_mode)) fail_and_clean(EISDIR);
+        mode = old.st_mode & 07777;
+    }
+    if (::fchmod(fd, mode) != 0) fail_and_clean(errno);
+
+    const char* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+        const ssize_t w = ::write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            fail_and_clean(errno);
+        }
+        p += w;
+        left -= std::size_t(w);
+    }
+    // fsync before rename: otherwise a crash could leave the new name pointing at an empty file.
+    if (::fsync(fd) != 0) fail_and_clean(errno);
+    if (::close(fd) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        fail(err);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        fail(err);
+    }
+    // Make the rename itself durable (best effort: not every filesystem allows fsync on a directory).
+    const int dfd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+std::string read_file(const std::string& path) {
+    auto fail = [&](int err) -> void { throw Error("cannot read " + path + ": " + std::strerror(err)); };
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(errno);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        fail(EISDIR);
+    }
+    std::string out;
+    if (st.st_size > 0) out.reserve(std::size_t(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t r = ::read(fd, buf, sizeof(buf));
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            const int err = errno;
+            ::close(fd);
+            fail(err);
+        }
+        if (r == 0) break;
+        out.append(buf, std::size_t(r));
+    }
+    ::close(fd);
+    return out;
+}
+
+void make_dirs(const std::string& path) {
+    if (path.empty()) return;
+    std::string partial;
+    std::size_t pos = 0;
+    while (pos <= path.size()) {
+        const auto next = path.find('/', pos);
+        const std::size_t end = next == std::string::npos ? path.size() : next;
+        partial = path.substr(0, end);
+        if (!partial.empty() && partial != "." && partial != "..") {
+            if (::mkdir(partial.c_str(), 0777) != 0) {
+                const int err = errno;
+                if (err != EEXIST || !is_dir(partial)) {
+                    throw Error("cannot create directory " + path + ": " +
+                                std::strerror(err == EEXIST ? ENOTDIR : err));
+                }
+            }
+        }
+        if (next == std::string::npos) break;
+        pos = next + 1;
+    }
+}
+
+std::string slug(std::string_view s) {
+    // Keep what is safe in a file name on every system; collapse each run of anything else into
+    // a single '_'. Underscores already in the name (W_Q) are kept as they are.
+    std::string out;
+    bool in_run = false;
+    for (const char c : s) {
+        const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                          c == '_' || c == '-' || c == '.';
+        if (safe) {
+            out += c;
+            in_run = false;
+        } else if (!in_run) {
+            out += '_';
+            in_run = true;
+        }
+    }
+    if (in_run && out.size() > 1) out.pop_back();               // "name " -> "name", not "name_"
+    if (!out.empty() && out.front() == '.') out.front() = '_';  // no hidden files
+    if (out.empty() || out == "_") return "untitled";
+    return out;
+}
+
+std::string timestamp_for_filename() {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &local);
+    return buf;
+}
+
+std::string asset_dir() {
+    return find_resource_dir("ATTNVIZ_ASSETS", "assets", ATTNVIZ_ASSET_DIR);
+}
+
+std::string shader_dir() {
+    return find_resource_dir("ATTNVIZ_SHADERS", "shaders", ATTNVIZ_SHADER_DIR);
+}
+
+std::string user_config_dir() {
+    std::string base = env_or_empty("XDG_CONFIG_HOME");
+    // The XDG spec says relative values are invalid and must be ignored.
+    if (base.empty() || base.front() != '/') {
+        std::string home = env_or_empty("HOME");
+        if (home.empty()) {
+            if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) home = pw->pw_dir;
+        }
+        if (home.empty())
+            throw Error("cannot find the configuration directory: neither XDG_CONFIG_HOME nor HOME is set");
+        base = home + "/.config";
+    }
+    const std::string dir = base + "/attnviz";
+    make_dirs(dir);
+    return dir;
+}
+
+}  // namespace attnviz

@@ -1,0 +1,314 @@
+#include "io/scene.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+
+namespace attnviz {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+constexpr int kSceneVersion = 1;
+const std::vector<std::string> kTopKeys = {"attnviz_scene", "title", "note", "config"};
+
+/// How a config key is stored in JSON. Keys the table does not know (added to the core later) are
+/// stored as strings in the text form of get_config_key and accepted as any scalar.
+enum class JsonType { String, Integer, Unsigned, Number, Boolean, MaskRows };
+
+JsonType json_type(const std::string& key) {
+    static const std::vector<std::pair<std::string, JsonType>> table = {
+        {"length", JsonType::Integer},
+        {"max_tokens", JsonType::Integer},
+        {"d_model", JsonType::Integer},
+        {"heads", JsonType::Integer},
+        {"d_k", JsonType::Integer},
+        {"d_v", JsonType::Integer},
+        {"additive_hidden", JsonType::Integer},
+        {"valid_length", JsonType::Integer},
+        {"window", JsonType::Integer},
+        {"seed", JsonType::Unsigned},
+        {"bandwidth", JsonType::Number},
+        {"temperature", JsonType::Number},
+        {"pe_base", JsonType::Number},
+        {"residual", JsonType::Boolean},
+        {"custom_mask", JsonType::MaskRows},
+    };
+    for (const auto& [k, t] : table)
+        if (k == key) return t;
+    return JsonType::String;  // text, source_text, and every enum
+}
+
+std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+    return out;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j)
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+/// "unknown config key 'hedas' (did you mean 'heads'? known keys: ...)".
+std::string unknown_key_message(const std::string& what, const std::string& key,
+                                const std::vector<std::string>& known) {
+    std::string best;
+    std::size_t best_d = 3;  // suggest only close matches
+    for (const auto& k : known) {
+        const std::size_t d = edit_distance(key, k);
+        if (d < best_d) best_d = d, best = k;
+    }
+    return "unknown " + what + " '" + key + "' (" + (best.empty() ? "" : "did you mean '" + best + "'? ") +
+           "known keys: " + join(known) + ")";
+}
+
+std::string shorten(const ojson& v) {
+    std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (s.size() > 40) s = s.substr(0, 37) + "...";
+    return s;
+}
+
+std::string format_double(double v) {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);  // shortest text that reads back exactly
+    (void)ec;
+    return std::string(buf, end);
+}
+
+/// The text set_config_key expects for one JSON value, or throws Error("NAME: key: expected ...").
+std::string value_text(const std::string& key, const ojson& v, const std::string& name) {
+    auto wrong = [&](const std::string& expected) -> Error {
+        return Error(name + ": " + key + ": expected " + expected + ", got " + shorten(v));
+    };
+    switch (json_type(key)) {
+        case JsonType::String: {
+            if (v.is_string()) return v.get<std::string>();
+            // A key added to the core after this table was written: pass a scalar's literal text on
+            // and let set_config_key judge it.
+            bool known_string_key = false;
+            for (const char* k : {"text", "source_text", "attention", "phi", "scoring", "mask", "positional",
+                                  "layernorm", "preset"})
+                if (key == k) known_string_key = true;
+            if (!known_string_key && (v.is_number() || v.is_boolean())) return v.dump();
+            throw wrong("a string");
+        }
+        case JsonType::Integer:
+        case JsonType::Unsigned:
+            if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+            if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+            if (v.is_number_float()) {
+                const double d = v.get<double>();
+                // 4.0 is an integer written carelessly; 4.5 is not.
+                if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 9.0e15)
+                    return std::to_string(std::int64_t(d));
+            }
+            throw wrong("an integer");
+        case JsonType::Number:
+            if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+            if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+            if (v.is_number_float()) return format_double(v.get<double>());
+            throw wrong("a number");
+        case JsonType::Boolean:
+            if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+            throw wrong("true or false");
+        case JsonType::MaskRows: {
+            // ["100", "110", "111"] -> "100;110;111" (1 = key hidden from that query).
+            if (!v.is_array()) throw wrong("an array of \"0\"/\"1\" row strings like [\"100\", \"110\"]");
+            std::string text;
+            for (std::size_t r = 0; r < v.size(); ++r) {
+                const ojson& row = v[r];
+                if (!row.is_string() || row.get<std::string>().find_first_not_of("01") != std::string::npos)
+                    throw Error(name + ": custom_mask: row " + std::to_string(r) +
+                                " must be a string of 0 and 1 (1 = hidden), got " + shorten(row));
+                if (r > 0) text += ';';
+                text += row.get<std::string>();
+            }
+            return text;
+        }
+    }
+    throw wrong("a value");
+}
+
+/// The JSON value of one config key, from the text form get_config_key gives.
+ojson typed_value(const std::string& key, const std::string& text) {
+    switch (json_type(key)) {
+        case JsonType::Integer: {
+            std::int64_t v = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec == std::errc() && end == text.data() + text.size()) return v;
+            return text;
+        }
+        case JsonType::Unsigned: {
+            std::uint64_t v = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec == std::errc() && end == text.data() + text.size()) return v;
+            return text;
+        }
+        case JsonType::Number: {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() + text.size() && !text.empty() && std::isfinite(v)) return v;
+            return text;
+        }
+        case JsonType::Boolean:
+            if (text == "true" || text == "1" || text == "on") return true;
+            if (text == "false" || text == "0" || text == "off") return false;
+            return text;
+        case JsonType::MaskRows: {
+            ojson rows = ojson::array();
+            std::string row;
+            for (const char c : text) {
+                if (c == ';' || c == '/') {
+                    rows.push_back(row);
+                    row.clear();
+                } else {
+                    row += c;
+                }
+            }
+            if (!text.empty()) rows.push_back(row);
+            return rows;
+        }
+        case JsonType::String:
+            break;
+    }
+    return text;
+}
+
+/// 1-based line and column (in characters, not bytes) of byte offset `byte` (0-based).
+std::pair<std::size_t, std::size_t> line_col(const std::string& text, std::size_t byte) {
+    byte = std::min(byte, text.size());
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i < byte; ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            col = 1;
+        } else if ((std::uint8_t(text[i]) & 0xC0) != 0x80) {
+            ++col;  // count UTF-8 lead bytes only: a Chinese character is one column
+        }
+    }
+    return {line, col};
+}
+
+}  // namespace
+
+ojson config_to_json(const Config& cfg) {
+    ojson out = ojson::object();
+    for (const std::string& key : config_keys()) out[key] = typed_value(key, get_config_key(cfg, key));
+    return out;
+}
+
+void apply_config_json(Config& cfg, const ojson& config, const std::string& name) {
+    if (!config.is_object())
+        throw Error(name + ": config: expected an object of config keys, got " + shorten(config));
+    const auto& known = config_keys();
+    for (auto it = config.begin(); it != config.end(); ++it) {
+        const std::string& key = it.key();
+        if (std::find(known.begin(), known.end(), key) == known.end())
+            throw Error(name + ": " + unknown_key_message("config key", key, known));
+        if (json_type(key) == JsonType::MaskRows && it.value().is_array() && it.value().empty()) {
+            cfg.custom_mask = MaskGrid{};  // no hidden cells
+            continue;
+        }
+        const std::string text = value_text(key, it.value(), name);
+        try {
+            set_config_key(cfg, key, text);
+        } catch (const Error& e) {
+            throw Error(name + ": " + e.what());
+        }
+    }
+}
+
+Scene parse_scene(const std::string& json_text, const std::string& name) {
+    ojson doc;
+    try {
+        doc = ojson::parse(json_text);
+    } catch (const nlohmann::json::parse_error& e) {
+        // e.byte is 1-based: the position of the character that could not be parsed.
+        const auto [line, col] = line_col(json_text, e.byte > 0 ? e.byte - 1 : 0);
+        // nlohmann's message is "[json.exception.parse_error.101] parse error at line 1, column 2:
+        // syntax error while parsing ..."; keep only the part after the position.
+        std::string what = e.what();
+        if (auto p = what.find("column "); p != std::string::npos) {
+            if (auto c = what.find(": ", p); c != std::string::npos) what = what.substr(c + 2);
+        } else if (auto q = what.find("] "); q != std::string::npos) {
+            what = what.substr(q + 2);
+        }
+        throw Error(name + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                    ": JSON syntax error: " + what);
+    }
+    if (!doc.is_object())
+        throw Error(name + ": a scene must be a JSON object like {\"attnviz_scene\": 1, \"config\": {...}}");
+
+    Scene scene;
+    scene.title.clear();
+    scene.note.clear();
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+        if (std::find(kTopKeys.begin(), kTopKeys.end(), it.key()) == kTopKeys.end())
+            throw Error(name + ": " + unknown_key_message("key", it.key(), kTopKeys));
+    }
+    if (doc.contains("attnviz_scene")) {
+        const ojson& v = doc["attnviz_scene"];
+        if (!v.is_number_integer())
+            throw Error(name + ": attnviz_scene: expected the format version 1, got " + shorten(v));
+        if (v.get<std::int64_t>() != kSceneVersion)
+            throw Error(name + ": scene format version " + std::to_string(v.get<std::int64_t>()) +
+                        " is not supported (this attnviz reads version 1)");
+    }
+    for (const char* key : {"title", "note"}) {
+        if (!doc.contains(key)) continue;
+        const ojson& v = doc[key];
+        if (!v.is_string()) throw Error(name + ": " + key + ": expected a string, got " + shorten(v));
+        (std::string(key) == "title" ? scene.title : scene.note) = v.get<std::string>();
+    }
+    if (doc.contains("config")) apply_config_json(scene.config, doc["config"], name);
+    return scene;
+}
+
+Scene load_scene(const std::string& path) {
+    return parse_scene(read_file(path), path);
+}
+
+std::string scene_json(const Scene& scene) {
+    ojson doc = ojson::object();
+    doc["attnviz_scene"] = kSceneVersion;
+    doc["title"] = scene.title;
+    doc["note"] = scene.note;
+    doc["config"] = config_to_json(scene.config);
+    try {
+        return doc.dump(2) + "\n";  // UTF-8 kept as is (not \u escapes), so Chinese stays readable
+    } catch (const nlohmann::json::type_error&) {
+        throw Error("cannot save the scene: its title, note or text is not valid UTF-8");
+    }
+}
+
+void save_scene(const std::string& path, const Scene& scene) {
+    write_file_atomic(path, scene_json(scene));
+}
+
+Scene default_scene() {
+    Scene scene;
+    scene.title = "A fluffy blue creature";
+    scene.note =
+        "The built-in example: one sentence attending to itself with 4 heads. Step through the stages "
+        "to see how each word's query picks the words it takes its new meaning from.";
+    scene.config = Config{};
+    scene.config.text = kDefaultSentence;
+    return scene;
+}
+
+}  // namespace attnviz

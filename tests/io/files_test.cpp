@@ -1,0 +1,187 @@
+// Files are written whole or not at all: a failed write names the path and the reason, leaves any
+// earlier file exactly as it was, and leaves no temp file behind.
+#include "io/files.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh empty directory, removed at the end of the test.
+struct TempDir {
+    TempDir() {
+        std::string t = (fs::temp_directory_path() / "attnviz-files-XXXXXX").string();
+        path = ::mkdtemp(t.data());
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    std::size_t entries() const {
+        return std::size_t(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
+    }
+    std::string path;
+};
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+TEST(Files, WriteThenReadRoundTripsBinaryBytes) {
+    TempDir d;
+    const std::string p = d.path + "/a.bin";
+    std::string bytes("\x00\x01\xff\n\r abc", 10);
+    write_file_atomic(p, bytes);
+    EXPECT_EQ(read_file(p), bytes);
+    write_file_atomic(p, "shorter");
+    EXPECT_EQ(read_file(p), "shorter");
+    write_file_atomic(p, "");
+    EXPECT_EQ(read_file(p), "");
+    EXPECT_EQ(d.entries(), 1u);  // no temp files left behind
+}
+
+TEST(Files, NewFilesGetUmaskPermissionsAndReplacedFilesKeepTheirMode) {
+    TempDir d;
+    const std::string p = d.path + "/a.txt";
+    const mode_t old_mask = ::umask(022);
+    write_file_atomic(p, "x");
+    struct stat st {};
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0644u);
+    ::chmod(p.c_str(), 0600);
+    write_file_atomic(p, "y");
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ::umask(old_mask);
+}
+
+TEST(Files, MissingDirectoryGivesPathAndReason) {
+    TempDir d;
+    const std::string p = d.path + "/no/such/dir/out.png";
+    EXPECT_EQ(error_of([&] { write_file_atomic(p, "x"); }),
+              "cannot write " + p + ": No such file or directory");
+    EXPECT_EQ(d.entries(), 0u);
+}
+
+TEST(Files, DirectoryTargetIsRefusedAndLeftAlone) {
+    TempDir d;
+    fs::create_directory(d.path + "/sub");
+    EXPECT_EQ(error_of([&] { write_file_atomic(d.path + "/sub", "x"); }),
+              "cannot write " + d.path + "/sub: Is a directory");
+    EXPECT_TRUE(fs::is_directory(d.path + "/sub"));
+    EXPECT_EQ(d.entries(), 1u);
+}
+
+TEST(Files, UnwritableDirectoryLeavesNothing) {
+    if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+    TempDir d;
+    ::chmod(d.path.c_str(), 0555);
+    const std::string p = d.path + "/out.txt";
+    EXPECT_EQ(error_of([&] { write_file_atomic(p, "x"); }), "cannot write " + p + ": Permission denied");
+    ::chmod(d.path.c_str(), 0755);
+    EXPECT_EQ(d.entries(), 0u);
+}
+
+TEST(Files, FailedWriteLeavesExistingFileUntouchedAndNoTemp) {
+    // Make the write itself fail half-way (works even as root): limit the file size the process may
+    // write, and ignore the signal so write() returns EFBIG instead of killing us.
+    TempDir d;
+    const std::string p = d.path + "/existing.txt";
+    write_file_atomic(p, "the old contents");
+    struct rlimit old_limit {};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old_limit;
+    small.rlim_cur = 4096;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const std::string msg = error_of([&] { write_file_atomic(p, std::string(100000, 'n')); });
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    std::signal(SIGXFSZ, old_handler);
+    EXPECT_EQ(msg, "cannot write " + p + ": File too large");
+    EXPECT_EQ(read_file(p), "the old contents");
+    EXPECT_EQ(d.entries(), 1u);
+}
+
+TEST(Files, ReadErrorsNameTheFile) {
+    TempDir d;
+    EXPECT_EQ(error_of([&] { read_file(d.path + "/nope"); }),
+              "cannot read " + d.path + "/nope: No such file or directory");
+    EXPECT_EQ(error_of([&] { read_file(d.path); }), "cannot read " + d.path + ": Is a directory");
+}
+
+TEST(Files, MakeDirsCreatesParentsAndIsIdempotent) {
+    TempDir d;
+    const std::string p = d.path + "/a/b/c";
+    make_dirs(p);
+    EXPECT_TRUE(fs::is_directory(p));
+    make_dirs(p);
+    make_dirs(p + "/");
+    write_file_atomic(d.path + "/file", "x");
+    EXPECT_NE(error_of([&] { make_dirs(d.path + "/file/sub"); }).find("cannot create directory"),
+              std::string::npos);
+}
+
+TEST(Files, Slug) {
+    EXPECT_EQ(slug("W_Q"), "W_Q");
+    EXPECT_EQ(slug("head 2/3"), "head_2_3");
+    EXPECT_EQ(slug("scores  (h0)"), "scores_h0");
+    EXPECT_EQ(slug("../etc/passwd"), "_._etc_passwd");
+    EXPECT_EQ(slug("毛茸茸"), "untitled");
+    EXPECT_EQ(slug(""), "untitled");
+    EXPECT_EQ(slug("Q·Kᵀ"), "Q_K");
+}
+
+TEST(Files, TimestampLooksLikeDateDashTime) {
+    const std::string t = timestamp_for_filename();
+    ASSERT_EQ(t.size(), 15u) << t;
+    EXPECT_EQ(t[8], '-');
+    for (std::size_t i = 0; i < t.size(); ++i)
+        if (i != 8) {
+            EXPECT_TRUE(t[i] >= '0' && t[i] <= '9') << t;
+        }
+}
+
+TEST(Files, AssetDirHonoursEnvironmentThenFindsScenes) {
+    ::setenv("ATTNVIZ_ASSETS", "/some/where", 1);
+    EXPECT_EQ(asset_dir(), "/some/where");
+    ::unsetenv("ATTNVIZ_ASSETS");
+    // Without the variable we find the real assets (next to the build or compiled in).
+    EXPECT_TRUE(fs::is_directory(asset_dir() + "/scenes")) << asset_dir();
+    ::setenv("ATTNVIZ_SHADERS", "/shaders/here", 1);
+    EXPECT_EQ(shader_dir(), "/shaders/here");
+    ::unsetenv("ATTNVIZ_SHADERS");
+    EXPECT_FALSE(shader_dir().empty());
+}
+
+TEST(Files, UserConfigDirFollowsXdgAndIsCreated) {
+    TempDir d;
+    const char* old = std::getenv("XDG_CONFIG_HOME");
+    const std::string saved = old ? old : "";
+    ::setenv("XDG_CONFIG_HOME", (d.path + "/cfg").c_str(), 1);
+    EXPECT_EQ(user_config_dir(), d.path + "/cfg/attnviz");
+    EXPECT_TRUE(fs::is_directory(d.path + "/cfg/attnviz"));
+    if (old)
+        ::setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
+    else
+        ::unsetenv("XDG_CONFIG_HOME");
+}
+
+}  // namespace
+}  // namespace attnviz
