@@ -298,6 +298,14 @@ Mat kernel_scores(const Mat& Q, const Mat& K, Scoring kernel, double bandwidth) 
     Mat D2 = -2.0f * (Q * K.transpose());      // n x m
     D2.colwise() += q2;
     D2.rowwise() += k2.transpose();
+    // The shortcut cancels catastrophically when q ≈ k (a large |q|² + |k|² minus almost the same
+    // 2q·k), and √ of that rounding error is visible in Epanechnikov's 1 − u. Those few near-matches
+    // are recomputed directly as Σ (q − k)².
+    for (Eigen::Index i = 0; i < D2.rows(); ++i) {
+        for (Eigen::Index j = 0; j < D2.cols(); ++j) {
+            if (D2(i, j) < 1e-2f * (q2(i) + k2(j))) D2(i, j) = (Q.row(i) - K.row(j)).squaredNorm();
+        }
+    }
     // Rounding can make a true 0 slightly negative; a squared distance never is.
     const float inv_h2 = float(1.0 / (bandwidth * bandwidth));
     Mat U2(D2.rows(), D2.cols());  // n x m, u² = ‖q − k‖² / h²
