@@ -547,14 +547,6 @@ TemperatureLab temperature_lab(const TemperatureLabParams& P) {
             "The temperature range needs 0 < T_min < T_max.");
     require(P.entropy_points >= 2 && P.entropy_points <= 10000,
             "The entropy curve needs 2 to 10,000 points.");
-    require(!P.dims.empty() && P.dims.size() <= 32, "Give between 1 and 32 dimensions d.");
-    for (int d : P.dims) require(d >= 1 && d <= 8192, "Every dimension d must be between 1 and 8192.");
-    require(P.samples >= 2 && P.samples <= 1000000, "The number of samples must be between 2 and 1,000,000.");
-    require(P.saturation_keys >= 2 && P.saturation_keys <= 4096,
-            "The saturation experiment needs 2 to 4096 keys.");
-    require(P.saturation_trials >= 1 && P.saturation_trials <= 100000,
-            "The saturation experiment needs 1 to 100,000 trials.");
-
     TemperatureLab L;
     const int m = int(P.scores.size());
     L.scores = Eigen::Map<const RowVec>(P.scores.data(), m);
@@ -576,6 +568,23 @@ TemperatureLab temperature_lab(const TemperatureLabParams& P) {
         L.entropy(i) = row_entropy(softmax_rows(S, T))(0);
     }
 
+    L.findings.push_back(fmt(
+        "T = %.3g: entropy %.4f nats (argmax: 0). T = %.3g: entropy %.4f nats (uniform: ln %d = %.4f).",
+        P.t_min, double(L.entropy(0)), P.t_max, double(L.entropy(P.entropy_points - 1)), m, L.max_entropy));
+    return L;
+}
+
+ScalingLab scaling_lab(const ScalingLabParams& P) {
+    require(!P.dims.empty() && P.dims.size() <= 32, "Give between 1 and 32 dimensions d.");
+    for (int d : P.dims) require(d >= 1 && d <= 8192, "Every dimension d must be between 1 and 8192.");
+    require(P.samples >= 2 && P.samples <= 1000000, "The number of samples must be between 2 and 1,000,000.");
+    require(P.saturation_keys >= 2 && P.saturation_keys <= 4096,
+            "The saturation experiment needs 2 to 4096 keys.");
+    require(P.saturation_trials >= 1 && P.saturation_trials <= 100000,
+            "The saturation experiment needs 1 to 100,000 trials.");
+
+    ScalingLab L;
+    L.saturation_keys = P.saturation_keys;
     // Variance of q·k for q, k ~ N(0, I_d): a sum of d independent products of variance 1, so
     // Var = d. Dividing by √d brings it back to 1 whatever d is.
     const int nd = int(P.dims.size());
@@ -584,7 +593,7 @@ TemperatureLab temperature_lab(const TemperatureLabParams& P) {
     L.var_scaled.resize(nd);
     L.mean_max_unscaled.resize(nd);
     L.mean_max_scaled.resize(nd);
-    std::vector<double> q, krow, s_raw(std::size_t(P.saturation_keys));
+    std::vector<double> q, s_raw(std::size_t(P.saturation_keys));
     for (int di = 0; di < nd; ++di) {
         const int d = P.dims[std::size_t(di)];
         const double scale = 1.0 / std::sqrt(double(d));
@@ -604,7 +613,6 @@ TemperatureLab temperature_lab(const TemperatureLabParams& P) {
         // Saturation: one query against m keys. Without 1/√d the scores spread like √d, the
         // largest one wins by a wide margin and softmax becomes (nearly) one-hot.
         q.assign(std::size_t(d), 0.0);
-        krow.assign(std::size_t(d), 0.0);
         double sum_max_raw = 0.0, sum_max_scaled = 0.0;
         for (int t = 0; t < P.saturation_trials; ++t) {
             for (double& x : q) x = rng.normal();
@@ -626,9 +634,6 @@ TemperatureLab temperature_lab(const TemperatureLabParams& P) {
         L.mean_max_scaled(di) = float(sum_max_scaled / P.saturation_trials);
     }
 
-    L.findings.push_back(fmt(
-        "T = %.3g: entropy %.4f nats (argmax: 0). T = %.3g: entropy %.4f nats (uniform: ln %d = %.4f).",
-        P.t_min, double(L.entropy(0)), P.t_max, double(L.entropy(P.entropy_points - 1)), m, L.max_entropy));
     const int last = nd - 1;
     L.findings.push_back(fmt("d = %d: Var(q·k) = %.4g (theory %d); Var(q·k/√d) = %.4g (theory 1).",
                              P.dims[std::size_t(last)], double(L.var_unscaled(last)),

@@ -157,16 +157,15 @@ NwLab nadaraya_watson_lab(const NwLabParams& params);
 // 3. Temperature & scaling lab
 // ---------------------------------------------------------------------------------------------
 
+// Two functions: temperature_lab() is instant (call it on every slider move); scaling_lab()
+// samples millions of normals (~0.2-0.5 s) and depends only on its own parameters, so run it once in
+// the background and keep the result.
+
 struct TemperatureLabParams {
     std::vector<float> scores = {2.0f, 1.0f, 0.5f, 3.0f, -1.0f, 0.0f, 1.5f, -0.5f};  // one row, m keys
     std::vector<double> temperatures = {0.1, 0.5, 1.0, 2.0, 10.0};
     double t_min = 0.01, t_max = 100.0;  // entropy curve on a log grid
     int entropy_points = 41;
-    std::vector<int> dims = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
-    int samples = 2000;           // q·k samples per d for the variance
-    int saturation_keys = 16;     // m keys for the saturation experiment
-    int saturation_trials = 200;  // rows averaged per d
-    std::uint64_t seed = 42;
 };
 
 struct TemperatureLab {
@@ -179,16 +178,33 @@ struct TemperatureLab {
     Vec entropy;               // entropy_points, H(softmax(s / T)) in nats
     double max_entropy = 0.0;  // ln m (uniform)
 
+    std::vector<std::string> findings;
+};
+
+TemperatureLab temperature_lab(const TemperatureLabParams& params);
+
+struct ScalingLabParams {
+    std::vector<int> dims = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    int samples = 2000;           // q·k samples per d for the variance
+    int saturation_keys = 16;     // m keys for the saturation experiment
+    int saturation_trials = 200;  // rows averaged per d
+    std::uint64_t seed = 42;
+};
+
+struct ScalingLab {
     std::vector<int> dims;
     Vec var_unscaled;       // dims.size(), sample variance of q·k  (≈ d)
     Vec var_scaled;         // dims.size(), sample variance of q·k/√d (≈ 1)
     Vec mean_max_unscaled;  // dims.size(), mean max weight of softmax(q·Kᵀ)
     Vec mean_max_scaled;    // dims.size(), mean max weight of softmax(q·Kᵀ/√d)
+    int saturation_keys = 0;
 
     std::vector<std::string> findings;
 };
 
-TemperatureLab temperature_lab(const TemperatureLabParams& params);
+/// q, k ~ N(0, I_d) sampled with Rng(seed): Var(q·k) with and without 1/√d, and how one-hot
+/// softmax gets over `saturation_keys` keys, for each d.
+ScalingLab scaling_lab(const ScalingLabParams& params);
 
 // ---------------------------------------------------------------------------------------------
 // 4. Softmax vs linear attention lab

@@ -283,7 +283,6 @@ TEST(NwLab, TargetFunctions) {
 
 TEST(TemperatureLab, WeightRowsAndEntropyLimits) {
     TemperatureLabParams p;
-    p.dims = {4};  // keep the sampling part small here
     const TemperatureLab L = temperature_lab(p);
     const int m = int(p.scores.size());
     ASSERT_EQ(L.weights.rows(), int(p.temperatures.size()));
@@ -307,11 +306,12 @@ TEST(TemperatureLab, WeightRowsAndEntropyLimits) {
     EXPECT_NEAR(L.weight_entropy(2), row_entropy(softmax_rows(Mat(s), 1.0))(0), 1e-6);
 }
 
-TEST(TemperatureLab, DotProductVarianceGrowsLikeDAndScalingFixesIt) {
-    TemperatureLabParams p;
+TEST(ScalingLab, DotProductVarianceGrowsLikeDAndScalingFixesIt) {
+    ScalingLabParams p;
     p.dims = {1, 4, 16, 64, 256};
     p.samples = 2000;
-    const TemperatureLab L = temperature_lab(p);
+    p.saturation_trials = 10;
+    const ScalingLab L = scaling_lab(p);
     for (std::size_t i = 0; i < p.dims.size(); ++i) {
         const double d = p.dims[i];
         // q·k is a sum of d products with kurtosis 9, so the sample variance of 2000 draws has a
@@ -323,11 +323,12 @@ TEST(TemperatureLab, DotProductVarianceGrowsLikeDAndScalingFixesIt) {
     EXPECT_GT(L.var_unscaled(4), 100.0f * L.var_unscaled(0));
 }
 
-TEST(TemperatureLab, WithoutScalingSoftmaxSaturates) {
-    TemperatureLabParams p;
+TEST(ScalingLab, WithoutScalingSoftmaxSaturates) {
+    ScalingLabParams p;
     p.dims = {1, 1024};
     p.samples = 100;
-    const TemperatureLab L = temperature_lab(p);
+    const ScalingLab L = scaling_lab(p);
+    EXPECT_EQ(L.saturation_keys, 16);
     EXPECT_GT(L.mean_max_unscaled(1), 0.8f);  // nearly one-hot
     EXPECT_LT(L.mean_max_scaled(1), 0.5f);    // still spread out
     // With 1/√d the typical sharpness does not depend on d.
@@ -349,9 +350,12 @@ TEST(TemperatureLab, BadParametersGiveClearErrors) {
     p.t_min = 10.0;
     p.t_max = 1.0;
     EXPECT_THROW(temperature_lab(p), ConfigError);
-    p = TemperatureLabParams();
-    p.dims = {0};
-    EXPECT_THROW(temperature_lab(p), ConfigError);
+    ScalingLabParams q;
+    q.dims = {0};
+    EXPECT_THROW(scaling_lab(q), ConfigError);
+    q = ScalingLabParams();
+    q.samples = 1;
+    EXPECT_THROW(scaling_lab(q), ConfigError);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -416,7 +420,7 @@ TEST(LinearLab, LogLogSlopeIsExactOnPowerLaws) {
 
 TEST(LinearLab, MeasuredCostGrowsQuadraticallyForSoftmaxOnlyLinearlyForLinear) {
     // Small sizes only: the full sweep runs in the GUI. min-of-repeats resists a busy machine.
-    const CostSample s1 = measure_cost(CostKind::Softmax, 512, 32, 3);
+    const CostSample s1 = measure_cost(CostKind::Softmax, 512, 32, 5);
     const CostSample s2 = measure_cost(CostKind::Softmax, 2048, 32, 3);
     const CostSample l1 = measure_cost(CostKind::Linear, 2048, 32, 5);
     const CostSample l2 = measure_cost(CostKind::Linear, 8192, 32, 5);
@@ -541,6 +545,7 @@ TEST(LabFindings, EveryLabReportsItsNumbers) {
     EXPECT_FALSE(positional_encoding_lab(PeLabParams()).findings.empty());
     EXPECT_FALSE(nadaraya_watson_lab(NwLabParams()).findings.empty());
     EXPECT_FALSE(softmax_vs_linear_lab(LinearLabParams()).findings.empty());
+    EXPECT_FALSE(temperature_lab(TemperatureLabParams()).findings.empty());
     const SizeLab s = size_lab(SizeLabParams());
     bool found = false;
     for (const std::string& f : s.findings) found |= f.find("1,235,116,032") != std::string::npos;
