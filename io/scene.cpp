@@ -220,10 +220,6 @@ void apply_config_json(Config& cfg, const ojson& config, const std::string& name
         const std::string& key = it.key();
         if (std::find(known.begin(), known.end(), key) == known.end())
             throw Error(name + ": " + unknown_key_message("config key", key, known));
-        if (json_type(key) == JsonType::MaskRows && it.value().is_array() && it.value().empty()) {
-            cfg.custom_mask = MaskGrid{};  // no hidden cells
-            continue;
-        }
         const std::string text = value_text(key, it.value(), name);
         try {
             set_config_key(cfg, key, text);

@@ -1,0 +1,256 @@
+// Scenes: JSON in, Config out, exactly; errors that say where (line:column) and what (key names).
+#include "io/scene.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/tokenize.hpp"
+#include "io/files.hpp"
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+    TempDir() {
+        std::string t = (fs::temp_directory_path() / "attnviz-scene-XXXXXX").string();
+        path = ::mkdtemp(t.data());
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    std::string path;
+};
+
+std::string scene_error(const std::string& json) {
+    try {
+        parse_scene(json, "s.json");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+bool same_scene(const Scene& a, const Scene& b) {
+    return a.title == b.title && a.note == b.note && a.config == b.config;
+}
+
+/// A random but valid-looking config that exercises every key and awkward values.
+Config random_config(std::mt19937_64& rng) {
+    auto pick = [&](std::initializer_list<const char*> v) { return *(v.begin() + rng() % v.size()); };
+    auto unit = [&] { return std::uniform_real_distribution<double>(0.0, 1.0)(rng); };
+    Config c;
+    c.text = pick({"a fluffy blue creature", "毛茸茸的蓝色生物在翠绿的森林里漫步。",
+                   "quote \" back\\slash\nnew line\ttab", "emoji 🙂 and ü", "x"});
+    c.source_text = pick({"", "", "le chat noir dort", "蓝色的生物"});
+    c.length = int(rng() % 3) * 17;
+    c.max_tokens = 1 + int(rng() % 20000);
+    c.d_model = 1 + int(rng() % 128);
+    c.heads = 1 + int(rng() % 8);
+    c.d_k = int(rng() % 33);
+    c.d_v = int(rng() % 33);
+    set_config_key(c, "attention", pick({"softmax", "linear"}));
+    set_config_key(c, "phi", pick({"elu1", "relu", "softmax"}));
+    set_config_key(c, "scoring",
+                   pick({"scaled_dot", "dot", "additive", "bilinear", "gaussian", "boxcar", "epanechnikov"}));
+    c.additive_hidden = int(rng() % 40);
+    c.bandwidth = unit() * 10 + 1e-9;
+    c.temperature = pick({"x", "y"})[0] == 'x' ? 1.0 / 3.0 : std::ldexp(unit(), -20);
+    set_config_key(c, "mask", pick({"none", "causal", "padding", "window", "custom"}));
+    c.valid_length = int(rng() % 20) - 1;
+    c.window = 1 + int(rng() % 9);
+    c.custom_mask = MaskGrid{};
+    if (rng() % 2) {
+        const int r = 1 + int(rng() % 5), k = 1 + int(rng() % 5);
+        for (int i = 0; i < r; ++i)
+            for (int j = 0; j < k; ++j) c.custom_mask.set_blocked(i, j, rng() % 2 != 0);
+    }
+    set_config_key(c, "positional", pick({"none", "sinusoidal", "learned", "rope", "alibi"}));
+    c.pe_base = 1.0 + unit() * 1e6;
+    set_config_key(c, "layernorm", pick({"none", "pre", "post"}));
+    c.residual = rng() % 2 != 0;
+    set_config_key(c, "preset",
+                   pick({"none", "previous_token", "first_token", "same_token", "adjective_noun"}));
+    c.seed = rng() % 3 == 0 ? std::numeric_limits<std::uint64_t>::max() : rng();
+    return c;
+}
+
+TEST(Scene, DefaultSceneIsTheDefaultSentence) {
+    const Scene s = default_scene();
+    EXPECT_EQ(s.config.text, "a fluffy blue creature roamed the verdant forest");
+    EXPECT_EQ(s.config, Config{});
+    EXPECT_FALSE(s.title.empty());
+    EXPECT_FALSE(s.note.empty());
+    EXPECT_TRUE(validate(s.config).empty());
+}
+
+TEST(Scene, SaveWritesEveryKeyPrettyAndLoadRoundTripsExactly) {
+    std::mt19937_64 rng(7);
+    TempDir d;
+    for (int round = 0; round < 300; ++round) {
+        Scene s;
+        s.title = round % 2 ? "标题 \"quoted\"" : "";
+        s.note = "round " + std::to_string(round) + "\nsecond line";
+        s.config = random_config(rng);
+        const std::string text = scene_json(s);
+        const Scene back = parse_scene(text, "round.json");
+        ASSERT_TRUE(same_scene(back, s)) << text;
+        if (round < 20) {  // through the file system too
+            save_scene(d.path + "/s.json", s);
+            ASSERT_TRUE(same_scene(load_scene(d.path + "/s.json"), s));
+        }
+    }
+    const std::string text = scene_json(default_scene());
+    const auto doc = nlohmann::json::parse(text);
+    for (const std::string& key : config_keys()) EXPECT_TRUE(doc["config"].contains(key)) << key;
+    EXPECT_EQ(doc["attnviz_scene"], 1);
+    EXPECT_TRUE(doc["config"]["heads"].is_number_integer());
+    EXPECT_TRUE(doc["config"]["temperature"].is_number());
+    EXPECT_TRUE(doc["config"]["residual"].is_boolean());
+    EXPECT_TRUE(doc["config"]["mask"].is_string());
+    EXPECT_TRUE(doc["config"]["custom_mask"].is_array());
+    EXPECT_NE(text.find("\n  \"config\": {\n    \"text\": "), std::string::npos) << text;  // 2-space indent
+    // Chinese stays readable in the file (not \u escapes).
+    Scene zh = default_scene();
+    zh.config.text = "毛茸茸";
+    EXPECT_NE(scene_json(zh).find("毛茸茸"), std::string::npos);
+}
+
+TEST(Scene, CustomMaskIsAnArrayOfRowStrings) {
+    Scene s = parse_scene(R"({"config": {"mask": "custom", "custom_mask": ["010", "001"]}})");
+    EXPECT_EQ(s.config.custom_mask.rows, 2);
+    EXPECT_EQ(s.config.custom_mask.cols, 3);
+    EXPECT_TRUE(s.config.custom_mask.is_blocked(0, 1));
+    EXPECT_TRUE(s.config.custom_mask.is_blocked(1, 2));
+    EXPECT_FALSE(s.config.custom_mask.is_blocked(0, 0));
+    const auto doc = nlohmann::json::parse(scene_json(s));
+    EXPECT_EQ(doc["config"]["custom_mask"], nlohmann::json::array({"010", "001"}));
+    EXPECT_EQ(parse_scene(R"({"config": {"custom_mask": []}})").config.custom_mask, MaskGrid{});
+}
+
+TEST(Scene, MissingKeysKeepDefaults) {
+    const Scene s = parse_scene(R"({"config": {"heads": 2}})");
+    Config expected;
+    expected.heads = 2;
+    EXPECT_EQ(s.config, expected);
+    EXPECT_EQ(s.title, "");
+    EXPECT_EQ(parse_scene("{}").config, Config{});
+    // Integers written as 4.0 are integers; numbers may be written as integers.
+    EXPECT_EQ(parse_scene(R"({"config": {"heads": 4.0, "temperature": 2}})").config.temperature, 2.0);
+}
+
+TEST(Scene, SyntaxErrorsGiveLineAndColumn) {
+    // The trailing comma: the parser stops at the '}' on line 3, column 17.
+    const std::string bad = "{\n  \"title\": \"x\",\n  \"config\": {}, }\n";
+    const std::string e = scene_error(bad);
+    EXPECT_EQ(e.rfind("s.json:3:17: JSON syntax error: ", 0), 0u) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos);
+    EXPECT_EQ(e.find("[json.exception"), std::string::npos) << e;
+    // Columns count characters, so a Chinese title does not push the column off: the error is
+    // reported at the end of the unexpected "note" (character 22, byte 28).
+    const std::string zh = "{\"title\": \"毛茸茸\" \"note\": \"\"}";
+    EXPECT_EQ(scene_error(zh).rfind("s.json:1:22: JSON syntax error: ", 0), 0u) << scene_error(zh);
+    EXPECT_EQ(scene_error("").rfind("s.json:1:1: JSON syntax error: ", 0), 0u) << scene_error("");
+    EXPECT_EQ(scene_error("{\"config\": {\"heads\": 4").rfind("s.json:1:23: JSON syntax error", 0), 0u)
+        << scene_error("{\"config\": {\"heads\": 4");
+}
+
+TEST(Scene, UnknownKeysAreNamedWithTheKnownOnes) {
+    const std::string e = scene_error(R"({"config": {"hedas": 4}})");
+    EXPECT_EQ(
+        e.rfind("s.json: unknown config key 'hedas' (did you mean 'heads'? known keys: text, source_text,",
+                0),
+        0u)
+        << e;
+    EXPECT_NE(e.find("seed)"), std::string::npos) << e;
+    EXPECT_EQ(
+        scene_error(R"({"titel": "x"})"),
+        "s.json: unknown key 'titel' (did you mean 'title'? known keys: attnviz_scene, title, note, config)");
+    EXPECT_EQ(scene_error(R"({"zzzzzzzz": 1})"),
+              "s.json: unknown key 'zzzzzzzz' (known keys: attnviz_scene, title, note, config)");
+}
+
+TEST(Scene, WrongTypesAreNamed) {
+    EXPECT_EQ(scene_error(R"({"config": {"heads": "four"}})"),
+              "s.json: heads: expected an integer, got \"four\"");
+    EXPECT_EQ(scene_error(R"({"config": {"heads": 4.5}})"), "s.json: heads: expected an integer, got 4.5");
+    EXPECT_EQ(scene_error(R"({"config": {"temperature": "hot"}})"),
+              "s.json: temperature: expected a number, got \"hot\"");
+    EXPECT_EQ(scene_error(R"({"config": {"residual": 1}})"),
+              "s.json: residual: expected true or false, got 1");
+    EXPECT_EQ(scene_error(R"({"config": {"mask": 3}})"), "s.json: mask: expected a string, got 3");
+    EXPECT_EQ(scene_error(R"({"config": {"text": null}})"), "s.json: text: expected a string, got null");
+    EXPECT_NE(
+        scene_error(R"({"config": {"custom_mask": "101"}})").find("s.json: custom_mask: expected an array"),
+        std::string::npos);
+    EXPECT_EQ(scene_error(R"({"config": {"custom_mask": ["10", "2"]}})"),
+              "s.json: custom_mask: row 1 must be a string of 0 and 1 (1 = hidden), got \"2\"");
+    EXPECT_EQ(scene_error(R"({"title": 3})"), "s.json: title: expected a string, got 3");
+    EXPECT_EQ(scene_error(R"({"config": []})"), "s.json: config: expected an object of config keys, got []");
+    EXPECT_NE(scene_error("[1, 2]").find("s.json: a scene must be a JSON object"), std::string::npos);
+    EXPECT_EQ(scene_error(R"({"attnviz_scene": 2})"),
+              "s.json: scene format version 2 is not supported (this attnviz reads version 1)");
+    // Values set_config_key refuses keep its message, prefixed with the file.
+    const std::string e = scene_error(R"({"config": {"mask": "diagonal"}})");
+    EXPECT_EQ(e.rfind("s.json: mask: ", 0), 0u) << e;
+    EXPECT_NE(e.find("causal"), std::string::npos) << e;
+    EXPECT_EQ(scene_error(R"({"config": {"custom_mask": ["10", "1"]}})").rfind("s.json: custom_mask: ", 0),
+              0u);
+}
+
+TEST(Scene, FileErrorsNameTheFile) {
+    EXPECT_THROW(load_scene("/nonexistent/x.json"), Error);
+    TempDir d;
+    write_file_atomic(d.path + "/bad.json", "{\n  \"config\": {\"heads\": }\n}");
+    try {
+        load_scene(d.path + "/bad.json");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(d.path + "/bad.json:2:23: JSON syntax error", 0), 0u)
+            << e.what();
+    }
+    EXPECT_THROW(save_scene(d.path + "/no/dir/s.json", default_scene()), Error);
+}
+
+TEST(Scene, EveryExampleSceneLoadsAndIsValid) {
+    const std::string dir = asset_dir() + "/scenes";
+    ASSERT_TRUE(fs::is_directory(dir)) << dir;
+    int count = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().extension() != ".json") continue;
+        ++count;
+        SCOPED_TRACE(entry.path().string());
+        Scene s;
+        ASSERT_NO_THROW(s = load_scene(entry.path().string()));
+        EXPECT_FALSE(s.title.empty());
+        EXPECT_GE(s.note.size(), 40u) << "the note should tell the learner what to look at";
+        const auto issues = validate(s.config);
+        for (const auto& i : issues) ADD_FAILURE() << i.key << ": " << i.message;
+        // Saving and loading again changes nothing.
+        EXPECT_TRUE(same_scene(parse_scene(scene_json(s)), s));
+    }
+    EXPECT_GE(count, 8);
+
+    auto load = [&](const char* name) { return load_scene(dir + "/" + name); };
+    EXPECT_TRUE(same_scene(load("default.json"), default_scene()));
+    EXPECT_EQ(tokenize_strings(load("chinese.json").config.text).size(), 18u);
+    EXPECT_EQ(load("causal_decoder.json").config.mask, MaskKind::Causal);
+    EXPECT_TRUE(load("cross_attention.json").config.cross_attention());
+    EXPECT_EQ(load("linear_attention.json").config.attention, AttentionKind::Linear);
+    EXPECT_EQ(load("kernel_regression.json").config.scoring, Scoring::Gaussian);
+    EXPECT_EQ(load("designed_previous_token.json").config.preset, HeadPreset::PreviousToken);
+    EXPECT_EQ(load("long_context.json").config.length, 512);
+}
+
+}  // namespace
+}  // namespace attnviz
