@@ -787,6 +787,10 @@ SizeLab size_lab(const SizeLabParams& P) {
     L.standard_shape =
         !s.bias && std::int64_t(s.heads) * s.d_k == s.d_model && std::int64_t(s.heads) * s.d_v == s.d_model;
     L.four_d_model_sq = 4 * std::int64_t(s.d_model) * s.d_model;
+    if (s.d_model % s.heads == 0) {
+        const int w = s.d_model / s.heads;
+        L.standard_layer = attention_params(LayerSize{s.d_model, s.heads, w, w, false});
+    }
 
     L.gpt3 = gpt3_preset();
     L.gpt3_embedding = embedding_params(L.gpt3.vocab, L.gpt3.d_model);

@@ -289,6 +289,9 @@ struct SizeLab {
     ParamCount layer;                  // attention_params(params.layer)
     bool standard_shape = false;       // h·d_k = h·d_v = d_model and no bias
     std::int64_t four_d_model_sq = 0;  // 4·d_model²
+    /// The usual shape for comparison: d_k = d_v = d_model/h, no bias (only when h divides d_model;
+    /// otherwise total = 0). Its total is exactly 4·d_model².
+    ParamCount standard_layer;
 
     ModelPreset gpt3;
     std::int64_t gpt3_embedding = 0;             // 12,288 × 50,257 = 617,558,016

@@ -467,11 +467,16 @@ TEST(SizeLab, LayerParameterCounts) {
     EXPECT_TRUE(L.standard_shape);
     EXPECT_EQ(L.layer.total, 4LL * 512 * 512);
     EXPECT_EQ(L.four_d_model_sq, 4LL * 512 * 512);
+    EXPECT_EQ(L.standard_layer.total, 4LL * 512 * 512);
     // General case: h·d_model·(2d_k + d_v) + h·d_v·d_model.
     p.layer = LayerSize{100, 3, 20, 10, false};
     L = size_lab(p);
     EXPECT_FALSE(L.standard_shape);
     EXPECT_EQ(L.layer.total, 3LL * 100 * (2 * 20 + 10) + 3LL * 10 * 100);
+    EXPECT_EQ(L.standard_layer.total, 0);  // 3 heads do not divide d_model = 100
+    p.layer.heads = 4;
+    EXPECT_EQ(size_lab(p).standard_layer.total, 4LL * 100 * 100);
+    p.layer.heads = 3;
     // With biases: + h·(2d_k + d_v) + d_model.
     p.layer.bias = true;
     L = size_lab(p);
