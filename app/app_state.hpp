@@ -23,6 +23,7 @@ struct AppState {
     std::string scene_path;           // file the scene came from / was saved to ("" = built-in)
     std::string scene_title = "Built-in example";
     std::string scene_note;
+    Config scene_config;  // the config as loaded from the scene: Reset returns here
 
     // --- computed --------------------------------------------------------------------------
     std::shared_ptr<const Trace> trace;  // the trace on screen (last successful computation)
@@ -81,5 +82,30 @@ struct AppState {
 std::string current_stage_name(const AppState& state);
 /// The stage under the cursor for the selected head (nullptr when there is no trace).
 const Stage* current_stage(const AppState& state);
+
+// --- cursor helpers (the shell's step-through; pure, unit-tested) -------------------------------
+
+/// Number of distinct stage names of the trace on screen (0 without a trace).
+int stage_count(const AppState& state);
+/// Moves the cursor by `delta` stages, clamped to the first/last stage.
+void step_stage(AppState& state, int delta);
+/// Puts the cursor on the stage called `name`; false (cursor unchanged) if the trace has none.
+bool select_stage(AppState& state, const std::string& name);
+/// True when the stage under the cursor exists once per head (Q, scores, weights, ...).
+bool current_stage_is_per_head(const AppState& state);
+/// Replaces the trace on screen with a newer one, keeping the cursor on the same stage name when
+/// the new trace still has it (else clamped) and the head within 0..h-1.
+void accept_trace(AppState& state, std::shared_ptr<const Trace> trace, double compute_ms);
+
+/// The phase a stage belongs to, for grouping the pipeline strip:
+/// "embed", "project", "score", "normalise" or "combine".
+std::string stage_phase(const std::string& stage_name);
+
+/// FNV-1a over the float bits of a matrix: changes whenever any value changes (for the state log).
+std::uint64_t matrix_checksum(const Mat& M);
+
+/// One JSON line describing what is on screen (stage, head, temperature, weights checksum, export
+/// path, ...), written by `attnviz --state-log FILE` each time it changes; the GUI tests read it.
+std::string state_json_line(const AppState& state);
 
 }  // namespace attnviz::app

@@ -1,0 +1,140 @@
+#include "app/app_state.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace attnviz::app {
+
+namespace {
+
+std::vector<std::string> names_of(const AppState& state) {
+    return state.trace ? state.trace->stage_names() : std::vector<std::string>{};
+}
+
+int clamp_int(int v, int lo, int hi) {
+    return std::max(lo, std::min(v, hi));
+}
+
+}  // namespace
+
+std::string current_stage_name(const AppState& state) {
+    const auto names = names_of(state);
+    if (names.empty()) return "";
+    return names[std::size_t(clamp_int(state.stage_cursor, 0, int(names.size()) - 1))];
+}
+
+const Stage* current_stage(const AppState& state) {
+    if (!state.trace) return nullptr;
+    const std::string name = current_stage_name(state);
+    if (name.empty()) return nullptr;
+    const int head = clamp_int(state.head, 0, std::max(0, state.trace->heads - 1));
+    if (const Stage* s = state.trace->get(name, head)) return s;
+    return state.trace->get(name, -1);
+}
+
+int stage_count(const AppState& state) {
+    return int(names_of(state).size());
+}
+
+void step_stage(AppState& state, int delta) {
+    const int count = stage_count(state);
+    if (count == 0) return;
+    state.stage_cursor = clamp_int(state.stage_cursor + delta, 0, count - 1);
+}
+
+bool select_stage(AppState& state, const std::string& name) {
+    const auto names = names_of(state);
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) return false;
+    state.stage_cursor = int(it - names.begin());
+    return true;
+}
+
+bool current_stage_is_per_head(const AppState& state) {
+    const Stage* s = current_stage(state);
+    return s != nullptr && s->head >= 0;
+}
+
+void accept_trace(AppState& state, std::shared_ptr<const Trace> trace, double compute_ms) {
+    const std::string previous = current_stage_name(state);
+    state.trace = std::move(trace);
+    ++state.trace_generation;
+    state.compute_ms = compute_ms;
+    if (!state.trace) return;
+    // Stay on the same stage across recomputations (e.g. "weights" while dragging T); stages that
+    // disappeared (switching softmax -> linear removes "scaled") fall back to a clamped index.
+    if (previous.empty() || !select_stage(state, previous))
+        state.stage_cursor = clamp_int(state.stage_cursor, 0, std::max(0, stage_count(state) - 1));
+    state.head = clamp_int(state.head, 0, std::max(0, state.trace->heads - 1));
+    const int n = state.trace->n;
+    if (state.pinned_row >= n) state.pinned_row = -1;
+    if (state.hover_row >= n) state.hover_row = -1;
+}
+
+std::string stage_phase(const std::string& name) {
+    static const char* const embed[] = {"one_hot", "embedding", "positional", "input", "source", "layernorm"};
+    static const char* const project[] = {"W_Q", "W_K", "W_V", "Q", "K", "V", "Q_rot", "K_rot"};
+    static const char* const score[] = {"alibi", "scores", "scaled", "masked", "phi_Q", "phi_K", "KV"};
+    static const char* const normalise[] = {"weights", "normalizer"};
+    for (const char* n : embed)
+        if (name == n) return "embed";
+    for (const char* n : project)
+        if (name == n) return "project";
+    for (const char* n : score)
+        if (name == n) return "score";
+    for (const char* n : normalise)
+        if (name == n) return "normalise";
+    return "combine";  // head_output, concat, W_O, output, residual, layernorm_post
+}
+
+std::uint64_t matrix_checksum(const Mat& M) {
+    std::uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](const void* p, std::size_t n) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        for (std::size_t i = 0; i < n; ++i) {
+            h ^= b[i];
+            h *= 1099511628211ull;
+        }
+    };
+    const std::int64_t shape[2] = {M.rows(), M.cols()};
+    mix(shape, sizeof shape);
+    mix(M.data(), std::size_t(M.size()) * sizeof(float));
+    return h;
+}
+
+std::string state_json_line(const AppState& state) {
+    nlohmann::json j;
+    j["stage"] = current_stage_name(state);
+    j["stage_index"] = state.stage_cursor;
+    j["stages"] = stage_count(state);
+    j["head"] = state.head;
+    j["temperature"] = state.config.temperature;
+    j["generation"] = state.trace_generation;
+    j["updating"] = state.updating;
+    j["view"] = state.view == MainView::Stage       ? "stage"
+                : state.view == MainView::HeadsGrid ? "heads"
+                                                    : "compare";
+    j["export_path"] = state.last_export_path;
+    j["status"] = state.status;
+    j["status_is_error"] = state.status_is_error;
+    j["issues"] = int(state.issues.size());
+    std::string checksum;
+    if (state.trace) {
+        const int head = std::max(0, std::min(state.head, state.trace->heads - 1));
+        if (const Stage* w = state.trace->get("weights", head)) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%016llx",
+                          static_cast<unsigned long long>(matrix_checksum(w->matrix())));
+            checksum = buf;
+        }
+        j["n"] = state.trace->n;
+    }
+    j["weights_checksum"] = checksum;
+    nlohmann::json rects = nlohmann::json::object();
+    for (const auto& [name, r] : state.widget_rects) rects[name] = {r.x, r.y, r.w, r.h};
+    j["widgets"] = rects;
+    return j.dump();
+}
+
+}  // namespace attnviz::app

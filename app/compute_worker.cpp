@@ -1,0 +1,116 @@
+#include "app/compute_worker.hpp"
+
+#include <chrono>
+#include <exception>
+
+#include "core/error.hpp"
+
+namespace attnviz::app {
+
+ComputeWorker::ComputeWorker(int threads, ComputeFn compute)
+    : compute_(compute ? std::move(compute) : ComputeFn([](const Config& c, const ComputeOptions& o) {
+          return compute_trace(c, o);
+      })),
+      threads_(threads < 1 ? 1 : threads) {
+    thread_ = std::thread([this] { run(); });
+}
+
+ComputeWorker::~ComputeWorker() {
+    shutdown();
+}
+
+std::uint64_t ComputeWorker::submit(const Config& cfg) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uint64_t id = ++latest_id_;
+    pending_ = cfg;  // replaces a request that has not started: only the latest matters
+    pending_id_ = id;
+    if (running_cancel_) running_cancel_->store(true);  // the running one is stale now
+    wake_.notify_one();
+    return id;
+}
+
+std::optional<ComputeWorker::Result> ComputeWorker::poll() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::optional<Result> out;
+    out.swap(result_);
+    return out;
+}
+
+bool ComputeWorker::busy() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pending_.has_value() || running_;
+}
+
+bool ComputeWorker::wait_idle(double timeout_seconds) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return idle_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
+                          [this] { return !pending_.has_value() && !running_; });
+}
+
+void ComputeWorker::set_threads(int threads) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    threads_ = threads < 1 ? 1 : threads;
+}
+
+int ComputeWorker::threads() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return threads_;
+}
+
+void ComputeWorker::shutdown() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+        pending_.reset();
+        if (running_cancel_) running_cancel_->store(true);
+        wake_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+}
+
+void ComputeWorker::run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+        if (stop_) break;
+
+        const Config cfg = std::move(*pending_);
+        const std::uint64_t id = pending_id_;
+        pending_.reset();
+        auto cancel = std::make_shared<std::atomic<bool>>(false);
+        running_cancel_ = cancel;
+        running_ = true;
+        ComputeOptions options;
+        options.threads = threads_;
+        options.cancel = cancel.get();
+        lock.unlock();
+
+        // The computation runs without the lock so submit() and poll() stay instant.
+        Result result;
+        result.request = id;
+        bool cancelled = false;
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+            result.trace = std::make_shared<const Trace>(compute_(cfg, options));
+        } catch (const Cancelled&) {
+            cancelled = true;
+        } catch (const std::bad_alloc&) {
+            result.error =
+                "not enough memory for this configuration; make the text shorter or d_model smaller";
+        } catch (const std::exception& e) {
+            result.error = e.what();
+        }
+        result.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+        lock.lock();
+        running_ = false;
+        running_cancel_.reset();
+        // A result is worth showing only if nothing newer was asked for meanwhile.
+        if (!cancelled && id == latest_id_) result_ = std::move(result);
+        if (!pending_.has_value()) idle_.notify_all();
+    }
+    running_ = false;
+    idle_.notify_all();
+}
+
+}  // namespace attnviz::app

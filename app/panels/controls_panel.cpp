@@ -1,0 +1,380 @@
+// The control panel: every knob of the attention layer. Each edit changes state.config at once; the
+// shell validates it every frame and only sends valid configs to the compute worker. What is wrong
+// is said in red right under the control concerned (the ConfigIssue's key), while the heatmaps keep
+// showing the last good trace.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "app/fonts.hpp"
+#include "app/panels/panels.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+const ImVec4 kIssueColour(1.0f, 0.42f, 0.38f, 1.0f);
+
+// Shows the issues of the given keys (in red, wrapped) and remembers that they were shown, so the
+// panel can list the rest at the top.
+struct IssueShower {
+    const std::vector<ConfigIssue>& issues;
+    std::set<std::string> shown;
+
+    void show(std::initializer_list<const char*> keys) {
+        for (const char* key : keys) {
+            shown.insert(key);
+            for (const ConfigIssue& issue : issues) {
+                if (issue.key != key) continue;
+                ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
+                ImGui::PushTextWrapPos(0.0f);
+                ImGui::TextUnformatted(issue.message.c_str());
+                ImGui::PopTextWrapPos();
+                ImGui::PopStyleColor();
+            }
+        }
+    }
+    bool has(const char* key) const {
+        return std::any_of(issues.begin(), issues.end(), [&](const ConfigIssue& i) { return i.key == key; });
+    }
+};
+
+template <class E>
+bool enum_combo(const char* label, E& value, std::initializer_list<std::pair<E, const char*>> items) {
+    const char* preview = "?";
+    for (const auto& [v, name] : items)
+        if (v == value) preview = name;
+    bool changed = false;
+    if (ImGui::BeginCombo(label, preview)) {
+        for (const auto& [v, name] : items) {
+            const bool selected = v == value;
+            if (ImGui::Selectable(name, selected) && !selected) {
+                value = v;
+                changed = true;
+            }
+            if (selected) ImGui::SetItemDefaultFocus();
+        }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+// An int field clamped to [lo, hi] (the user may still type anything; out-of-range values are
+// clamped here and real conflicts, like heads not dividing d_model, are left to validate()).
+bool int_field(const char* label, int& value, int lo, int hi, int step = 1) {
+    int v = value;
+    if (!ImGui::InputInt(label, &v, step, step * 8)) return false;
+    v = std::clamp(v, lo, hi);
+    if (v == value) return false;
+    value = v;
+    return true;
+}
+
+void section_heading(const char* title, const char* help) {
+    ImGui::Spacing();
+    ImGui::PushFont(app_font(FontRole::Bold));
+    ImGui::TextUnformatted(title);
+    ImGui::PopFont();
+    help_marker(help);
+    ImGui::Separator();
+}
+
+void record_rect(AppState& state, const char* name) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    state.widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+int token_count_hint(const AppState& state) {
+    // Upper bound for the mask sliders: the number of key tokens of the trace on screen.
+    if (state.trace) return std::max(1, state.trace->m);
+    return 64;
+}
+
+}  // namespace
+
+void draw_controls_panel(AppState& state) {
+    Config& c = state.config;
+    IssueShower issues{state.issues, {}};
+    const float label_w = ImGui::GetFontSize() * 7.5f;
+    ImGui::PushItemWidth(-label_w);
+
+    // Problems that belong to no particular control (memory estimate, ...) go first, so they are
+    // seen; the others appear under their control below. We don't know yet which keys will be shown,
+    // so list those not in the set of keys this panel places.
+    static const std::set<std::string> placed = {
+        "text",       "source_text", "length",    "max_tokens",   "d_model", "heads",
+        "d_k",        "d_v",         "attention", "phi",          "scoring", "additive_hidden",
+        "bandwidth",  "temperature", "mask",      "valid_length", "window",  "custom_mask",
+        "positional", "pe_base",     "layernorm", "residual",     "preset",  "seed"};
+    for (const ConfigIssue& issue : state.issues) {
+        if (placed.count(issue.key)) continue;
+        ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextUnformatted(issue.message.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
+    }
+    if (!state.issues.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
+        ImGui::TextWrapped("Not applied: the heatmaps still show the last valid settings.");
+        ImGui::PopStyleColor();
+    }
+
+    // --- text -----------------------------------------------------------------------------------
+    section_heading("Text",
+                    "Each word and each punctuation mark becomes one token (a Chinese character is one "
+                    "token each). Every token becomes one ROW of every matrix: n tokens give n rows. "
+                    "Self-attention: the text attends to itself. Cross-attention: queries come from this "
+                    "text, keys and values from the second one (m rows), as in a translator's decoder "
+                    "looking at the source sentence.");
+    ImGui::InputTextMultiline("##text", &c.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 3.6f));
+    issues.show({"text"});
+    // The box stays open while the second text is empty (being retyped); meanwhile the layer is
+    // self-attention, which is what an empty source text means.
+    static std::string stashed_source = "le chat noir dort sur le tapis";
+    static bool cross = false;
+    if (c.cross_attention()) cross = true;
+    if (ImGui::Checkbox("Cross-attention (second text)", &cross)) {
+        if (cross) {
+            c.source_text = stashed_source;
+        } else {
+            stashed_source = c.source_text;
+            c.source_text.clear();
+        }
+    }
+    if (cross) {
+        ImGui::TextDisabled("Keys and values come from:");
+        ImGui::InputTextMultiline("##source", &c.source_text,
+                                  ImVec2(-1.0f, ImGui::GetTextLineHeight() * 2.6f));
+        if (c.source_text.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
+            ImGui::TextWrapped("Type the text the queries should look at (empty = self-attention).");
+            ImGui::PopStyleColor();
+        }
+    }
+    issues.show({"source_text"});
+    int_field("length", c.length, 0, 1 << 20, 1);
+    help_marker(
+        "0 = use the text as typed. N > 0 repeats the tokens until there are exactly N, to see "
+        "how cost grows: the score matrix S has n×m cells, so doubling the text quadruples it.");
+    issues.show({"length", "max_tokens"});
+
+    // --- sizes ----------------------------------------------------------------------------------
+    section_heading("Sizes",
+                    "d_model is the width of each token's vector. With h heads, each head gets its own "
+                    "smaller projections of width d_k (queries, keys) and d_v (values); usually "
+                    "d_k = d_v = d_model / h, so h heads cost about as much as one big head, and the "
+                    "layer has 4·d_model² weights (W_Q, W_K, W_V, W_O).");
+    int_field("d_model", c.d_model, 1, 4096, 1);
+    issues.show({"d_model"});
+    int_field("heads", c.heads, 1, 256, 1);
+    issues.show({"heads"});
+    if (ImGui::Checkbox("link d_k = d_v = d_model / h", &state.link_head_dims)) {
+        if (state.link_head_dims) {
+            c.d_k = 0;
+            c.d_v = 0;
+        } else {
+            // Start the unlinked fields from the values in use, so unlinking changes nothing yet.
+            if (c.heads > 0 && c.d_model % c.heads == 0) {
+                c.d_k = c.d_model / c.heads;
+                c.d_v = c.d_model / c.heads;
+            } else {
+                c.d_k = c.d_k > 0 ? c.d_k : 16;
+                c.d_v = c.d_v > 0 ? c.d_v : 16;
+            }
+        }
+    }
+    if (state.link_head_dims) {
+        if (c.d_k != 0 || c.d_v != 0) state.link_head_dims = false;  // a scene set them explicitly
+    }
+    if (state.link_head_dims) {
+        ImGui::TextDisabled("d_k = d_v = %d / %d = %s", c.d_model, c.heads,
+                            (c.heads > 0 && c.d_model % c.heads == 0)
+                                ? std::to_string(c.d_model / c.heads).c_str()
+                                : "(does not divide)");
+    } else {
+        int_field("d_k", c.d_k, 1, 4096, 1);
+        help_marker(
+            "Width of queries and keys. Scores are dot products of d_k numbers, so their spread "
+            "grows like √d_k; that is why scaled dot-product attention divides by √d_k.");
+        issues.show({"d_k"});
+        int_field("d_v", c.d_v, 1, 4096, 1);
+        help_marker(
+            "Width of values: each head outputs n×d_v, and the h heads are concatenated into "
+            "n×(h·d_v) before W_O maps them back to d_model.");
+        issues.show({"d_v"});
+    }
+
+    // --- attention ------------------------------------------------------------------------------
+    section_heading("Attention",
+                    "Softmax attention: A = softmax(S / T) row by row, then output = A·V. Each row of A "
+                    "is a probability distribution over the keys: how much query i listens to key j. "
+                    "Linear attention replaces exp(q·k) by φ(q)ᵀφ(k), so (φ(K)ᵀV) can be computed once: "
+                    "cost grows like n instead of n².");
+    enum_combo("attention", c.attention,
+               {{AttentionKind::Softmax, "softmax"}, {AttentionKind::Linear, "linear (kernel φ)"}});
+    issues.show({"attention"});
+    if (c.attention == AttentionKind::Linear) {
+        enum_combo("φ", c.phi,
+                   {{PhiKind::Elu1, "elu(x) + 1"},
+                    {PhiKind::Relu, "relu(x)"},
+                    {PhiKind::Softmax, "softmax (Q over features, K over tokens)"}});
+        help_marker(
+            "φ must keep similarities non-negative so the weights can be normalised: "
+            "A_ij = φ(q_i)ᵀφ(k_j) / Σ_j φ(q_i)ᵀφ(k_j).");
+        issues.show({"phi"});
+    } else {
+        enum_combo("scoring", c.scoring,
+                   {{Scoring::ScaledDot, "scaled dot  q·k / √d_k"},
+                    {Scoring::Dot, "dot  q·k"},
+                    {Scoring::Additive, "additive  vᵀtanh(W₁q + W₂k)"},
+                    {Scoring::Bilinear, "bilinear  qᵀ W k"},
+                    {Scoring::Gaussian, "Gaussian kernel  exp(−‖q−k‖²/2σ²)"},
+                    {Scoring::Boxcar, "boxcar  1[‖q−k‖ ≤ σ]"},
+                    {Scoring::Epanechnikov, "Epanechnikov  max(0, 1 − ‖q−k‖²/σ²)"}});
+        help_marker(
+            "How a query and a key are compared. Dot products grow with d_k, so the plain dot "
+            "score saturates the softmax for wide heads; dividing by √d_k keeps their variance "
+            "near 1. Additive (Bahdanau) scoring uses a small network; kernels (Nadaraya-Watson) "
+            "score by distance: near keys get large weights.");
+        issues.show({"scoring"});
+        if (c.scoring == Scoring::Additive) {
+            int hidden = c.additive_hidden;
+            if (ImGui::InputInt("hidden size", &hidden)) c.additive_hidden = std::clamp(hidden, 0, 4096);
+            help_marker("Width of the additive scoring network's hidden layer; 0 = d_k.");
+            issues.show({"additive_hidden"});
+        }
+        if (c.scoring == Scoring::Gaussian || c.scoring == Scoring::Boxcar ||
+            c.scoring == Scoring::Epanechnikov) {
+            float bw = float(c.bandwidth);
+            if (ImGui::SliderFloat("bandwidth σ", &bw, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic))
+                c.bandwidth = double(bw);
+            help_marker("Kernel width: small σ attends only to very close keys, large σ to all of them.");
+            issues.show({"bandwidth"});
+        }
+    }
+    float T = float(c.temperature);
+    if (ImGui::SliderFloat("temperature T", &T, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic) &&
+        T > 0.0f)
+        c.temperature = double(T);
+    record_rect(state, "temperature");
+    help_marker(
+        "softmax(S / T). T < 1 sharpens each row towards its largest score (T → 0: one-hot, "
+        "\"hard\" attention); T > 1 flattens it (T → ∞: uniform, every key weighted 1/m). "
+        "The slider is logarithmic: the middle is T = 1.");
+    issues.show({"temperature"});
+
+    // --- mask -----------------------------------------------------------------------------------
+    section_heading("Mask",
+                    "A mask hides some keys from some queries by setting their score to −∞ before the "
+                    "softmax, so exp(−∞) = 0 and the remaining weights of the row still sum to 1. "
+                    "Causal: a token sees only itself and earlier tokens (text generation). Padding: "
+                    "keys past the valid length are filler. Window: only the last w tokens.");
+    enum_combo("mask", c.mask,
+               {{MaskKind::None, "none"},
+                {MaskKind::Causal, "causal (j ≤ i)"},
+                {MaskKind::Padding, "padding (valid length)"},
+                {MaskKind::Window, "window (last w tokens)"},
+                {MaskKind::Custom, "custom (click cells)"}});
+    issues.show({"mask"});
+    const int m_hint = token_count_hint(state);
+    if (c.mask == MaskKind::Padding) {
+        int vl = c.valid_length;
+        if (ImGui::SliderInt("valid length", &vl, -1, m_hint, vl < 0 ? "all" : "%d")) c.valid_length = vl;
+        issues.show({"valid_length"});
+    }
+    if (c.mask == MaskKind::Window) {
+        int w = c.window;
+        if (ImGui::SliderInt("window w", &w, 1, std::max(1, m_hint))) c.window = w;
+        issues.show({"window"});
+    }
+    if (c.mask == MaskKind::Custom) {
+        ImGui::TextWrapped(
+            "Click cells of the scores, masked or weights heatmap to hide key j from query i.");
+        if (ImGui::Button("Clear custom mask")) c.custom_mask = MaskGrid{};
+        issues.show({"custom_mask"});
+    }
+
+    // --- position -------------------------------------------------------------------------------
+    section_heading("Position",
+                    "Attention itself ignores word order: shuffle the keys and each query gets the same "
+                    "weights. Positional information fixes that. Sinusoidal: add sin/cos waves of "
+                    "different frequencies to each token vector. Learned: a trained vector per position. "
+                    "RoPE: rotate pairs of q and k coordinates by an angle growing with position, so q·k "
+                    "depends on the distance i − j. ALiBi: add −slope·|i − j| to the scores.");
+    enum_combo("positional", c.positional,
+               {{Positional::None, "none"},
+                {Positional::Sinusoidal, "sinusoidal (added)"},
+                {Positional::Learned, "learned (added)"},
+                {Positional::Rope, "RoPE (rotary)"},
+                {Positional::Alibi, "ALiBi (score bias)"}});
+    issues.show({"positional"});
+    if (c.positional == Positional::Sinusoidal || c.positional == Positional::Rope) {
+        double base = c.pe_base;
+        if (ImGui::InputDouble("base", &base, 0, 0, "%.0f")) c.pe_base = base;
+        help_marker(
+            "Wavelengths grow geometrically from 2π up to 2π·base: a larger base lets far-apart "
+            "positions stay distinguishable.");
+        issues.show({"pe_base"});
+    }
+
+    // --- block ----------------------------------------------------------------------------------
+    section_heading("Block",
+                    "Around attention, a Transformer block adds a residual connection (output = X + "
+                    "attention(X): the layer only has to learn a correction) and LayerNorm (each row "
+                    "rescaled to mean 0, variance 1), before (pre-LN, most modern models) or after "
+                    "(post-LN, the original Transformer) the sub-layer.");
+    enum_combo(
+        "LayerNorm", c.layernorm,
+        {{LayerNormMode::None, "none"}, {LayerNormMode::Pre, "pre-LN"}, {LayerNormMode::Post, "post-LN"}});
+    issues.show({"layernorm"});
+    ImGui::Checkbox("residual  X + attention(X)", &c.residual);
+    issues.show({"residual"});
+    enum_combo("designed head", c.preset,
+               {{HeadPreset::None, "none (random weights)"},
+                {HeadPreset::PreviousToken, "previous token"},
+                {HeadPreset::FirstToken, "first token"},
+                {HeadPreset::SameToken, "same token"},
+                {HeadPreset::AdjectiveNoun, "adjective → noun"}});
+    help_marker(
+        "Instead of random W_Q, W_K, build them by hand so one head has a known job (attend to "
+        "the previous token, to the first token, ...). Watch its weights form the pattern.");
+    issues.show({"preset"});
+    unsigned long long seed = c.seed;
+    if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed)) c.seed = seed;
+    help_marker(
+        "The random weights (embeddings, W_Q, W_K, W_V, W_O) come from this seed: the same "
+        "seed always gives the same numbers.");
+    if (ImGui::Button("New seed")) c.seed = c.seed * 6364136223846793005ull + 1442695040888963407ull;
+    issues.show({"seed"});
+
+    ImGui::Spacing();
+    ImGui::Separator();
+    if (ImGui::Button("Reset to scene")) {
+        c = state.scene_config;
+        state.link_head_dims = c.d_k == 0 && c.d_v == 0;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Defaults")) {
+        c = Config{};
+        state.link_head_dims = true;
+    }
+    help_marker("Reset to scene: the settings the scene was loaded with. Defaults: the built-in example.");
+
+    // --- performance ----------------------------------------------------------------------------
+    ImGui::Spacing();
+    int threads = state.compute_threads;
+    if (ImGui::SliderInt("compute threads", &threads, 1, 8)) state.compute_threads = threads;
+    help_marker(
+        "Threads the background computation may use. 1 leaves the other cores to drawing, so "
+        "the window stays smooth while a big text is recomputed.");
+    ImGui::PopItemWidth();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,145 @@
+// The formula panel: what the stage under the cursor is, how it is computed and what it costs. For
+// attention weights it also shows the entropy of the pinned (or hovered) query's row: how spread
+// out that token's attention is.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "app/fonts.hpp"
+#include "app/panels/panels.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+std::string human(double v, const char* unit) {
+    const char* prefixes[] = {"", " k", " M", " G", " T", " P"};
+    int p = 0;
+    while (std::fabs(v) >= 1000.0 && p < 5) {
+        v /= 1000.0;
+        ++p;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, p == 0 ? "%.0f%s%s" : "%.3g%s%s", v, prefixes[p], unit);
+    return buf;
+}
+
+std::string human_bytes(double v) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.3g %s", v, units[u]);
+    return buf;
+}
+
+void heading(const char* text) {
+    ImGui::Spacing();
+    ImGui::PushFont(app_font(FontRole::Bold));
+    ImGui::TextUnformatted(text);
+    ImGui::PopFont();
+}
+
+void wrapped(const std::string& text) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+}
+
+void draw_entropy(const AppState& state, const Stage& stage) {
+    const Trace& t = *state.trace;
+    const int head = std::clamp(state.head, 0, std::max(0, t.heads - 1));
+    if (head >= int(t.row_entropy.size())) return;
+    const Vec& H = t.row_entropy[std::size_t(head)];  // n entropies (nats)
+    const int row = state.pinned_row >= 0 ? state.pinned_row : state.hover_row;
+    const double h_max = std::log(double(std::max(1, stage.n_cols())));  // uniform over m keys
+    heading("Row entropy");
+    help_marker(
+        "H = −Σ_j a_ij ln a_ij measures how spread out query i's attention is: 0 nats when it "
+        "looks at a single key, ln m when it spreads evenly over all m keys. Raise T to flatten "
+        "rows (H grows), lower it to sharpen them.");
+    if (row >= 0 && row < H.size()) {
+        const std::string token = stage.rows.label(row);
+        ImGui::Text("%s row %d  \"%s\"", state.pinned_row >= 0 ? "pinned" : "hovered", row, token.c_str());
+        const float h = H[row];
+        char overlay[64];
+        std::snprintf(overlay, sizeof overlay, "H = %.3f of %.3f nats", double(h), h_max);
+        ImGui::ProgressBar(h_max > 0 ? float(h / h_max) : 0.0f, ImVec2(-1, 0), overlay);
+    } else {
+        ImGui::TextDisabled("Hover or click a row of the heatmap to see its entropy.");
+    }
+    if (H.size() > 0) {
+        const double mean = double(H.mean());
+        ImGui::Text("mean over rows: %.3f nats  (uniform: ln %d = %.3f)", mean, stage.n_cols(), h_max);
+    }
+}
+
+}  // namespace
+
+void draw_formula_panel(AppState& state) {
+    if (!state.trace) {
+        ImGui::TextDisabled("Computing…");
+        return;
+    }
+    const Stage* stage = current_stage(state);
+    if (!stage) {
+        ImGui::TextDisabled("No stage selected.");
+        return;
+    }
+    const Trace& t = *state.trace;
+
+    ImGui::PushFont(app_font(FontRole::Bold));
+    wrapped(stage->title);
+    ImGui::PopFont();
+    if (stage->head >= 0)
+        ImGui::TextDisabled("head %d of %d  (↑ ↓ to change)", stage->head, t.heads);
+    else
+        ImGui::TextDisabled("shared by all heads");
+
+    // The formula, large: the one thing to remember from this stage.
+    ImGui::Spacing();
+    ImGui::PushFont(app_font(FontRole::Large));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.86f, 0.55f, 1.0f));
+    wrapped(stage->formula);
+    ImGui::PopStyleColor();
+    ImGui::PopFont();
+    ImGui::Spacing();
+
+    heading("Shape");
+    ImGui::PushFont(app_font(FontRole::Mono));
+    ImGui::TextUnformatted(stage->shape_text().c_str());
+    ImGui::PopFont();
+    ImGui::TextDisabled("rows: %s (%d)   columns: %s (%d)", stage->rows.name.c_str(), stage->n_rows(),
+                        stage->cols.name.c_str(), stage->n_cols());
+
+    heading("What happens");
+    wrapped(stage->explanation);
+
+    if (stage->name == "weights") draw_entropy(state, *stage);
+
+    heading("Cost");
+    help_marker(
+        "FLOPs: floating-point operations to compute this stage from the previous ones (a "
+        "multiply-add counts 2). Memory: this matrix at 4 bytes per value. Attention weights "
+        "grow with n·m: double the text and they take four times the memory.");
+    ImGui::Text("%s FLOPs,  %s", human(stage->flops, "").c_str(), human_bytes(stage->bytes).c_str());
+    if (!stage->stored()) ImGui::TextDisabled("(derived on demand from the stage before, not stored)");
+    ImGui::TextDisabled("whole layer: %s FLOPs, %s stored", human(t.total_flops(), "").c_str(),
+                        human_bytes(t.stored_bytes()).c_str());
+
+    heading("Layer");
+    ImGui::TextDisabled("n = %d  m = %d  d_model = %d  h = %d  d_k = %d  d_v = %d", t.n, t.m, t.d_model,
+                        t.heads, t.d_k, t.d_v);
+    if (!state.scene_note.empty()) {
+        heading(state.scene_title.c_str());
+        wrapped(state.scene_note);
+    }
+}
+
+}  // namespace attnviz::app

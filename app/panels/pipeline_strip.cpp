@@ -1,0 +1,236 @@
+// The pipeline strip: the trace's stages as a row of chips grouped by phase
+// (embed → project → score → normalise → combine), the current one highlighted, each showing its
+// shape. Step through with Prev/Next (← →), Home/End, Play/Pause (Space) and pick the head (↑ ↓).
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "app/fonts.hpp"
+#include "app/panels/panels.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+// Splits "n×d_k = 8×16" into its symbolic and numeric halves.
+void split_shape(const std::string& shape, std::string* symbolic, std::string* numeric) {
+    const auto eq = shape.find(" = ");
+    if (eq == std::string::npos) {
+        *symbolic = "";
+        *numeric = shape;
+    } else {
+        *symbolic = shape.substr(0, eq);
+        *numeric = shape.substr(eq + 3);
+    }
+}
+
+ImU32 phase_colour(const std::string& phase, float alpha) {
+    ImVec4 c(0.45f, 0.45f, 0.5f, alpha);
+    if (phase == "embed") c = ImVec4(0.36f, 0.55f, 0.80f, alpha);
+    if (phase == "project") c = ImVec4(0.42f, 0.68f, 0.45f, alpha);
+    if (phase == "score") c = ImVec4(0.85f, 0.60f, 0.25f, alpha);
+    if (phase == "normalise") c = ImVec4(0.80f, 0.38f, 0.38f, alpha);
+    if (phase == "combine") c = ImVec4(0.62f, 0.45f, 0.78f, alpha);
+    return ImGui::GetColorU32(c);
+}
+
+void handle_keys(AppState& state) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;  // typing in a field: keys are text
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) step_stage(state, +1);
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) step_stage(state, -1);
+    if (ImGui::IsKeyPressed(GLFW_KEY_HOME, false)) state.stage_cursor = 0;
+    if (ImGui::IsKeyPressed(GLFW_KEY_END, false)) state.stage_cursor = std::max(0, stage_count(state) - 1);
+    if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) {
+        state.playing = !state.playing;
+        state.play_last_advance = ImGui::GetTime();
+    }
+    if (state.trace) {
+        const int h = state.trace->heads;
+        if (ImGui::IsKeyPressed(GLFW_KEY_UP)) state.head = std::max(0, state.head - 1);
+        if (ImGui::IsKeyPressed(GLFW_KEY_DOWN)) state.head = std::min(h - 1, state.head + 1);
+    }
+}
+
+void advance_play(AppState& state) {
+    if (!state.playing) return;
+    const double now = ImGui::GetTime();
+    if (now - state.play_last_advance < state.play_seconds) return;
+    state.play_last_advance = now;
+    if (state.stage_cursor + 1 >= stage_count(state)) {
+        state.playing = false;  // stop on the last stage rather than jump back silently
+        return;
+    }
+    step_stage(state, +1);
+}
+
+}  // namespace
+
+void draw_pipeline_strip(AppState& state) {
+    handle_keys(state);
+    advance_play(state);
+
+    // --- transport row --------------------------------------------------------------------------
+    const int count = stage_count(state);
+    ImGui::BeginDisabled(count == 0 || state.stage_cursor <= 0);
+    if (ImGui::Button("◀ Prev")) step_stage(state, -1);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(count == 0 || state.stage_cursor >= count - 1);
+    if (ImGui::Button("Next ▶")) step_stage(state, +1);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button(state.playing ? "❚❚ Pause" : "▶ Play", ImVec2(ImGui::GetFontSize() * 5.5f, 0))) {
+        state.playing = !state.playing;
+        if (state.playing && state.stage_cursor >= count - 1) state.stage_cursor = 0;  // replay
+        state.play_last_advance = ImGui::GetTime();
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    ImGui::SliderFloat("##speed", &state.play_seconds, 0.2f, 5.0f, "%.1f s / stage");
+    help_marker(
+        "Step through the computation one stage at a time.\n"
+        "← / →  previous / next stage\nHome / End  first / last stage\nSpace  play / pause\n"
+        "↑ / ↓  previous / next head (for per-head stages)\n"
+        "Keys work whenever no text field is being edited.");
+
+    // Head selector: one small button per head while they fit, a slider beyond that.
+    const bool per_head = current_stage_is_per_head(state);
+    if (state.trace) {
+        const int h = state.trace->heads;
+        ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("head");
+        ImGui::SameLine();
+        ImGui::BeginDisabled(!per_head);
+        if (h <= 12) {
+            for (int i = 0; i < h; ++i) {
+                if (i > 0) ImGui::SameLine(0, 2);
+                const bool active = i == state.head;
+                if (active)
+                    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+                const std::string label = std::to_string(i);
+                if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) state.head = i;
+                if (active) ImGui::PopStyleColor();
+            }
+        } else {
+            ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.0f);
+            ImGui::SliderInt("##head", &state.head, 0, h - 1);
+        }
+        ImGui::EndDisabled();
+        if (!per_head) {
+            ImGui::SameLine();
+            ImGui::TextDisabled("(this stage is shared by all heads)");
+        }
+        ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+        ImGui::TextDisabled("stage %d of %d", state.stage_cursor + 1, count);
+    }
+
+    // --- the chips ------------------------------------------------------------------------------
+    if (!state.trace) {
+        ImGui::TextDisabled("Computing the first trace…");
+        return;
+    }
+    const std::vector<std::string> names = state.trace->stage_names();
+    ImFont* bold = app_font(FontRole::Bold);
+    ImFont* mono = app_font(FontRole::Mono);
+    ImFont* regular = app_font(FontRole::Regular);
+    const float pad = 6.0f;
+    const float line = ImGui::GetTextLineHeight();
+    const float chip_h = line * 3.0f + pad * 1.5f;
+    const float phase_label_h = line + 2.0f;
+
+    ImGui::BeginChild("##chips", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    float x = origin.x;
+    std::string phase_prev;
+    float phase_start_x = x;
+    static int last_scrolled_cursor = -1;
+    static std::uint64_t last_scrolled_generation = 0;
+
+    auto close_phase = [&](float end_x) {
+        if (phase_prev.empty()) return;
+        // Phase label and a coloured rule spanning its chips.
+        dl->AddRectFilled(ImVec2(phase_start_x, origin.y + phase_label_h - 3),
+                          ImVec2(end_x, origin.y + phase_label_h - 1), phase_colour(phase_prev, 1.0f));
+        dl->AddText(regular, regular->FontSize, ImVec2(phase_start_x + 2, origin.y),
+                    ImGui::GetColorU32(ImGuiCol_TextDisabled), phase_prev.c_str());
+    };
+
+    for (int i = 0; i < int(names.size()); ++i) {
+        const std::string& name = names[std::size_t(i)];
+        const std::string phase = stage_phase(name);
+        if (phase != phase_prev) {
+            if (!phase_prev.empty()) {
+                close_phase(x - pad);
+                // An arrow between phases: data flows left to right.
+                dl->AddText(regular, regular->FontSize,
+                            ImVec2(x, origin.y + phase_label_h + chip_h * 0.5f - line * 0.5f),
+                            ImGui::GetColorU32(ImGuiCol_TextDisabled), "→");
+                x += ImGui::CalcTextSize("→").x + pad;
+            }
+            phase_prev = phase;
+            phase_start_x = x;
+        }
+        const Stage* s =
+            state.trace->get(name, std::clamp(state.head, 0, std::max(0, state.trace->heads - 1)));
+        if (!s) s = state.trace->get(name, -1);
+        std::string symbolic, numeric;
+        if (s) split_shape(s->shape_text(), &symbolic, &numeric);
+        ImGui::PushFont(bold);
+        const float w_name = ImGui::CalcTextSize(name.c_str()).x;
+        ImGui::PopFont();
+        ImGui::PushFont(mono);
+        const float w_num = ImGui::CalcTextSize(numeric.c_str()).x;
+        ImGui::PopFont();
+        const float w_sym = ImGui::CalcTextSize(symbolic.c_str()).x;
+        const float w = std::max({w_name, w_num, w_sym, line * 2.0f}) + pad * 2.0f;
+
+        const ImVec2 p0(x, origin.y + phase_label_h);
+        const ImVec2 p1(x + w, p0.y + chip_h);
+        ImGui::SetCursorScreenPos(p0);
+        ImGui::PushID(i);
+        const bool clicked = ImGui::InvisibleButton("##chip", ImVec2(w, chip_h));
+        const bool hovered = ImGui::IsItemHovered();
+        ImGui::PopID();
+        if (clicked) state.stage_cursor = i;
+        const bool current = i == state.stage_cursor;
+
+        dl->AddRectFilled(p0, p1, phase_colour(phase, current ? 0.95f : hovered ? 0.45f : 0.22f), 4.0f);
+        if (current) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 230), 4.0f, 0, 2.0f);
+        const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+        const ImU32 dim = current ? IM_COL32(235, 235, 235, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled);
+        dl->AddText(bold, bold->FontSize, ImVec2(x + (w - w_name) * 0.5f, p0.y + pad * 0.5f), text,
+                    name.c_str());
+        dl->AddText(regular, regular->FontSize, ImVec2(x + (w - w_sym) * 0.5f, p0.y + pad * 0.5f + line), dim,
+                    symbolic.c_str());
+        dl->AddText(mono, mono->FontSize, ImVec2(x + (w - w_num) * 0.5f, p0.y + pad * 0.5f + line * 2.0f),
+                    text, numeric.c_str());
+        if (hovered && s) {
+            ImGui::BeginTooltip();
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+            ImGui::TextUnformatted(s->title.c_str());
+            ImGui::TextDisabled("%s   %s", s->shape_text().c_str(), s->head >= 0 ? "(one per head)" : "");
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
+        // Keep the current chip in view when stepping moves it off-screen.
+        if (current && (last_scrolled_cursor != i || last_scrolled_generation != state.trace_generation)) {
+            const float left = p0.x - ImGui::GetWindowPos().x, right = p1.x - ImGui::GetWindowPos().x;
+            if (left < 0 || right > ImGui::GetWindowWidth()) ImGui::SetScrollHereX(0.5f);
+            last_scrolled_cursor = i;
+            last_scrolled_generation = state.trace_generation;
+        }
+        x += w + pad;
+    }
+    close_phase(x - pad);
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + phase_label_h + chip_h));
+    ImGui::Dummy(ImVec2(x - origin.x, 1));
+    ImGui::EndChild();
+}
+
+}  // namespace attnviz::app
