@@ -1,0 +1,205 @@
+// `attnviz dump`: every stage of one attention layer as .npy files plus a manifest, for checking the
+// app's numbers in NumPy/PyTorch or for making one's own plots.
+//
+// The output directory appears whole or not at all: everything is written into a temporary sibling
+// directory that is renamed into place at the end. An earlier dump in the same place is replaced;
+// any other existing directory or file is left alone.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/trace.hpp"
+#include "io/cli.hpp"
+#include "io/commands.hpp"
+#include "io/files.hpp"
+#include "io/npy.hpp"
+#include "io/scene.hpp"
+
+namespace attnviz {
+
+namespace {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+const std::vector<CliOption>& dump_options() {
+    static const std::vector<CliOption> options = {
+        {"--scene", "FILE", "scene to compute (default: the built-in example sentence)", false},
+        {"--set", "KEY=VALUE",
+         "change one config key after loading the scene (repeatable), e.g. --set heads=2", true},
+        {"--out", "DIR", "directory to write NAME[_hHEAD].npy and manifest.json into", false},
+        {"--threads", "N", "worker threads for the heads (0 = all cores; default 0)", false},
+    };
+    return options;
+}
+
+std::string kind_name(ValueKind k) {
+    switch (k) {
+        case ValueKind::Signed:
+            return "signed";
+        case ValueKind::Probability:
+            return "probability";
+        case ValueKind::NonNegative:
+            return "non_negative";
+        case ValueKind::Indicator:
+            return "indicator";
+    }
+    return "signed";
+}
+
+std::string stage_file_name(const Stage& s) {
+    return slug(s.name) + (s.head >= 0 ? "_h" + std::to_string(s.head) : std::string()) + ".npy";
+}
+
+/// What is at `dir` now, and may we put a dump there?
+enum class Target { Missing, EmptyDir, EarlierDump };
+
+Target inspect_target(const std::string& dir) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(dir, ec);
+    if (ec || st.type() == fs::file_type::not_found) return Target::Missing;
+    if (st.type() != fs::file_type::directory)
+        throw Error(dir + " exists and is not a directory; choose another --out");
+    if (fs::is_empty(dir, ec) && !ec) return Target::EmptyDir;
+    // Replace only what we wrote ourselves: a directory whose manifest says it is an attnviz dump.
+    const std::string manifest = dir + "/manifest.json";
+    bool ours = false;
+    try {
+        const ojson m = ojson::parse(read_file(manifest));
+        ours = m.is_object() && m.contains("attnviz_dump");
+    } catch (const std::exception&) {
+        ours = false;
+    }
+    if (!ours)
+        throw Error(dir + " exists and is not an earlier attnviz dump; choose another --out or remove it");
+    return Target::EarlierDump;
+}
+
+std::string without_trailing_slashes(std::string s) {
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return s;
+}
+
+/// Creates a fresh, uniquely named directory "BASE" + "XXXXXX" replaced. Throws attnviz::Error.
+std::string make_unique_dir(const std::string& base) {
+    std::string name = base + "XXXXXX";
+    if (::mkdtemp(name.data()) == nullptr)
+        throw Error("cannot create " + base + "XXXXXX: " + std::strerror(errno));
+    return name;
+}
+
+ojson manifest_json(const Trace& trace) {
+    ojson m = ojson::object();
+    m["attnviz_dump"] = 1;
+    m["config"] = config_to_json(trace.config);
+    m["query_tokens"] = trace.query_tokens ? *trace.query_tokens : std::vector<std::string>{};
+    m["key_tokens"] = trace.key_tokens ? *trace.key_tokens : std::vector<std::string>{};
+    m["n"] = trace.n;
+    m["m"] = trace.m;
+    m["d_model"] = trace.d_model;
+    m["heads"] = trace.heads;
+    m["d_k"] = trace.d_k;
+    m["d_v"] = trace.d_v;
+    ojson stages = ojson::array();
+    for (const Stage& s : trace.stages) {
+        ojson e = ojson::object();
+        e["name"] = s.name;
+        e["head"] = s.head >= 0 ? ojson(s.head) : ojson(nullptr);
+        e["shape"] = {s.n_rows(), s.n_cols()};
+        e["file"] = stage_file_name(s);
+        e["formula"] = s.formula;
+        e["title"] = s.title;
+        e["kind"] = kind_name(s.kind);
+        e["rows"] = s.rows.name;
+        e["cols"] = s.cols.name;
+        stages.push_back(std::move(e));
+    }
+    m["stages"] = std::move(stages);
+    return m;
+}
+
+int dump_main(int argc, char** argv) {
+    const auto& options = dump_options();
+    const CliArgs args = parse_cli(argc, argv, options);
+    if (args.has("--help")) {
+        std::cout << cli_usage("attnviz dump", options, {"--out"})
+                  << "Writes every stage of the attention layer as a float32 .npy file (per-head stages as "
+                     "NAME_hHEAD.npy) and manifest.json.\n";
+        return 0;
+    }
+    require_flag(args, options, "--out");
+    const std::string out = without_trailing_slashes(*args.get("--out"));
+    if (out.empty()) throw UsageError("--out needs a directory name");
+    ComputeOptions compute;
+    if (auto t = args.get("--threads")) compute.threads = cli_int("--threads", *t, 0, 256);
+
+    // Everything that can be wrong with the request is found before anything touches the disk.
+    const Scene scene = scene_from_cli(args);
+    inspect_target(out);
+    const Trace trace = compute_trace(scene.config, compute);
+
+    // Parent directories are created on demand, as `mkdir -p` would.
+    const auto slash = out.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) make_dirs(out.substr(0, slash));
+
+    const std::string tmp = make_unique_dir(out + ".tmp-");
+    try {
+        for (const Stage& s : trace.stages) {
+            const Mat M = s.matrix();  // n_rows x n_cols
+            write_npy(tmp + "/" + stage_file_name(s), M);
+        }
+        write_file_atomic(tmp + "/manifest.json", manifest_json(trace).dump(2) + "\n");
+        // mkdtemp makes 0700 directories; the dump should be as readable as any other output.
+        ::chmod(
+            tmp.c_str(), 0777 & ~[] {
+                const mode_t m = ::umask(022);
+                ::umask(m);
+                return m;
+            }());
+
+        // Check again: something may have appeared at `out` while we computed.
+        const Target target = inspect_target(out);
+        if (target == Target::EarlierDump) {
+            // rename() cannot replace a non-empty directory, so move the old dump aside first
+            // (onto a fresh empty directory, which rename may replace), then move the new one in.
+            const std::string old = make_unique_dir(out + ".old-");
+            if (::rename(out.c_str(), old.c_str()) != 0) {
+                const int err = errno;
+                ::rmdir(old.c_str());
+                throw Error("cannot replace " + out + ": " + std::strerror(err));
+            }
+            if (::rename(tmp.c_str(), out.c_str()) != 0) {
+                const int err = errno;
+                (void)::rename(old.c_str(), out.c_str());  // put the earlier dump back
+                throw Error("cannot write " + out + ": " + std::strerror(err));
+            }
+            std::error_code ec;
+            fs::remove_all(old, ec);
+        } else if (::rename(tmp.c_str(), out.c_str()) != 0) {  // also replaces an empty directory
+            throw Error("cannot write " + out + ": " + std::strerror(errno));
+        }
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+        throw;
+    }
+    std::cout << "wrote " << trace.stages.size() << " stages (n=" << trace.n << ", m=" << trace.m
+              << ", heads=" << trace.heads << ") to " << out << "/\n";
+    return 0;
+}
+
+}  // namespace
+
+int run_dump_command(int argc, char** argv) {
+    return run_cli_command("attnviz dump", [&] { return dump_main(argc, argv); });
+}
+
+}  // namespace attnviz
