@@ -1,0 +1,242 @@
+// Softmax vs linear attention on the SAME Q, K, V (the current head of the trace): the two weight
+// matrices side by side, their difference, and how far apart the outputs end up. Computed with the
+// core ops (softmax_rows, phi_map, linear_attention_weights) off the GUI thread, once per
+// (trace generation, head, φ) -- never per frame.
+// GCC 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <future>
+#include <memory>
+#include <string>
+
+#include <imgui.h>
+
+#include "app/panels/heatmap_widget.hpp"
+#include "app/panels/panels.hpp"
+#include "app/panels/views_internal.hpp"
+#include "core/error.hpp"
+#include "core/ops.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+struct CompareKey {
+    std::uint64_t generation = ~0ull;
+    int head = -1;
+    PhiKind phi = PhiKind::Elu1;
+    bool operator==(const CompareKey& o) const {
+        return generation == o.generation && head == o.head && phi == o.phi;
+    }
+};
+
+struct CompareResult {
+    CompareKey key;
+    std::shared_ptr<const Mat> A_soft;  // n x m  softmax(mask(QKᵀ/√d_k) / T)
+    std::shared_ptr<const Mat> A_lin;   // n x m  φ(q_i)·φ(k_j) / Σ_j' φ(q_i)·φ(k_j')
+    std::shared_ptr<const Mat> D;       // n x m  A_soft − A_lin
+    double out_diff = 0;                // ‖O_soft − O_lin‖_F
+    double out_rel = 0;                 // out_diff / ‖O_soft‖_F
+    double max_abs_d = 0;               // max |D|
+    std::string q_name, k_name;         // "Q" or "Q_rot" ...
+    std::string error;
+};
+
+CompareResult compute_compare(std::shared_ptr<const Trace> trace, CompareKey key) {
+    CompareResult r;
+    r.key = key;
+    try {
+        const Trace& tr = *trace;
+        const Stage* Qs = tr.get("Q_rot", key.head);
+        const Stage* Ks = tr.get("K_rot", key.head);
+        if (!Qs || !Ks) Qs = tr.get("Q", key.head), Ks = tr.get("K", key.head);
+        const Stage* Vs = tr.get("V", key.head);
+        if (!Qs || !Ks || !Vs) throw Error("this trace has no Q, K, V for head " + std::to_string(key.head));
+        r.q_name = Qs->name;
+        r.k_name = Ks->name;
+        const Mat Q = Qs->matrix();                                                  // n x d_k
+        const Mat K = Ks->matrix();                                                  // m x d_k
+        const Mat V = Vs->matrix();                                                  // m x d_v
+        const BoolMat allowed = make_mask(tr.config, int(Q.rows()), int(K.rows()));  // n x m
+
+        // Softmax attention: A = softmax(mask(Q Kᵀ / √d_k) / T).
+        const Mat S = dot_scores(Q, K) / std::sqrt(float(std::max<Eigen::Index>(1, Q.cols())));  // n x m
+        Mat A_soft = softmax_rows(apply_mask(S, allowed), tr.config.temperature);                // n x m
+
+        // Linear attention's implied weights: φ(q_i)·φ(k_j), normalised per row.
+        const Mat phi_Q = phi_map(Q, key.phi, /*is_key=*/false);      // n x d_k
+        const Mat phi_K = phi_map(K, key.phi, /*is_key=*/true);       // m x d_k
+        Mat A_lin = linear_attention_weights(phi_Q, phi_K, allowed);  // n x m
+
+        const Mat O_soft = A_soft * V;  // n x d_v
+        const Mat O_lin = A_lin * V;    // n x d_v (equals linear attention's O(n) output)
+        Mat D = A_soft - A_lin;         // n x m
+        r.out_diff = double((O_soft - O_lin).norm());
+        const double base = double(O_soft.norm());
+        r.out_rel = base > 0 ? r.out_diff / base : 0.0;
+        r.max_abs_d = D.size() ? double(D.cwiseAbs().maxCoeff()) : 0.0;
+        r.A_soft = std::make_shared<const Mat>(std::move(A_soft));
+        r.A_lin = std::make_shared<const Mat>(std::move(A_lin));
+        r.D = std::make_shared<const Mat>(std::move(D));
+    } catch (const std::exception& e) {
+        r.error = e.what();
+    }
+    return r;
+}
+
+struct CompareCache {
+    std::unique_ptr<CompareResult> ready;
+    std::future<CompareResult> pending;
+    CompareKey pending_key;
+};
+
+CompareCache& compare_cache() {
+    static CompareCache c;
+    return c;
+}
+
+const char* phi_label(PhiKind p) {
+    switch (p) {
+        case PhiKind::Elu1:
+            return "elu(x) + 1";
+        case PhiKind::Relu:
+            return "relu(x)";
+        case PhiKind::Softmax:
+            return "softmax (Q over features, K over tokens)";
+    }
+    return "?";
+}
+
+}  // namespace
+
+void shutdown_compare_view() {
+    CompareCache& c = compare_cache();
+    if (c.pending.valid()) c.pending.wait();
+    c.pending = {};
+    c.ready.reset();
+}
+
+void draw_compare_view(AppState& state) {
+    const Trace& tr = *state.trace;
+    static bool phi_initialised = false;
+    static PhiKind phi = PhiKind::Elu1;
+    if (!phi_initialised) phi = tr.config.phi, phi_initialised = true;
+    const int head = std::clamp(state.head, 0, std::max(0, tr.heads - 1));
+
+    ImGui::Text("Head %d: the same Q, K, V through softmax and linear attention.   \u03c6 =", head);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize(phi_label(PhiKind::Softmax)).x + 40);
+    if (ImGui::BeginCombo("##phi", phi_label(phi))) {
+        for (PhiKind p : {PhiKind::Elu1, PhiKind::Relu, PhiKind::Softmax})
+            if (ImGui::Selectable(phi_label(p), p == phi)) phi = p;
+        ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    help_marker(
+        "Softmax attention weighs key j for query i by exp(q_i\u00b7k_j/\u221ad_k), normalised over the row; "
+        "it needs the whole n\u00d7m matrix: O(n\u00b2) time and memory.\n"
+        "Linear attention replaces the exponential by a feature map: sim(q, k) = \u03c6(q)\u00b7\u03c6(k). "
+        "Then "
+        "O = \u03c6(Q)(\u03c6(K)\u1d40V) / (\u03c6(Q)\u03a3\u03c6(k_j)) can be computed right to left: "
+        "\u03c6(K)\u1d40V is only "
+        "d_k\u00d7d_v, so the cost is O(n). The middle picture is the n\u00d7m matrix it implies (never "
+        "formed "
+        "when computing it for real).\n"
+        "The right picture is softmax \u2212 linear: red where softmax attends more, blue where linear does. "
+        "Linear weights are usually flatter: without the exponential, large scores are not amplified.\n"
+        "Mask and temperature come from the current configuration; the scores here are always scaled dot "
+        "products (other scoring functions and ALiBi are not applied).");
+
+    // Result for (generation, head, φ): computed in the background, once.
+    const CompareKey key{state.trace_generation, head, phi};
+    CompareCache& cache = compare_cache();
+    if (cache.pending.valid() &&
+        cache.pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        cache.ready = std::make_unique<CompareResult>(cache.pending.get());
+    }
+    const bool have = cache.ready && cache.ready->key == key;
+    if (!have && !cache.pending.valid()) {
+        cache.pending_key = key;
+        cache.pending = std::async(std::launch::async, compute_compare, state.trace, key);
+    }
+    if (!have) {
+        ImGui::TextDisabled("computing softmax and linear weights\u2026");
+        return;
+    }
+    const CompareResult& res = *cache.ready;
+    if (!res.error.empty()) {
+        ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", res.error.c_str());
+        return;
+    }
+
+    // The three matrices, cached as textures under the same key.
+    const std::string base = "cmp:" + std::to_string(key.generation) + ":" + std::to_string(head) + ":" +
+                             std::to_string(int(phi)) + ":";
+    const CachedMatrix& cs =
+        view_cache().get(base + "soft", ValueKind::Probability, [&] { return res.A_soft; });
+    const CachedMatrix& cl =
+        view_cache().get(base + "lin", ValueKind::Probability, [&] { return res.A_lin; });
+    const CachedMatrix& cd = view_cache().get(base + "diff", ValueKind::Signed, [&] { return res.D; });
+
+    // Output difference, the headline number.
+    ImGui::Text(
+        "\u2016O_softmax \u2212 O_linear\u2016_F = %.4g   (%.1f%% of \u2016O_softmax\u2016_F)     max "
+        "|\u0394A| = %.3g",
+        res.out_diff, 100.0 * res.out_rel, res.max_abs_d);
+    ImGui::SameLine();
+    help_marker(
+        "O = A V for each: the heads' outputs (n\u00d7d_v) that the two kinds of attention would pass on. "
+        "The Frobenius norm \u2016X\u2016_F = \u221a(\u03a3 x\u00b2) sums the whole difference.");
+
+    const Stage* ws = tr.get("weights", head);
+    const Axis* rows_axis = ws ? &ws->rows : nullptr;
+    const Axis* cols_axis = ws ? &ws->cols : nullptr;
+
+    // One zoom/pan state for all three: they always show the same cells.
+    static HeatmapViewState shared_view;
+    static int hover_r = -1, hover_c = -1;  // last frame's hovered cell, outlined in all three
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float gap = 16;
+    const float w = (avail.x - 2 * gap) / 3.0f;
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    HeatmapOptions o;
+    o.width = w;
+    o.height = avail.y;
+    o.axis_titles = false;
+    o.numbers = true;
+    o.min_fill = 0.4f;
+    o.highlight.row = hover_r;
+    o.highlight.col = hover_c;
+
+    int new_r = -1, new_c = -1;
+    auto tile = [&](int k, const char* id, const char* title, const CachedMatrix& cm) {
+        ImGui::SetCursorScreenPos(ImVec2(origin.x + float(k) * (w + gap), origin.y));
+        o.title = title;
+        const HeatmapResult r =
+            heatmap_widget(id, shared_view, HeatmapInput{&cm, rows_axis, cols_axis, false}, o);
+        if (r.hovered) new_r = r.row, new_c = r.col;
+    };
+    tile(0, "cmp_soft", "softmax(QK\u1d40/\u221ad_k)", cs);
+    tile(1, "cmp_lin", "linear: \u03c6(Q)\u03c6(K)\u1d40, row-normalised", cl);
+    tile(2, "cmp_diff", "softmax \u2212 linear", cd);
+    hover_r = new_r;
+    hover_c = new_c;
+    state.hover_row = new_r;
+    state.hover_col = new_c;
+    if (new_r >= 0 && new_c >= 0 && new_r < res.A_soft->rows() && new_c < res.A_soft->cols()) {
+        const std::string q = rows_axis ? rows_axis->label(new_r) : std::to_string(new_r);
+        const std::string k = cols_axis ? cols_axis->label(new_c) : std::to_string(new_c);
+        ImGui::SetTooltip(
+            "query %d \u201c%s\u201d \u2192 key %d \u201c%s\u201d\n  softmax  %.5f\n  linear   %.5f\n  "
+            "difference %+.5f",
+            new_r, q.c_str(), new_c, k.c_str(), double((*res.A_soft)(new_r, new_c)),
+            double((*res.A_lin)(new_r, new_c)), double((*res.D)(new_r, new_c)));
+    }
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(avail);
+}
+
+}  // namespace attnviz::app

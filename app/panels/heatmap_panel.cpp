@@ -1,0 +1,476 @@
+// The main view: a switch between the stage heatmap, the heads grid and the softmax-vs-linear
+// compare view; and the stage heatmap itself with hover derivations, a pinned query row (bar chart
+// of its weights plus the Q row and Kᵀ column that made them), and custom-mask editing.
+// GCC 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "app/panels/heatmap_widget.hpp"
+#include "app/panels/panels.hpp"
+#include "app/panels/views_internal.hpp"
+#if __has_include("core/explain.hpp")
+#include "core/explain.hpp"
+#define ATTNVIZ_HAVE_EXPLAIN 1
+#endif
+
+namespace attnviz::app {
+
+int current_stage_index(const AppState& state) {
+    if (!state.trace) return -1;
+    const Stage* s = current_stage(state);
+    if (!s || state.trace->stages.empty()) return -1;
+    const std::ptrdiff_t i = s - state.trace->stages.data();
+    return (i >= 0 && i < std::ptrdiff_t(state.trace->stages.size())) ? int(i) : -1;
+}
+
+bool go_to_stage(AppState& state, const std::string& name) {
+    if (!state.trace) return false;
+    const std::vector<std::string> names = state.trace->stage_names();
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) return false;
+    state.stage_cursor = int(it - names.begin());
+    return true;
+}
+
+namespace {
+
+// The stages whose cells are (query i, key j) attention scores or weights: where custom-mask
+// clicks make sense.
+bool is_attention_matrix(const Stage& st) {
+    return (st.name == "scores" || st.name == "scaled" || st.name == "masked" || st.name == "weights") &&
+           st.rows.kind == Axis::Kind::QueryTokens && st.cols.kind == Axis::Kind::KeyTokens;
+}
+
+// Whether the config's mask hides key j from query i (the rule of core/ops.hpp's masks, one cell).
+bool cell_masked(const Config& c, int i, int j) {
+    switch (c.mask) {
+        case MaskKind::None:
+            return false;
+        case MaskKind::Causal:
+            return j > i;
+        case MaskKind::Padding:
+            return c.valid_length >= 0 && j >= c.valid_length;
+        case MaskKind::Window:
+            return !(i - c.window < j && j <= i);
+        case MaskKind::Custom:
+            return c.custom_mask.is_blocked(i, j);
+    }
+    return false;
+}
+
+// "query 3 “creature”", "key 1 “fluffy”", "d_k 5".
+std::string describe(const Axis& axis, int i) {
+    const std::string idx = std::to_string(i);
+    switch (axis.kind) {
+        case Axis::Kind::QueryTokens:
+            return "query " + idx + " \u201c" + axis.label(i) + "\u201d";
+        case Axis::Kind::KeyTokens:
+            return "key " + idx + " \u201c" + axis.label(i) + "\u201d";
+        case Axis::Kind::Vocabulary:
+            return "vocabulary " + idx + " \u201c" + axis.label(i) + "\u201d";
+        case Axis::Kind::Dimension:
+            return axis.name + " " + idx;
+        case Axis::Kind::Single:
+            return axis.name.empty() ? std::string("value") : axis.name;
+    }
+    return idx;
+}
+
+// explain_cell() for the hovered cell, computed once per (trace, stage, cell) rather than per frame.
+const std::vector<std::string>& explain_cached(const AppState& state, int stage_index, int i, int j) {
+    static std::uint64_t gen = ~0ull;
+    static int si = -1, ci = -1, cj = -1;
+    static std::vector<std::string> lines;
+    if (gen != state.trace_generation || si != stage_index || ci != i || cj != j) {
+        gen = state.trace_generation;
+        si = stage_index;
+        ci = i;
+        cj = j;
+        try {
+#ifdef ATTNVIZ_HAVE_EXPLAIN
+            lines = explain_cell(*state.trace, stage_index, i, j);
+#else
+            lines.clear();
+#endif
+        } catch (const std::exception& e) {
+            lines = {std::string("(no derivation: ") + e.what() + ")"};
+        }
+    }
+    return lines;
+}
+
+void cell_tooltip(const AppState& state, int stage_index, const Stage& st, const Mat& M, int i, int j) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+    ImGui::Text("%s  \u2192  %s", describe(st.rows, i).c_str(), describe(st.cols, j).c_str());
+    const float v = M(i, j);
+    const std::string where = st.name + "[" + std::to_string(i) + ", " + std::to_string(j) + "]";
+    if (std::isinf(v) && v < 0) {
+        ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.4f, 1.0f), "%s  masked: \u2212\u221e \u2192 weight 0",
+                           where.c_str());
+    } else {
+        ImGui::Text("%s = %.6g", where.c_str(), double(v));
+        if (is_attention_matrix(st) && cell_masked(state.trace->config, i, j)) {
+            ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.4f, 1.0f),
+                               "this key is masked for this query (weight 0)");
+        }
+    }
+    const std::vector<std::string>& lines = explain_cached(state, stage_index, i, j);
+    if (!lines.empty()) {
+        ImGui::Separator();
+        for (const std::string& l : lines) ImGui::TextUnformatted(l.c_str());
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
+// Bar chart of one row of a matrix (the pinned query's weights over the keys). Returns the column
+// under the mouse, or -1.
+int draw_row_chart(const Stage& st, const CachedMatrix& cm, int row, float w, float h, int emphasise_col) {
+    const Mat& M = *cm.M;  // n x m
+    const int m = int(M.cols());
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float line = ImGui::GetTextLineHeight();
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+
+    // Header: which row, and for weights the fact that the row sums to 1.
+    float lo = 0, hi = 0, sum = 0;
+    for (int j = 0; j < m; ++j) {
+        const float v = M(row, j);
+        if (!std::isfinite(v)) continue;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        sum += v;
+    }
+    if (hi <= lo) hi = lo + 1.0f;
+    std::string head = "Pinned " + describe(st.rows, row) + ": row of " + st.name;
+    if (st.kind == ValueKind::Probability) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "   \u03a3 = %.4f", double(sum));
+        head += buf;
+    }
+    ImGui::TextUnformatted(head.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("(click the row again to unpin)");
+
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float left = 52, bottom = std::min(70.0f, h * 0.4f);
+    const ImVec2 a(p.x + left, p.y + 4), b(p.x + w - 8, p.y + h - bottom - line - 4);
+    if (b.x - a.x < 20 || b.y - a.y < 20) {
+        ImGui::Dummy(ImVec2(w, h - line));
+        return -1;
+    }
+    const float zero_y = b.y - (0 - lo) / (hi - lo) * (b.y - a.y);
+    auto y_of = [&](float v) { return b.y - (v - lo) / (hi - lo) * (b.y - a.y); };
+
+    dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_FrameBg));
+    dl->AddLine(ImVec2(a.x, zero_y), ImVec2(b.x, zero_y), dim_col);
+    for (float t : {lo, hi}) {
+        const std::string s = format_value(t);
+        const float tw = ImGui::CalcTextSize(s.c_str()).x;
+        dl->AddText(ImVec2(a.x - 6 - tw, y_of(t) - line * 0.5f), dim_col, s.c_str());
+    }
+
+    const float bw = (b.x - a.x) / float(std::max(m, 1));
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    int hovered = -1;
+    if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
+        mouse.y < b.y + bottom + line) {
+        hovered = std::clamp(int((mouse.x - a.x) / bw), 0, m - 1);
+    }
+    // When keys outnumber pixels, each pixel column shows the largest bar it covers.
+    const int step = bw >= 1.0f ? 1 : int(std::ceil(1.0f / bw));
+    dl->PushClipRect(a, ImVec2(b.x, b.y + 1), true);
+    for (int j0 = 0; j0 < m; j0 += step) {
+        float v = -std::numeric_limits<float>::infinity();
+        bool any = false;
+        for (int j = j0; j < std::min(m, j0 + step); ++j) {
+            const float x = M(row, j);
+            if (std::isfinite(x) && (!any || std::abs(x) > std::abs(v))) v = x, any = true;
+        }
+        const float x0 = a.x + j0 * bw, x1 = a.x + (j0 + step) * bw - (bw > 4 ? 1.0f : 0.0f);
+        if (!any) {  // masked key: a hatched stub instead of a bar
+            const Rgb8 c = masked_rgb(0, 0);
+            dl->AddRectFilled(ImVec2(x0, zero_y - 5), ImVec2(x1, zero_y), IM_COL32(c.r, c.g, c.b, 255));
+            continue;
+        }
+        const Rgb8 c = value_rgb(cm.range, v);
+        const bool hot =
+            (hovered >= j0 && hovered < j0 + step) || (emphasise_col >= j0 && emphasise_col < j0 + step);
+        dl->AddRectFilled(ImVec2(x0, std::min(zero_y, y_of(v))), ImVec2(x1, std::max(zero_y, y_of(v))),
+                          IM_COL32(c.r, c.g, c.b, 255));
+        if (hot) {
+            dl->AddRect(ImVec2(x0, std::min(zero_y, y_of(v))), ImVec2(x1, std::max(zero_y, y_of(v))),
+                        ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered), 0, 0, 2.0f);
+        }
+        // Values on top of the bars when there is room.
+        if (bw >= ImGui::CalcTextSize("0.000").x + 4) {
+            const std::string s = format_value(v);
+            const float tw = ImGui::CalcTextSize(s.c_str()).x;
+            const float ty = v >= 0 ? y_of(v) - line - 1 : y_of(v) + 1;
+            dl->AddText(ImVec2(0.5f * (x0 + x1) - tw * 0.5f, std::max(a.y, std::min(ty, b.y - line))),
+                        text_col, s.c_str());
+        }
+    }
+    dl->PopClipRect();
+    dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
+
+    // Key labels under the bars: horizontal when they fit, vertical and thinned otherwise.
+    float max_w = 0;
+    for (int j = 0; j < m; j += std::max(1, m / 256))
+        max_w = std::max(max_w, ImGui::CalcTextSize(st.cols.label(j).c_str()).x);
+    const bool vertical = max_w + 4 > bw;
+    const int stride = vertical ? label_stride(bw, line) : 1;
+    dl->PushClipRect(ImVec2(a.x - line, b.y), ImVec2(b.x + line, b.y + bottom + line), true);
+    for (int j = 0; j < m; j += stride) {
+        const ImU32 col = (j == hovered || j == emphasise_col)
+                              ? ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered)
+                              : text_col;
+        const std::string s = st.cols.label(j);
+        const float cx = a.x + (j + 0.5f) * bw;
+        if (vertical) {
+            add_text_vertical(dl, ImVec2(cx - line * 0.5f, b.y + 4 + std::min(max_w, bottom - 6)), col, s);
+        } else {
+            const float tw = ImGui::CalcTextSize(s.c_str()).x;
+            dl->AddText(ImVec2(cx - tw * 0.5f, b.y + 3), col, s.c_str());
+        }
+    }
+    dl->PopClipRect();
+    const std::string axis = st.cols.name;
+    const float aw = ImGui::CalcTextSize(axis.c_str()).x;
+    dl->AddText(ImVec2(0.5f * (a.x + b.x) - aw * 0.5f, b.y + bottom), dim_col, axis.c_str());
+
+    if (hovered >= 0) {
+        const float v = M(row, hovered);
+        if (std::isinf(v) && v < 0) {
+            ImGui::SetTooltip("%s: masked (\u2212\u221e \u2192 weight 0)",
+                              describe(st.cols, hovered).c_str());
+        } else {
+            ImGui::SetTooltip("%s: %.6g", describe(st.cols, hovered).c_str(), double(v));
+        }
+    }
+    ImGui::Dummy(ImVec2(w, h - line));
+    return hovered >= 0 ? hovered : -1;
+}
+
+// Q with the pinned row outlined and Kᵀ with the key's column outlined: S[i, j] = q_i · k_j.
+void draw_linked_qk(const AppState& state, int head, int row, int key, float w, float h) {
+    const Trace& tr = *state.trace;
+    int qi = tr.find("Q_rot", head), ki = tr.find("K_rot", head);
+    if (qi < 0 || ki < 0) qi = tr.find("Q", head), ki = tr.find("K", head);
+    if (qi < 0 || ki < 0) return;
+    const Stage& Qs = tr.stages[std::size_t(qi)];
+    const Stage& Ks = tr.stages[std::size_t(ki)];
+    ImGui::Text("S[%d, %d] comes from row %d of %s and column %d of %s\u1d40", row, key, row, Qs.name.c_str(),
+                key, Ks.name.c_str());
+    ImGui::SameLine();
+    help_marker(
+        "Every score is a dot product: S[i, j] = q_i \u00b7 k_j (then divided by \u221ad_k). The outlined "
+        "row "
+        "of Q is the pinned query; the outlined column of K\u1d40 is the key under the mouse (or, when the "
+        "mouse is elsewhere, the key this query attends to most).");
+    static HeatmapViewState qv, kv;
+    const CachedMatrix& Qc = cached_stage(tr, state.trace_generation, qi);
+    const CachedMatrix& Kc = cached_stage(tr, state.trace_generation, ki, /*transposed=*/true);
+    HeatmapOptions o;
+    o.width = w * 0.5f - 4;
+    o.height = h - ImGui::GetTextLineHeightWithSpacing();
+    o.colorbar = false;
+    o.numbers = true;
+    o.interactive = false;
+    o.min_fill = 0.2f;
+    o.highlight.row = row;
+    o.highlight.dim_others = true;
+    o.title = "Q";
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    heatmap_widget("linkedQ", qv, HeatmapInput{&Qc, &Qs.rows, &Qs.cols, false}, o);
+    ImGui::SetCursorScreenPos(ImVec2(start.x + w * 0.5f + 4, start.y));
+    o.highlight.row = -1;
+    o.highlight.col = key;
+    o.title = "K\u1d40";
+    heatmap_widget("linkedK", kv, HeatmapInput{&Kc, &Ks.rows, &Ks.cols, true}, o);
+}
+
+void draw_mask_tools(AppState& state, const Trace& tr) {
+    ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.35f, 1.0f), "Custom mask: click cells to hide/show keys");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("clear mask")) state.config.custom_mask = MaskGrid{};
+    ImGui::SameLine();
+    if (ImGui::SmallButton("causal preset")) {
+        MaskGrid g;
+        for (int i = 0; i < tr.n; ++i)
+            for (int j = 0; j < tr.m; ++j) g.set_blocked(i, j, j > i);
+        state.config.custom_mask = g;
+    }
+    ImGui::SameLine();
+    help_marker(
+        "With mask = custom you draw the mask yourself: each click hides key j from query i (its score "
+        "becomes \u2212\u221e, so its weight after softmax is exactly 0) or shows it again. The other "
+        "weights in the row grow to fill the gap: every row still sums to 1. \"causal preset\" hides "
+        "every future key (j > i), like a decoder.");
+}
+
+void draw_stage_view(AppState& state) {
+    const Trace& tr = *state.trace;
+    const int si = current_stage_index(state);
+    if (si < 0) {
+        ImGui::TextDisabled("No stage selected.");
+        return;
+    }
+    const Stage& st = tr.stages[std::size_t(si)];
+
+    // Header: title, shape, head.
+    ImGui::TextUnformatted(st.title.c_str());
+    ImGui::SameLine();
+    if (st.head >= 0) {
+        ImGui::TextDisabled("%s   head %d of %d", st.shape_text().c_str(), st.head, tr.heads);
+    } else {
+        ImGui::TextDisabled("%s", st.shape_text().c_str());
+    }
+    ImGui::SameLine();
+    help_marker(
+        "The current stage as a heatmap: one cell per matrix entry, rows are the first axis (usually the "
+        "query tokens), columns the second. Colours: weights use a fixed 0\u20131 scale; signed values "
+        "(Q, K, scores, outputs) are blue below 0, white at 0, red above; hatched cells are masked "
+        "(\u2212\u221e).\n"
+        "Hover a cell to see how its number was made. Click a query row to pin it (bar chart of its weights "
+        "and the Q row / K\u1d40 column behind them). Mouse wheel zooms about the cursor, drag pans, "
+        "double-click resets.");
+
+    const bool mask_edit = state.config.mask == MaskKind::Custom && is_attention_matrix(st);
+    if (mask_edit) {
+        draw_mask_tools(state, tr);
+    } else {
+        ImGui::TextDisabled(
+            "hover: how a cell was made \u00b7 click a row: pin it \u00b7 wheel: zoom \u00b7 "
+            "drag: pan \u00b7 double-click: reset");
+    }
+
+    const bool rows_are_queries = st.rows.kind == Axis::Kind::QueryTokens;
+    const bool show_pin = rows_are_queries && state.pinned_row >= 0 && state.pinned_row < st.n_rows();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float strip_h = show_pin ? std::clamp(avail.y * 0.34f, 180.0f, 320.0f) : 0.0f;
+
+    static std::map<std::string, HeatmapViewState> views;  // zoom/pan per stage name
+    const CachedMatrix& cm = cached_stage(tr, state.trace_generation, si);
+    HeatmapOptions opt;
+    opt.height = std::max(120.0f, avail.y - strip_h);
+    opt.highlight.row = show_pin ? state.pinned_row : -1;
+    const HeatmapResult r =
+        heatmap_widget("stage", views[st.name], HeatmapInput{&cm, &st.rows, &st.cols, false}, opt);
+
+    state.widget_rects["heatmap"] = AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
+    state.hover_row = r.hovered ? r.row : -1;
+    state.hover_col = r.hovered ? r.col : -1;
+    if (r.hovered && !ImGui::IsMouseDragging(ImGuiMouseButton_Left) && cm.M->rows() == st.n_rows() &&
+        cm.M->cols() == st.n_cols()) {
+        cell_tooltip(state, si, st, *cm.M, r.row, r.col);
+    }
+    auto toggle_pin = [&](int row) { state.pinned_row = state.pinned_row == row ? -1 : row; };
+    if (r.clicked) {
+        if (mask_edit) {
+            MaskGrid& g = state.config.custom_mask;
+            g.set_blocked(r.row, r.col, !g.is_blocked(r.row, r.col));  // the worker recomputes
+        } else if (rows_are_queries) {
+            toggle_pin(r.row);
+        }
+    }
+    if (r.row_label_clicked >= 0 && rows_are_queries) toggle_pin(r.row_label_clicked);
+
+    if (show_pin && state.pinned_row < int(cm.M->rows())) {
+        const bool linked = is_attention_matrix(st) && st.head >= 0;
+        const float w = ImGui::GetContentRegionAvail().x;
+        const float chart_w = linked ? w * 0.55f : w;
+        const ImVec2 start = ImGui::GetCursorScreenPos();
+        // The key the linked Kᵀ view outlines: the hovered one, else the strongest for this query.
+        int key = (r.hovered && r.row == state.pinned_row) ? r.col : -1;
+        const int bar_hover = draw_row_chart(st, cm, state.pinned_row, chart_w, strip_h, key);
+        if (key < 0) key = bar_hover;
+        if (key < 0) {
+            const Mat& M = *cm.M;
+            Eigen::Index best = 0;
+            float bv = -std::numeric_limits<float>::infinity();
+            for (Eigen::Index j = 0; j < M.cols(); ++j)
+                if (M(state.pinned_row, j) > bv) bv = M(state.pinned_row, j), best = j;
+            key = int(best);
+        }
+        if (linked) {
+            ImGui::SetCursorScreenPos(ImVec2(start.x + chart_w + 8, start.y));
+            ImGui::BeginGroup();
+            draw_linked_qk(state, st.head, state.pinned_row, key, w - chart_w - 8, strip_h);
+            ImGui::EndGroup();
+        }
+    }
+}
+
+void draw_view_switch(AppState& state) {
+    struct Item {
+        const char* label;
+        MainView view;
+        const char* tip;
+    };
+    static const Item items[] = {
+        {"Stage", MainView::Stage, "The current stage of the pipeline as a heatmap"},
+        {"Heads grid", MainView::HeadsGrid, "Every head's attention weights side by side"},
+        {"Softmax vs linear", MainView::Compare, "The same Q, K, V through softmax and linear attention"},
+    };
+    for (const Item& it : items) {
+        const bool on = state.view == it.view;
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        if (ImGui::Button(it.label)) state.view = it.view;
+        if (on) ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", it.tip);
+        ImGui::SameLine();
+    }
+    if (state.updating) {
+        ImGui::TextDisabled("updating\u2026");
+    } else {
+        ImGui::NewLine();
+    }
+}
+
+}  // namespace
+
+void draw_main_view(AppState& state) {
+    // Release textures of matrices no longer on screen (older traces, other stages).
+    view_cache().evict(ImGui::GetFrameCount(), 90);
+
+    ImGui::BeginChild("##main_view", ImVec2(0, 0), false,
+                      ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoScrollbar);
+    draw_view_switch(state);
+    if (!state.trace) {
+        ImGui::Spacing();
+        if (!state.issues.empty()) {
+            ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "This configuration cannot be computed:");
+            for (const ConfigIssue& issue : state.issues) ImGui::BulletText("%s", issue.message.c_str());
+        } else {
+            ImGui::TextDisabled("Computing the first trace\u2026");
+        }
+        ImGui::EndChild();
+        return;
+    }
+    switch (state.view) {
+        case MainView::Stage:
+            draw_stage_view(state);
+            break;
+        case MainView::HeadsGrid:
+            draw_heads_grid(state);
+            break;
+        case MainView::Compare:
+            draw_compare_view(state);
+            break;
+    }
+    ImGui::EndChild();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,434 @@
+// The heatmap widget: layout (labels, titles, colour bar), zoom/pan interaction and the texture
+// cache. See heatmap_widget.hpp for the API; the pure maths is in heatmap_math.cpp.
+// GCC 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "app/panels/heatmap_widget.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <imgui.h>
+
+namespace attnviz::app {
+
+// ---------------------------------------------------------------------------------------------
+// Cache
+// ---------------------------------------------------------------------------------------------
+
+CachedMatrix& MatrixCache::get(const std::string& key, ValueKind kind,
+                               const std::function<std::shared_ptr<const Mat>()>& make) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+        CachedMatrix e;
+        e.M = make();
+        if (!e.M) e.M = std::make_shared<const Mat>(Mat::Zero(1, 1));
+        e.kind = kind;
+        e.range = color_range_for(kind, *e.M);
+        e.has_masked = (e.M->array() == -std::numeric_limits<float>::infinity()).any();
+        e.texture = std::make_unique<render::HeatmapTexture>();
+        // The one upload of this matrix: later frames only re-colour the window (render()).
+        e.uploaded = e.texture->set_matrix(*e.M);
+        it = entries_.emplace(key, std::move(e)).first;
+    }
+    it->second.last_used_frame = ImGui::GetCurrentContext() ? ImGui::GetFrameCount() : 0;
+    return it->second;
+}
+
+void MatrixCache::evict(int current_frame, int max_idle_frames) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        if (current_frame - it->second.last_used_frame > max_idle_frames) {
+            it = entries_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+MatrixCache& view_cache() {
+    static MatrixCache cache;
+    return cache;
+}
+
+const CachedMatrix& cached_stage(const Trace& trace, std::uint64_t generation, int stage_index,
+                                 bool transposed, int max_side) {
+    const Stage& stage = trace.stages.at(std::size_t(stage_index));
+    const std::string key = "stage:" + std::to_string(generation) + ":" + std::to_string(stage_index) +
+                            (transposed ? ":T" : "") + ":" + std::to_string(max_side);
+    return view_cache().get(key, stage.kind, [&]() -> std::shared_ptr<const Mat> {
+        // Stored stages are shared without a copy; derived ones (scaled, masked) are computed once.
+        std::shared_ptr<const Mat> M = stage.data ? stage.data : std::make_shared<const Mat>(stage.matrix());
+        if (transposed) M = std::make_shared<const Mat>(M->transpose());
+        if (max_side > 0 && (M->rows() > max_side || M->cols() > max_side)) {
+            M = std::make_shared<const Mat>(downsample_max_abs(*M, max_side));
+        }
+        return M;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing helpers
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+ImU32 to_u32(Rgb8 c, int alpha = 255) {
+    return IM_COL32(c.r, c.g, c.b, alpha);
+}
+
+// Truncates `s` (UTF-8) to fit `max_w` pixels, ending with "…" when cut.
+std::string fit_text(const std::string& s, float max_w) {
+    if (ImGui::CalcTextSize(s.c_str()).x <= max_w) return s;
+    const char* ell = "\u2026";
+    const float ell_w = ImGui::CalcTextSize(ell).x;
+    std::size_t cut = s.size();
+    while (cut > 0) {
+        do {
+            --cut;
+        } while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80);  // stay on a code point
+        if (ImGui::CalcTextSize(s.c_str(), s.c_str() + cut).x + ell_w <= max_w) break;
+    }
+    return s.substr(0, cut) + ell;
+}
+
+std::string axis_label(const Axis* axis, int i) {
+    if (!axis) return std::to_string(i);
+    return axis->label(i);
+}
+
+std::string axis_title(const Axis* axis) {
+    if (!axis) return {};
+    return axis->name;
+}
+
+// Widest label of an axis (sampled for long axes so this stays cheap every frame).
+float max_label_width(const Axis* axis, int count) {
+    if (count <= 0) return 0;
+    const int step = std::max(1, count / 256);
+    float w = 0;
+    for (int i = 0; i < count; i += step) w = std::max(w, ImGui::CalcTextSize(axis_label(axis, i).c_str()).x);
+    return w;
+}
+
+// Light and dark colours of the hatch that marks masked cells (from the CPU colour map, so the
+// legend matches the shader and the exported figures).
+void hatch_colors(ImU32* light, ImU32* dark) {
+    Rgb8 lo{255, 255, 255}, hi{0, 0, 0};
+    int lo_l = 1 << 30, hi_l = -1;
+    for (int x = 0; x < 8; ++x) {
+        const Rgb8 c = masked_rgb(x, 0);
+        const int l = int(c.r) + c.g + c.b;
+        if (l < lo_l) lo_l = l, lo = c;
+        if (l > hi_l) hi_l = l, hi = c;
+    }
+    *light = to_u32(hi);
+    *dark = to_u32(lo);
+}
+
+void draw_hatch(ImDrawList* dl, ImVec2 a, ImVec2 b) {
+    ImU32 light, dark;
+    hatch_colors(&light, &dark);
+    dl->AddRectFilled(a, b, light);
+    dl->PushClipRect(a, b, true);
+    const float h = b.y - a.y;
+    for (float x = a.x - h; x < b.x; x += 8.0f) dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), dark, 3.0f);
+    dl->PopClipRect();
+}
+
+}  // namespace
+
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text) {
+    // Lay the glyphs out horizontally starting at pos, then rotate their vertices 90°
+    // counter-clockwise about pos. RenderText with a huge clip rectangle keeps every glyph (the
+    // usual culling would test the unrotated positions); the draw command keeps the current clip.
+    const int start = dl->VtxBuffer.Size;
+    ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), pos, color, ImVec4(-1e6f, -1e6f, 1e6f, 1e6f),
+                                 text.c_str(), text.c_str() + text.size());
+    for (int i = start; i < dl->VtxBuffer.Size; ++i) {
+        const ImVec2 p = dl->VtxBuffer[i].pos;
+        const float dx = p.x - pos.x, dy = p.y - pos.y;
+        dl->VtxBuffer[i].pos = ImVec2(pos.x + dy, pos.y - dx);
+    }
+}
+
+void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float line = ImGui::GetTextLineHeight();
+    const float bar_w = std::min(16.0f, w * 0.3f);
+    const float legend_h = show_masked ? line * 1.6f : 0.0f;
+    const float bar_h = std::max(20.0f, h - legend_h - line);
+    const float top = p.y + line * 0.5f;  // room for the top tick's text
+    const int segments = 48;
+    for (int s = 0; s < segments; ++s) {
+        // s = 0 at the top (hi) ... segments-1 at the bottom (lo).
+        const float t0 = 1.0f - float(s) / segments, t1 = 1.0f - float(s + 1) / segments;
+        const ImU32 c0 = to_u32(colormap_rgb(range.map, t0)), c1 = to_u32(colormap_rgb(range.map, t1));
+        const float y0 = top + bar_h * float(s) / segments, y1 = top + bar_h * float(s + 1) / segments;
+        dl->AddRectFilledMultiColor(ImVec2(p.x, y0), ImVec2(p.x + bar_w, y1 + 0.5f), c0, c0, c1, c1);
+    }
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    dl->AddRect(ImVec2(p.x, top), ImVec2(p.x + bar_w, top + bar_h), ImGui::GetColorU32(ImGuiCol_Border));
+    const float ticks[3] = {range.hi, 0.5f * (range.lo + range.hi), range.lo};
+    for (int k = 0; k < 3; ++k) {
+        const float y = top + bar_h * 0.5f * float(k);
+        dl->AddLine(ImVec2(p.x + bar_w, y), ImVec2(p.x + bar_w + 4, y), text_col);
+        dl->AddText(ImVec2(p.x + bar_w + 6, y - line * 0.5f), text_col, format_value(ticks[k]).c_str());
+    }
+    if (show_masked) {
+        const float y = top + bar_h + line * 0.6f;
+        draw_hatch(dl, ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line));
+        dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line), ImGui::GetColorU32(ImGuiCol_Border));
+        dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, "masked (\u2212\u221e)");
+    }
+    ImGui::Dummy(ImVec2(w, h));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The widget
+// ---------------------------------------------------------------------------------------------
+
+HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const HeatmapInput& input,
+                             const HeatmapOptions& opt) {
+    HeatmapResult result;
+    if (!input.matrix || !input.matrix->M) return result;
+    const CachedMatrix& cm = *input.matrix;
+    const Mat& M = *cm.M;  // rows x cols
+    const ColorRange& range = input.range ? *input.range : cm.range;
+    const int rows = int(M.rows()), cols = int(M.cols());
+    const Axis* row_axis = input.transposed_axes ? input.col_axis : input.row_axis;
+    const Axis* col_axis = input.transposed_axes ? input.row_axis : input.col_axis;
+    // A downsampled thumbnail has fewer cells than its axes: labels would be wrong, so hide them.
+    const bool labels_match = (!row_axis || row_axis->size == rows) && (!col_axis || col_axis->size == cols);
+
+    if (view.rows != rows || view.cols != cols) {
+        view.rows = rows;
+        view.cols = cols;
+        view.window = full_view(rows, cols);
+    }
+    view.window = clamp_view(view.window, rows, cols);
+
+    ImGui::PushID(id);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float line = ImGui::GetTextLineHeight();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 region(opt.width > 0 ? opt.width : avail.x, opt.height > 0 ? opt.height : avail.y);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+
+    const bool labels = opt.labels && labels_match;
+    const float win_w = view.window.x1 - view.window.x0, win_h = view.window.y1 - view.window.y0;
+
+    // --- margins ---------------------------------------------------------------------------
+    const float title_h = opt.title ? line + style.ItemSpacing.y : 0.0f;
+    const float row_title_w = (opt.axis_titles && row_axis) ? line + 4 : 0.0f;
+    const float col_title_h = (opt.axis_titles && col_axis) ? line + 4 : 0.0f;
+    const float row_label_w = labels ? std::min(max_label_width(row_axis, rows) + 8, 120.0f) : 0.0f;
+    const float colorbar_w =
+        opt.colorbar ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 30) : 0;
+    const float max_col_label = labels ? max_label_width(col_axis, cols) : 0.0f;
+
+    // First pass with one line of horizontal column labels; if they do not fit their cells, the
+    // labels are turned vertical and the top margin grows.
+    float col_label_h = labels ? line + 4 : 0.0f;
+    auto image_area = [&](float top_margin) {
+        return ImVec2(std::max(1.0f, region.x - row_title_w - row_label_w - colorbar_w - 8),
+                      std::max(1.0f, region.y - title_h - top_margin - 4));
+    };
+    ImVec2 area = image_area(col_title_h + col_label_h);
+    ImageSize img = fit_image(area.x, area.y, win_w, win_h, opt.min_fill);
+    bool vertical_cols = false;
+    if (labels && img.w / win_w < max_col_label + 6) {
+        vertical_cols = true;
+        col_label_h = std::min(max_col_label, 90.0f) + 8;
+        area = image_area(col_title_h + col_label_h);
+        img = fit_image(area.x, area.y, win_w, win_h, opt.min_fill);
+    }
+    img.w = std::max(1.0f, std::floor(img.w));
+    img.h = std::max(1.0f, std::floor(img.h));
+
+    const float px_col = img.w / win_w, px_row = img.h / win_h;  // pixels per cell
+    const ImVec2 img_min(origin.x + row_title_w + row_label_w,
+                         origin.y + title_h + col_title_h + col_label_h);
+    const ImVec2 img_max(img_min.x + img.w, img_min.y + img.h);
+    result.img_x = img_min.x;
+    result.img_y = img_min.y;
+    result.img_w = img.w;
+    result.img_h = img.h;
+
+    // --- title -----------------------------------------------------------------------------
+    if (opt.title) {
+        const float tw = ImGui::CalcTextSize(opt.title).x;
+        dl->AddText(ImVec2(img_min.x + std::max(0.0f, (img.w - tw) * 0.5f), origin.y), text_col, opt.title);
+    }
+
+    // --- the image -------------------------------------------------------------------------
+    const ImVec2 fb_scale = ImGui::GetIO().DisplayFramebufferScale;
+    if (cm.uploaded && cm.texture) {
+        const unsigned tex =
+            cm.texture->render(range, view.window, std::max(1, int(std::lround(img.w * fb_scale.x))),
+                               std::max(1, int(std::lround(img.h * fb_scale.y))), opt.highlight);
+        dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex)), img_min, img_max);
+    } else {
+        dl->AddRectFilled(img_min, img_max, ImGui::GetColorU32(ImGuiCol_FrameBg));
+        dl->AddText(ImVec2(img_min.x + 6, img_min.y + 6), text_col,
+                    "This matrix is larger than the GPU's texture limit; export it as .npy instead.");
+    }
+    dl->AddRect(ImVec2(img_min.x - 1, img_min.y - 1), ImVec2(img_max.x + 1, img_max.y + 1),
+                ImGui::GetColorU32(ImGuiCol_Border));
+
+    // --- interaction on the image -----------------------------------------------------------
+    ImGui::SetCursorScreenPos(img_min);
+    ImGui::InvisibleButton("##cells", ImVec2(img.w, img.h));
+    const bool item_hovered = ImGui::IsItemHovered();
+    const ImGuiIO& io = ImGui::GetIO();
+    result.image_hovered = item_hovered;
+    if (item_hovered) {
+        result.hovered = cell_at_pixel(view.window, rows, cols, img_min.x, img_min.y, img.w, img.h,
+                                       io.MousePos.x, io.MousePos.y, &result.row, &result.col);
+        if (!result.hovered) result.row = result.col = -1;
+    }
+    if (opt.interactive) {
+        if (item_hovered && io.MouseWheel != 0.0f) {
+            float ax = 0, ay = 0;
+            pixel_to_cell(view.window, img_min.x, img_min.y, img.w, img.h, io.MousePos.x, io.MousePos.y, &ax,
+                          &ay);
+            view.window = zoom_view(view.window, rows, cols, std::pow(1.25f, io.MouseWheel), ax, ay);
+        }
+        if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+            ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeAll);
+            view.window =
+                pan_view(view.window, rows, cols, -io.MouseDelta.x / px_col, -io.MouseDelta.y / px_row);
+        }
+        if (item_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+            view.window = full_view(rows, cols);
+    }
+    if (ImGui::IsItemDeactivated() && result.hovered) {
+        const ImVec2 drag = ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0.0f);
+        if (drag.x * drag.x + drag.y * drag.y < 16.0f) result.clicked = true;  // a click, not a pan
+    }
+
+    const render::ViewWindow& w = view.window;
+    const int c_first = std::max(0, int(std::floor(w.x0))),
+              c_last = std::min(cols - 1, int(std::ceil(w.x1)) - 1);
+    const int r_first = std::max(0, int(std::floor(w.y0))),
+              r_last = std::min(rows - 1, int(std::ceil(w.y1)) - 1);
+    auto cell_x = [&](float c) { return img_min.x + (c - w.x0) * px_col; };
+    auto cell_y = [&](float r) { return img_min.y + (r - w.y0) * px_row; };
+
+    // --- numbers inside cells (never for masked cells) --------------------------------------
+    if (opt.numbers) {
+        const float need_w = ImGui::CalcTextSize("\u22120.000").x + 4;
+        if (px_col >= need_w && px_row >= line + 2 &&
+            (c_last - c_first + 1) * (r_last - r_first + 1) <= 4096) {
+            dl->PushClipRect(img_min, img_max, true);
+            for (int r = r_first; r <= r_last; ++r) {
+                for (int c = c_first; c <= c_last; ++c) {
+                    const float v = M(r, c);
+                    if (std::isinf(v) && v < 0) continue;  // masked: the hatch says it all
+                    const Rgb8 bg = value_rgb(range, v);
+                    const float lum = 0.2126f * bg.r + 0.7152f * bg.g + 0.0722f * bg.b;
+                    const ImU32 ink = lum > 140 ? IM_COL32(20, 20, 20, 255) : IM_COL32(245, 245, 245, 255);
+                    const std::string s = format_value(v);
+                    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+                    dl->AddText(ImVec2(cell_x(c + 0.5f) - ts.x * 0.5f, cell_y(r + 0.5f) - ts.y * 0.5f), ink,
+                                s.c_str());
+                }
+            }
+            dl->PopClipRect();
+        }
+    }
+
+    // --- hovered cell outline ---------------------------------------------------------------
+    if (result.hovered) {
+        const ImVec2 a(cell_x(float(result.col)), cell_y(float(result.row)));
+        const ImVec2 b(cell_x(float(result.col + 1)), cell_y(float(result.row + 1)));
+        dl->PushClipRect(img_min, img_max, true);
+        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, 3.0f);
+        dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+        dl->PopClipRect();
+    }
+
+    // --- labels ----------------------------------------------------------------------------
+    const ImU32 hot_col = ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered);
+    if (labels) {
+        // Row labels, right-aligned against the image; every k-th when rows are small.
+        const int rs = label_stride(px_row, line);
+        const ImVec2 clip_a(origin.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
+        dl->PushClipRect(clip_a, clip_b, true);
+        for (int r = (r_first / rs) * rs; r <= r_last; r += rs) {
+            if (r < r_first) continue;
+            const std::string s = fit_text(axis_label(row_axis, r), row_label_w - 8);
+            const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+            const bool hot = r == result.row || r == opt.highlight.row;
+            dl->AddText(ImVec2(img_min.x - 6 - ts.x, cell_y(r + 0.5f) - ts.y * 0.5f),
+                        hot ? hot_col : text_col, s.c_str());
+        }
+        dl->PopClipRect();
+
+        // Column labels above the image.
+        const int cs = vertical_cols ? label_stride(px_col, line) : 1;
+        const ImVec2 top_a(img_min.x - line, img_min.y - col_label_h), top_b(img_max.x + line, img_min.y);
+        dl->PushClipRect(top_a, top_b, true);
+        for (int c = (c_first / cs) * cs; c <= c_last; c += cs) {
+            if (c < c_first) continue;
+            const bool hot = c == result.col || c == opt.highlight.col;
+            const ImU32 col = hot ? hot_col : text_col;
+            if (vertical_cols) {
+                const std::string s = fit_text(axis_label(col_axis, c), col_label_h - 8);
+                add_text_vertical(dl, ImVec2(cell_x(c + 0.5f) - line * 0.5f, img_min.y - 4), col, s);
+            } else {
+                const std::string s = axis_label(col_axis, c);
+                const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+                dl->AddText(ImVec2(cell_x(c + 0.5f) - ts.x * 0.5f, img_min.y - 2 - ts.y), col, s.c_str());
+            }
+        }
+        dl->PopClipRect();
+
+        // Clicking a row label reports that row (pinning works in every mode, even mask editing).
+        ImGui::SetCursorScreenPos(ImVec2(img_min.x - row_label_w, img_min.y));
+        ImGui::InvisibleButton("##rowlabels", ImVec2(std::max(1.0f, row_label_w), img.h));
+        if (ImGui::IsItemHovered()) {
+            int r = -1, c = -1;
+            if (cell_at_pixel(view.window, rows, cols, img_min.x, img_min.y, img.w, img.h, img_min.x + 1,
+                              io.MousePos.y, &r, &c)) {
+                ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+                if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) result.row_label_clicked = r;
+                ImGui::SetTooltip("%s %d: %s — click to pin this row",
+                                  row_axis ? row_axis->name.c_str() : "row", r,
+                                  axis_label(row_axis, r).c_str());
+            }
+        }
+    }
+
+    // --- axis titles -----------------------------------------------------------------------
+    if (opt.axis_titles && col_axis) {
+        std::string t = axis_title(col_axis) + "  (" + std::to_string(cols) + ")";
+        if (!is_full_view(view.window, rows, cols)) t += "   zoomed — double-click to reset";
+        const float tw = ImGui::CalcTextSize(t.c_str()).x;
+        dl->AddText(ImVec2(img_min.x + std::max(0.0f, (img.w - tw) * 0.5f), origin.y + title_h), dim_col,
+                    t.c_str());
+    }
+    if (opt.axis_titles && row_axis) {
+        const std::string t = axis_title(row_axis) + "  (" + std::to_string(rows) + ")";
+        const float tw = ImGui::CalcTextSize(t.c_str()).x;
+        add_text_vertical(dl, ImVec2(origin.x, img_min.y + std::min(img.h, (img.h + tw) * 0.5f)), dim_col, t);
+    }
+
+    // --- colour bar ------------------------------------------------------------------------
+    if (opt.colorbar) {
+        ImGui::SetCursorScreenPos(ImVec2(img_max.x + 12, img_min.y));
+        draw_colorbar(range, colorbar_w - 12, std::min(img.h, std::max(120.0f, img.h)), cm.has_masked);
+    }
+
+    // Reserve the whole region so the caller's layout continues below it.
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(region.x, title_h + col_title_h + col_label_h + img.h + 4));
+    ImGui::PopID();
+    return result;
+}
+
+}  // namespace attnviz::app
