@@ -19,6 +19,8 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kPi = 3.14159265358979323846;
+// exp(x) for x below this is smaller than float's smallest normal number (≈ 1.18e-38).
+constexpr float kExpUnderflow = -87.3f;
 
 // splitmix64's output function: scrambles a 64-bit value so that nearby seeds give unrelated streams.
 std::uint64_t mix64(std::uint64_t z) {
@@ -313,7 +315,8 @@ Mat kernel_scores(const Mat& Q, const Mat& K, Scoring kernel, double bandwidth) 
     Mat S(U2.rows(), U2.cols());  // n x m
     switch (kernel) {
         case Scoring::Gaussian:
-            S.array() = (-0.5f * U2.array()).exp();
+            // Flushed to exactly 0 below float's normal range, identically on every CPU.
+            S.array() = (-0.5f * U2.array() < kExpUnderflow).select(0.0f, (-0.5f * U2.array()).exp());
             break;
         case Scoring::Boxcar:
             S.array() = (U2.array() <= 1.0f).cast<float>();
@@ -350,8 +353,12 @@ Mat softmax_rows(const Mat& S, double temperature) {
             a = (s == mx).cast<float>();
         } else {
             // softmax(s/T) = exp((s − max)/T) / Σ exp((s − max)/T): every exponent ≤ 0, so no
-            // overflow however small T or large s; −∞ entries give exp(−∞) = 0 exactly.
-            a = ((s - mx) * inv_T).exp();
+            // overflow however small T or large s. Below −87 exp is under float's smallest normal
+            // number and invisible next to the max's exp(0) = 1; Eigen's vectorised exp returns a
+            // tiny denormal there (even for −∞) on some CPUs, so those -- including every masked
+            // −∞ -- are set to exactly 0.
+            a = ((s - mx) * inv_T);
+            a = (a < kExpUnderflow).select(0.0f, a.exp());
         }
         const float sum = a.sum();  // ≥ 1: the max entry contributes exp(0) = 1
         a *= 1.0f / sum;
