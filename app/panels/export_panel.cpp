@@ -40,7 +40,7 @@ void export_current_png(AppState& state) {
 }
 
 void draw_export_panel(AppState& state) {
-    ImGui::TextUnformatted("Export");
+    ImGui::TextUnformatted("Folder");
     ImGui::SameLine();
     help_marker(
         "Saves what the main view shows.\n"
@@ -75,6 +75,12 @@ void draw_export_panel(AppState& state) {
     ImGui::SameLine();
     if (ImGui::Button(".npy", ImVec2(bw, 0))) run_export(state, ExportKind::Npy);
     ImGui::EndDisabled();
+
+    if (!state.last_export_path.empty()) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("last: %s", state.last_export_path.c_str());
+        ImGui::PopTextWrapPos();
+    }
 }
 
 void shutdown_views() {

@@ -17,10 +17,7 @@
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/panels/views_internal.hpp"
-#if __has_include("core/explain.hpp")
 #include "core/explain.hpp"
-#define ATTNVIZ_HAVE_EXPLAIN 1
-#endif
 
 namespace attnviz::app {
 
@@ -96,11 +93,7 @@ const std::vector<std::string>& explain_cached(const AppState& state, int stage_
         ci = i;
         cj = j;
         try {
-#ifdef ATTNVIZ_HAVE_EXPLAIN
             lines = explain_cell(*state.trace, stage_index, i, j);
-#else
-            lines.clear();
-#endif
         } catch (const std::exception& e) {
             lines = {std::string("(no derivation: ") + e.what() + ")"};
         }
