@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <list>
+#include <mutex>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -238,6 +240,80 @@ Axis single_axis(const std::string& name) {
     return a;
 }
 
+// Random weights depend only on (seed, head, slot, shape), and drawing millions of Box–Muller
+// normals costs more than the matrix products that use them (≈ 50 ms at d_model = 768, h = 12).
+// The app recomputes the trace for every slider move with the same weights, so keep recently used
+// weight matrices (up to kWeightCacheBytes) and share them between traces; they are immutable.
+constexpr double kWeightCacheBytes = 256.0 * 1024.0 * 1024.0;
+
+MatPtr cached_random_normal(int rows, int cols, double stddev, std::uint64_t seed) {
+    struct Entry {
+        int rows, cols;
+        double stddev;
+        std::uint64_t seed;
+        MatPtr M;
+    };
+    static std::mutex mutex;
+    static std::list<Entry> lru;  // most recently used first
+    static double bytes = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (auto it = lru.begin(); it != lru.end(); ++it) {
+            if (it->rows == rows && it->cols == cols && it->stddev == stddev && it->seed == seed) {
+                lru.splice(lru.begin(), lru, it);
+                return lru.front().M;
+            }
+        }
+    }
+    MatPtr M =
+        std::make_shared<const Mat>(random_normal(rows, cols, stddev, seed));  // drawn outside the lock
+    std::lock_guard<std::mutex> lock(mutex);
+    lru.push_front(Entry{rows, cols, stddev, seed, M});
+    bytes += double(M->size()) * sizeof(float);
+    while (bytes > kWeightCacheBytes && lru.size() > 1) {
+        bytes -= double(lru.back().M->size()) * sizeof(float);
+        lru.pop_back();
+    }
+    return M;
+}
+
+// weights = softmax((S·scale + B, −∞ where hidden) / T) row by row, in one pass over S without
+// materialising the n×m `masked` matrix (the trace derives it lazily for display). Same rules as
+// softmax_rows(): the row max is subtracted before exp, hidden keys get exactly 0, a row with every
+// key hidden is all zeros. Also returns each row's entropy without a log per cell:
+//   a_j = e_j / Z with e_j = exp((x_j − max)/T)  ⇒  H = −Σ a_j ln a_j = ln Z − Σ a_j (x_j − max)/T.
+void fused_softmax(const Mat& S, float scale, double alibi_slope_or_0, const BoolMat* allowed, double T,
+                   Mat& A, Vec& H) {
+    const Eigen::Index n = S.rows(), m = S.cols();
+    A.resize(n, m);  // n x m
+    H.resize(n);     // n
+    const float inv_T = float(1.0 / T);
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    Eigen::ArrayXf x(m);  // one row of `masked`
+    for (Eigen::Index i = 0; i < n; ++i) {
+        x = S.row(i).transpose().array() * scale;
+        if (alibi_slope_or_0 != 0.0)
+            for (Eigen::Index j = 0; j < m; ++j) x(j) -= float(alibi_slope_or_0 * std::abs(double(i - j)));
+        if (allowed)
+            for (Eigen::Index j = 0; j < m; ++j)
+                if (!(*allowed)(i, j)) x(j) = neg_inf;
+        const float mx = m > 0 ? x.maxCoeff() : neg_inf;
+        auto a = A.row(i).array();
+        if (mx == neg_inf) {
+            a.setZero();
+            H(i) = 0;
+            continue;
+        }
+        x = (x - mx) * inv_T;  // ≤ 0, −∞ for hidden keys
+        a = x.exp().transpose();
+        const float Z = a.sum();  // ≥ 1: the max contributes exp(0)
+        a *= 1.0f / Z;
+        // Σ a_j (x_j − max)/T over visible keys (hidden ones have a_j = 0 and x_j = −∞: skip them).
+        const float ax = (a.transpose() > 0.0f).select(a.transpose() * x, 0.0f).sum();
+        H(i) = std::log(Z) - ax;
+    }
+}
+
 // Everything one head computes. Heads run in parallel and only write their own HeadResult.
 struct HeadResult {
     MatPtr W_Q, W_K, W_V;                 // d_model x d_k, d_model x d_k, d_model x d_v
@@ -375,17 +451,26 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             R.W_K = std::make_shared<const Mat>(std::move(ph.W_K));
             R.preset_text = std::move(ph.explanation);
         } else {
-            R.W_Q = std::make_shared<const Mat>(
-                random_normal(d, d_k, sd, weight_seed(cfg.seed, hd, WeightSlot::W_Q)));
-            R.W_K = std::make_shared<const Mat>(
-                random_normal(d, d_k, sd, weight_seed(cfg.seed, hd, WeightSlot::W_K)));
+            R.W_Q = cached_random_normal(d, d_k, sd, weight_seed(cfg.seed, hd, WeightSlot::W_Q));
+            R.W_K = cached_random_normal(d, d_k, sd, weight_seed(cfg.seed, hd, WeightSlot::W_K));
         }
-        R.W_V = std::make_shared<const Mat>(
-            random_normal(d, d_v, sd, weight_seed(cfg.seed, hd, WeightSlot::W_V)));
-        R.Q = std::make_shared<const Mat>(*Xn * *R.W_Q);  // n x d_k
-        R.K = std::make_shared<const Mat>(*Yn * *R.W_K);  // m x d_k
-        R.V = std::make_shared<const Mat>(*Yn * *R.W_V);  // m x d_v
-        MatPtr Qs = R.Q, Ks = R.K;                        // what the scores read
+        R.W_V = cached_random_normal(d, d_v, sd, weight_seed(cfg.seed, hd, WeightSlot::W_V));
+        if (Xn == Yn) {
+            // Self-attention: one wider product X·[W_Q | W_K | W_V] keeps the GEMM kernel busier
+            // than three thin ones (d_k columns each).
+            Mat W_cat(d, 2 * d_k + d_v);  // d_model x (2d_k + d_v)
+            W_cat << *R.W_Q, *R.W_K, *R.W_V;
+            Mat QKV(n, 2 * d_k + d_v);  // n x (2d_k + d_v)
+            QKV.noalias() = *Xn * W_cat;
+            R.Q = std::make_shared<const Mat>(QKV.leftCols(d_k));         // n x d_k
+            R.K = std::make_shared<const Mat>(QKV.middleCols(d_k, d_k));  // n x d_k
+            R.V = std::make_shared<const Mat>(QKV.rightCols(d_v));        // n x d_v
+        } else {
+            R.Q = std::make_shared<const Mat>(*Xn * *R.W_Q);  // n x d_k
+            R.K = std::make_shared<const Mat>(*Yn * *R.W_K);  // m x d_k
+            R.V = std::make_shared<const Mat>(*Yn * *R.W_V);  // m x d_v
+        }
+        MatPtr Qs = R.Q, Ks = R.K;  // what the scores read
         if (rope) {
             R.Q_rot = std::make_shared<const Mat>(rope_rotate(*R.Q, cfg.pe_base));
             R.K_rot = std::make_shared<const Mat>(rope_rotate(*R.K, cfg.pe_base));
@@ -416,12 +501,11 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             if (kernel) {
                 R.A = std::make_shared<const Mat>(normalize_rows(*R.S, allowed ? *allowed : BoolMat()));
             } else {
-                // masked = S·scale (+ B) with −∞ where hidden; built once here, re-derived on demand
-                // for display so that it costs no memory in the trace.
-                Mat M = *R.S * float(score_scale(cfg.scoring, d_k));  // n x m
-                if (alibi) M += alibi_bias(n, m, alibi_slope(hd, h));
-                if (allowed) M = apply_mask(M, *allowed);
-                R.A = std::make_shared<const Mat>(softmax_rows(M, cfg.temperature));
+                // masked = S·scale (+ B) with −∞ where hidden is never stored: fused into one pass.
+                auto A = std::make_shared<Mat>();
+                fused_softmax(*R.S, float(score_scale(cfg.scoring, d_k)), alibi ? alibi_slope(hd, h) : 0.0,
+                              allowed.get(), cfg.temperature, *A, R.entropy);
+                R.A = std::move(A);
             }
             R.out = std::make_shared<const Mat>(*R.A * *R.V);  // n x d_v
         } else {
@@ -448,7 +532,7 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             R.KV = std::make_shared<const Mat>(std::move(la.KV));
             R.normalizer = std::make_shared<const Mat>(std::move(la.normalizer));
         }
-        if (R.A) R.entropy = row_entropy(*R.A);
+        if (R.A && R.entropy.size() == 0) R.entropy = row_entropy(*R.A);
     };
     parallel_for(h, threads, run_head, options.cancel);
     poll();
@@ -456,8 +540,8 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
     // --- concat, W_O, output (row blocks in parallel) ------------------------------------------
     auto concat = std::make_shared<Mat>(n, h * d_v);  // n x (h·d_v)
     for (int hd = 0; hd < h; ++hd) concat->middleCols(hd * d_v, d_v) = *heads[std::size_t(hd)].out;
-    auto W_O = std::make_shared<const Mat>(random_normal(h * d_v, d, 1.0 / std::sqrt(double(h * d_v)),
-                                                         weight_seed(cfg.seed, 0, WeightSlot::W_O)));
+    MatPtr W_O = cached_random_normal(h * d_v, d, 1.0 / std::sqrt(double(h * d_v)),
+                                      weight_seed(cfg.seed, 0, WeightSlot::W_O));
     auto output = std::make_shared<Mat>(n, d);  // n x d_model
     {
         const int blocks = n >= 256 ? threads : 1;

@@ -151,6 +151,22 @@ TEST(Trace, ScaledIsScoresOverSqrtDkAndDotIsUnscaled) {
     EXPECT_MATRIX_NEAR(t.get("weights", 1)->matrix(), softmax_rows(t.get("masked", 1)->matrix(), 0.5), 1e-6);
 }
 
+TEST(Trace, FusedSoftmaxMatchesOpsAndEntropy) {
+    for (Positional p : {Positional::Sinusoidal, Positional::Alibi}) {
+        Config c;
+        c.positional = p;
+        c.mask = MaskKind::Causal;
+        c.temperature = 0.8;
+        c.custom_mask.set_blocked(0, 0, true);
+        const Trace t = compute_trace(c);
+        for (int h = 0; h < t.heads; ++h) {
+            const Mat A = t.get("weights", h)->matrix();
+            EXPECT_MATRIX_NEAR(A, softmax_rows(t.get("masked", h)->matrix(), 0.8), 1e-5);
+            EXPECT_MATRIX_NEAR(t.row_entropy[std::size_t(h)], row_entropy(A), 1e-4);
+        }
+    }
+}
+
 TEST(Trace, DefaultSoftmaxIsNotSaturated) {
     const Trace t = compute_trace(Config());
     double mean_max = 0;
