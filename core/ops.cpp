@@ -243,8 +243,12 @@ Mat apply_mask(const Mat& S, const BoolMat& allowed) {
     require(allowed.rows() == S.rows() && allowed.cols() == S.cols(),
             "apply_mask: mask is " + std::to_string(allowed.rows()) + "×" + std::to_string(allowed.cols()) +
                 " but the scores are " + shape(S));
-    Mat masked(S.rows(), S.cols());  // n x m
-    masked.array() = allowed.select(S.array(), kNegInf);
+    Mat masked(S.rows(), S.cols());      // n x m
+    const Eigen::Index size = S.size();  // both row-major: one flat loop (vectorises; select() does not)
+    const float* sp = S.data();
+    const bool* bp = allowed.data();
+    float* mp = masked.data();
+    for (Eigen::Index k = 0; k < size; ++k) mp[k] = bp[k] ? sp[k] : kNegInf;
     return masked;
 }
 
@@ -295,35 +299,40 @@ Mat kernel_scores(const Mat& Q, const Mat& K, Scoring kernel, double bandwidth) 
         throw ConfigError("bandwidth must be a finite number > 0");
     }
     // ‖q − k‖² = ‖q‖² + ‖k‖² − 2 q·k: one matrix product instead of n·m difference vectors.
-    const Vec q2 = Q.rowwise().squaredNorm();  // n
-    const Vec k2 = K.rowwise().squaredNorm();  // m
-    Mat D2 = -2.0f * (Q * K.transpose());      // n x m
-    D2.colwise() += q2;
-    D2.rowwise() += k2.transpose();
-    // The shortcut cancels catastrophically when q ≈ k (a large |q|² + |k|² minus almost the same
-    // 2q·k), and √ of that rounding error is visible in Epanechnikov's 1 − u. Those few near-matches
-    // are recomputed directly as Σ (q − k)².
-    for (Eigen::Index i = 0; i < D2.rows(); ++i) {
-        for (Eigen::Index j = 0; j < D2.cols(); ++j) {
-            if (D2(i, j) < 1e-2f * (q2(i) + k2(j))) D2(i, j) = (Q.row(i) - K.row(j)).squaredNorm();
-        }
-    }
-    // Rounding can make a true 0 slightly negative; a squared distance never is.
+    const Eigen::ArrayXf q2 = Q.rowwise().squaredNorm().array();  // n
+    const Eigen::ArrayXf k2 = K.rowwise().squaredNorm().array();  // m
+    Mat S = Q * K.transpose();                                    // n x m, q·k; becomes the kernel values
     const float inv_h2 = float(1.0 / (bandwidth * bandwidth));
-    Mat U2(D2.rows(), D2.cols());  // n x m, u² = ‖q − k‖² / h²
-    U2.array() = D2.array().max(0.0f) * inv_h2;
-    Mat S(U2.rows(), U2.cols());  // n x m
-    switch (kernel) {
-        case Scoring::Gaussian:
-            // Flushed to exactly 0 below float's normal range, identically on every CPU.
-            S.array() = (-0.5f * U2.array() < kExpUnderflow).select(0.0f, (-0.5f * U2.array()).exp());
-            break;
-        case Scoring::Boxcar:
-            S.array() = (U2.array() <= 1.0f).cast<float>();
-            break;
-        default:
-            S.array() = (1.0f - U2.array().sqrt()).max(0.0f);
-            break;  // Epanechnikov
+    Eigen::ArrayXf d2(K.rows());  // m: ‖q_i − k_j‖² for one query (reused, so no n×m temporaries)
+    for (Eigen::Index i = 0; i < S.rows(); ++i) {
+        auto s = S.row(i).array();
+        d2 = q2(i) + k2 - 2.0f * s.transpose();
+        // The shortcut cancels catastrophically when q ≈ k (a large |q|² + |k|² minus almost the
+        // same 2q·k), and √ of that rounding error is visible in Epanechnikov's 1 − u. Those few
+        // near-matches are recomputed directly as Σ (q − k)².
+        if ((d2 < 1e-2f * (q2(i) + k2)).any()) {
+            for (Eigen::Index j = 0; j < d2.size(); ++j) {
+                if (d2(j) < 1e-2f * (q2(i) + k2(j))) d2(j) = (Q.row(i) - K.row(j)).squaredNorm();
+            }
+        }
+        // u² = ‖q − k‖² / h². Rounding can make a true 0 slightly negative; a squared distance never is.
+        d2 = d2.max(0.0f) * inv_h2;
+        switch (kernel) {
+            case Scoring::Gaussian:
+                // Flushed to exactly 0 below float's normal range, identically on every CPU.
+                d2 *= -0.5f;
+                s = d2.exp().transpose();
+                for (Eigen::Index j = 0; j < d2.size(); ++j) {
+                    if (d2(j) < kExpUnderflow) s(j) = 0.0f;
+                }
+                break;
+            case Scoring::Boxcar:
+                for (Eigen::Index j = 0; j < d2.size(); ++j) s(j) = d2(j) <= 1.0f ? 1.0f : 0.0f;
+                break;
+            default:  // Epanechnikov
+                s = (1.0f - d2.sqrt()).max(0.0f).transpose();
+                break;
+        }
     }
     return S;
 }
@@ -357,8 +366,14 @@ Mat softmax_rows(const Mat& S, double temperature) {
             // number and invisible next to the max's exp(0) = 1; Eigen's vectorised exp returns a
             // tiny denormal there (even for −∞) on some CPUs, so those -- including every masked
             // −∞ -- are set to exactly 0.
-            a = ((s - mx) * inv_T);
-            a = (a < kExpUnderflow).select(0.0f, a.exp());
+            // (Plain loops around Eigen's vectorised exp: Eigen 3.4's select() is not vectorised
+            // and made this 5× slower.)
+            const float* sp = S.row(i).data();
+            float* ap = A.row(i).data();
+            const Eigen::Index m = S.cols();
+            for (Eigen::Index j = 0; j < m; ++j) ap[j] = (sp[j] - mx) * inv_T;
+            a = a.exp();
+            for (Eigen::Index j = 0; j < m; ++j) ap[j] = (sp[j] - mx) * inv_T < kExpUnderflow ? 0.0f : ap[j];
         }
         const float sum = a.sum();  // ≥ 1: the max entry contributes exp(0) = 1
         a *= 1.0f / sum;
@@ -366,21 +381,35 @@ Mat softmax_rows(const Mat& S, double temperature) {
     return A;
 }
 
+namespace {
+
+// A ← rows of (A where allowed, else 0) divided by their sums; in place, so the caller's n×m
+// matrix is the only one (a fresh 4096×4096 matrix costs as much in page faults as the math).
+void normalize_rows_in_place(Mat& A, const BoolMat& allowed, const char* who) {
+    const bool masked = allowed.size() != 0;
+    require(!masked || (allowed.rows() == A.rows() && allowed.cols() == A.cols()),
+            std::string(who) + ": mask is " + std::to_string(allowed.rows()) + "×" +
+                std::to_string(allowed.cols()) + " but the weights are " + shape(A));
+    for (Eigen::Index i = 0; i < A.rows(); ++i) {
+        auto a = A.row(i).array();
+        if (masked) {
+            float* ap = A.row(i).data();
+            const bool* bp = allowed.data() + i * allowed.cols();
+            for (Eigen::Index j = 0; j < A.cols(); ++j) ap[j] = bp[j] ? ap[j] : 0.0f;
+        }
+        const float sum = a.sum();
+        if (sum > 0)
+            a *= 1.0f / sum;
+        else
+            a.setZero();
+    }
+}
+
+}  // namespace
+
 Mat normalize_rows(const Mat& W, const BoolMat& allowed) {
     Mat A = W;  // n x m
-    if (allowed.size() != 0) {
-        require(allowed.rows() == W.rows() && allowed.cols() == W.cols(),
-                "normalize_rows: mask is " + std::to_string(allowed.rows()) + "×" +
-                    std::to_string(allowed.cols()) + " but the weights are " + shape(W));
-        A.array() = allowed.select(W.array(), 0.0f);
-    }
-    for (Eigen::Index i = 0; i < A.rows(); ++i) {
-        const float sum = A.row(i).sum();
-        if (sum > 0)
-            A.row(i) *= 1.0f / sum;
-        else
-            A.row(i).setZero();
-    }
+    normalize_rows_in_place(A, allowed, "normalize_rows");
     return A;
 }
 
@@ -388,8 +417,9 @@ Vec row_entropy(const Mat& A) {
     Vec H(A.rows());  // n
     for (Eigen::Index i = 0; i < A.rows(); ++i) {
         const auto a = A.row(i).array();
-        // −Σ a ln a, with 0 ln 0 = 0 (the limit); summed in double for long rows.
-        const Eigen::ArrayXf terms = (a > 0.0f).select(a * a.max(1e-38f).log(), 0.0f).transpose();
+        // −Σ a ln a, with 0 ln 0 = 0 (the limit): a·ln(max(a, FLT_MIN)) is exactly 0 for a = 0 and
+        // needs no branch. Summed in double for long rows.
+        const Eigen::ArrayXf terms = (a * a.max(std::numeric_limits<float>::min()).log()).transpose();
         H(i) = float(-terms.cast<double>().sum());
     }
     return H;
@@ -420,7 +450,10 @@ Mat phi_map(const Mat& X, PhiKind phi, bool is_key, const std::vector<bool>& key
     switch (phi) {
         case PhiKind::Elu1:
             // elu(x) + 1 = x + 1 for x > 0, eˣ otherwise: positive everywhere.
-            P.array() = (X.array() > 0.0f).select(X.array() + 1.0f, X.array().exp());
+            P.array() = X.array().min(0.0f).exp();  // eˣ for x ≤ 0
+            for (Eigen::Index k = 0; k < P.size(); ++k) {
+                if (X.data()[k] > 0.0f) P.data()[k] = X.data()[k] + 1.0f;
+            }
             break;
         case PhiKind::Relu:
             P.array() = X.array().max(0.0f);
@@ -505,8 +538,9 @@ LinearAttention linear_attention(const Mat& Q, const Mat& K, const Mat& V, PhiKi
 Mat linear_attention_weights(const Mat& phi_Q, const Mat& phi_K, const BoolMat& allowed) {
     require(phi_Q.cols() == phi_K.cols(),
             "linear_attention_weights: φ(Q) is " + shape(phi_Q) + " but φ(K) is " + shape(phi_K));
-    const Mat Sim = phi_Q * phi_K.transpose();  // n x m, φ(q_i)·φ(k_j) ≥ 0
-    return normalize_rows(Sim, allowed);
+    Mat A = phi_Q * phi_K.transpose();  // n x m, φ(q_i)·φ(k_j) ≥ 0, then normalised in place
+    normalize_rows_in_place(A, allowed, "linear_attention_weights");
+    return A;
 }
 
 }  // namespace attnviz
