@@ -373,7 +373,11 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
     const bool alibi = cfg.positional == Positional::Alibi && !linear && !kernel;
     const bool pre_ln = cfg.layernorm == LayerNormMode::Pre;
     const bool post_ln = cfg.layernorm == LayerNormMode::Post;
-    const int threads = resolve_threads(options.threads);
+    // Starting threads costs ~50 µs; below a few million multiply-adds one thread is faster.
+    const double work =
+        double(cfg.heads) * (double(n) * m * cfg.resolved_d_k() +
+                             double(n + m) * cfg.d_model * (cfg.resolved_d_k() + cfg.resolved_d_v()));
+    const int threads = work < 4e6 ? 1 : resolve_threads(options.threads);
     const double nf = n, mf = m, df = d, dkf = d_k, dvf = d_v;
 
     const Axis q_ax = token_axis(Axis::Kind::QueryTokens, T.query_tokens);
