@@ -504,7 +504,9 @@ std::vector<ConfigIssue> validate(const Config& cfg) {
         add("max_tokens", "max_tokens = " + std::to_string(cfg.max_tokens) + " must be at least 1");
         texts_ok = false;
     }
-    auto count = [&](const std::string& key, const std::string& text, int& out,
+    // Same rule as tokenize_config(): `length` tiles the query text only; the source text of
+    // cross-attention is used as typed.
+    auto count = [&](const std::string& key, const std::string& text, bool tiled, int& out,
                      std::set<std::string>& distinct) {
         try {
             const std::vector<std::string> tokens = tokenize_strings(text);
@@ -513,30 +515,31 @@ std::vector<ConfigIssue> validate(const Config& cfg) {
                 texts_ok = false;
                 return;
             }
-            // `length` tiles the tokens cyclically, so the vocabulary does not grow with it.
+            // Tiling repeats tokens cyclically, so the vocabulary does not grow with it.
             distinct.insert(tokens.begin(), tokens.end());
-            out =
-                cfg.length > 0 ? cfg.length : int(std::min<std::size_t>(tokens.size(), std::size_t(1) << 30));
+            const int typed = int(std::min<std::size_t>(tokens.size(), std::size_t(1) << 30));
+            out = (tiled && cfg.length > 0) ? cfg.length : typed;
         } catch (const TextError& e) {
             add(key, key + ": " + e.what());
             texts_ok = false;
         }
     };
     std::set<std::string> distinct;
-    count("text", cfg.text, n, distinct);
+    count("text", cfg.text, true, n, distinct);
     m = n;
-    if (cfg.cross_attention()) count("source_text", cfg.source_text, m, distinct);
+    if (cfg.cross_attention()) count("source_text", cfg.source_text, false, m, distinct);
     vocab = int(distinct.size());
-    if (texts_ok) {
-        const char* how = cfg.length > 0 ? " tokens after tiling to length" : " tokens";
+    if (texts_ok && cfg.max_tokens >= 1) {
         if (n > cfg.max_tokens) {
-            add(cfg.length > 0 ? "length" : "text",
-                "text has " + std::to_string(n) + how + ", more than max_tokens = " +
-                    std::to_string(cfg.max_tokens) + "; use a shorter text or length, or raise max_tokens");
-        } else if (m > cfg.max_tokens) {
-            add(cfg.length > 0 ? "length" : "source_text",
-                "source_text has " + std::to_string(m) + how + ", more than max_tokens = " +
-                    std::to_string(cfg.max_tokens) + "; use a shorter text or length, or raise max_tokens");
+            const bool tiled = cfg.length > 0;
+            add(tiled ? "length" : "text",
+                "text has " + std::to_string(n) + (tiled ? " tokens after tiling to length" : " tokens") +
+                    ", more than max_tokens = " + std::to_string(cfg.max_tokens) + "; use a shorter " +
+                    (tiled ? "length" : "text") + ", or raise max_tokens");
+        }
+        if (m > cfg.max_tokens && cfg.cross_attention()) {
+            add("source_text", "source_text has " + std::to_string(m) + " tokens, more than max_tokens = " +
+                                   std::to_string(cfg.max_tokens) + "; shorten it, or raise max_tokens");
         }
     }
 
@@ -546,7 +549,22 @@ std::vector<ConfigIssue> validate(const Config& cfg) {
         if (bytes > kMaxTraceBytes) {
             const double pattern =
                 double(cfg.heads) * n * m * 4.0 * (cfg.attention == AttentionKind::Linear ? 1 : 2);
-            std::string what = "reduce length, heads or d_model";
+            // The longest query text that would fit with everything else unchanged (keys grow with
+            // it in self-attention).
+            auto fits = [&](int len) {
+                return estimate_trace_bytes(cfg, len, cfg.cross_attention() ? m : len, vocab) <=
+                       kMaxTraceBytes;
+            };
+            int lo = 0, hi = n;  // fits(lo) or lo == 0; !fits(hi)
+            while (hi - lo > 1) {
+                const int mid = lo + (hi - lo) / 2;
+                (fits(mid) ? lo : hi) = mid;
+            }
+            std::string what;
+            if (lo >= 1)
+                what = "use at most about " + std::to_string(lo) + " tokens (length), fewer heads";
+            else
+                what = "reduce d_model or heads";
             if (cfg.attention == AttentionKind::Softmax) what += ", or switch to linear attention";
             add(cfg.length > 0 ? "length" : "heads",
                 "this trace would need about " + format_bytes(bytes) + " (the " + std::to_string(cfg.heads) +

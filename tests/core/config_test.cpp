@@ -412,6 +412,38 @@ TEST(Validate, MemoryEstimateRejectsHugeTraces) {
     EXPECT_FALSE(validate(c).empty());
 }
 
+TEST(Validate, MemoryMessageSuggestsALengthThatFits) {
+    Config c;
+    c.length = 16000;  // 4 heads
+    const std::string msg = issue_for(c, "length");
+    const std::string key = "at most about ";
+    const std::size_t at = msg.find(key);
+    ASSERT_NE(at, std::string::npos) << msg;
+    const int suggested = std::stoi(msg.substr(at + key.size()));
+    EXPECT_LE(estimate_trace_bytes(c, suggested, suggested, 8), kMaxTraceBytes);
+    EXPECT_GT(estimate_trace_bytes(c, suggested + 1, suggested + 1, 8), kMaxTraceBytes);
+    // ≈ √(3 GiB / (4 heads · 4 bytes · 2)) ≈ 10034 tokens.
+    EXPECT_NEAR(suggested, 10034, 100);
+    c.length = suggested;
+    EXPECT_TRUE(validate(c).empty()) << issue_for(c, "length");
+}
+
+TEST(Validate, LengthTilesTheQueryTextOnly) {
+    // As tokenize_config() does: the source text of cross-attention is not tiled.
+    Config c;
+    c.source_text = "one two three";
+    c.length = 50;
+    c.max_tokens = 50;
+    EXPECT_TRUE(validate(c).empty());
+    c.max_tokens = 49;
+    EXPECT_FALSE(issue_for(c, "length").empty());
+    EXPECT_EQ(issue_for(c, "source_text"), "");
+    c.max_tokens = 2;
+    c.length = 0;
+    c.text = "a b";
+    EXPECT_TRUE(contains(issue_for(c, "source_text"), "3 tokens")) << issue_for(c, "source_text");
+}
+
 TEST(Validate, RequireValidJoinsAllIssues) {
     Config c;
     c.heads = 0;
