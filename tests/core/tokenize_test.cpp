@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,75 @@ TEST(Utf8, ErrorMessageIsOneReadableSentence) {
     } catch (const TextError& e) {
         EXPECT_EQ(std::string(e.what()).rfind("invalid UTF-8 at byte 7: ", 0), 0u) << e.what();
     }
+}
+
+// A tiny deterministic generator for the fuzz tests (the core's Rng lives in ops; keep this file
+// independent of it).
+struct Lcg {
+    std::uint64_t s;
+    std::uint32_t next() {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        return std::uint32_t(s >> 33);
+    }
+};
+
+TEST(Utf8, RandomBytesNeverCrashAndTokensPointIntoTheInput) {
+    Lcg rng{1};
+    int rejected = 0, accepted = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+        std::string text;
+        const int len = int(rng.next() % 24);
+        for (int k = 0; k < len; ++k) {
+            // Mostly ASCII and UTF-8 lead/continuation bytes, so both outcomes happen often.
+            const std::uint32_t r = rng.next() % 4;
+            text += char(r == 0 ? 0x20 + rng.next() % 0x5F : 0x80 + rng.next() % 0x80);
+        }
+        std::vector<Token> tokens;
+        try {
+            tokens = tokenize(text);
+            ++accepted;
+        } catch (const TextError& e) {
+            EXPECT_EQ(std::string(e.what()).rfind("invalid UTF-8 at byte ", 0), 0u);
+            ++rejected;
+            continue;
+        }
+        std::size_t prev_end = 0;
+        for (const Token& t : tokens) {
+            ASSERT_LE(prev_end, t.byte_begin);
+            ASSERT_LT(t.byte_begin, t.byte_end);
+            ASSERT_LE(t.byte_end, text.size());
+            EXPECT_EQ(text.substr(t.byte_begin, t.byte_end - t.byte_begin), t.text);
+            EXPECT_NO_THROW(decode_utf8(t.text));  // every token is itself valid UTF-8
+            prev_end = t.byte_end;
+        }
+    }
+    EXPECT_GT(rejected, 100);
+    EXPECT_GT(accepted, 100);
+}
+
+TEST(Utf8, RandomCodePointsRoundTrip) {
+    Lcg rng{2};
+    for (int trial = 0; trial < 2000; ++trial) {
+        std::u32string cps;
+        std::string bytes;
+        for (int k = 0; k < 8; ++k) {
+            char32_t cp = char32_t(rng.next() % 0x110000);
+            if (cp >= 0xD800 && cp <= 0xDFFF) cp = U'x';
+            cps.push_back(cp);
+            bytes += encode_utf8(cp);
+        }
+        ASSERT_EQ(decode_utf8(bytes), cps);
+    }
+}
+
+TEST(Tokenize, TokensConcatenateToTheTextWithoutWhitespace) {
+    const std::string text = "Héllo,  世界! don't\tstop—now… 「好」 x-y 1.5";
+    std::string joined;
+    for (const Token& t : tokenize(text)) joined += t.text;
+    std::string squeezed;
+    for (char c : text)
+        if (c != ' ' && c != '\t') squeezed += c;
+    EXPECT_EQ(joined, squeezed);
 }
 
 }  // namespace
