@@ -316,6 +316,9 @@ void fused_softmax(const Mat& S, float scale, double alibi_slope_or_0, const Boo
         }
         x = (x - mx) * inv_T;  // ≤ 0, −∞ for hidden keys
         a = x.exp().transpose();
+        // Eigen's SSE exp(−∞) returns a denormal, not 0: hidden keys must get exactly 0 weight.
+        for (Eigen::Index j = 0; j < m; ++j)
+            if (x(j) == neg_inf) a(j) = 0.0f;
         const float Z = a.sum();  // ≥ 1: the max contributes exp(0)
         a *= 1.0f / Z;
         // Σ a_j (x_j − max)/T over visible keys (hidden ones have a_j = 0 and x_j = −∞: skip them).
