@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/tokenize.hpp"
+#include "core/trace.hpp"
 #include "io/files.hpp"
 
 namespace attnviz {
@@ -236,6 +237,8 @@ TEST(Scene, EveryExampleSceneLoadsAndIsValid) {
         EXPECT_GE(s.note.size(), 40u) << "the note should tell the learner what to look at";
         const auto issues = validate(s.config);
         for (const auto& i : issues) ADD_FAILURE() << i.key << ": " << i.message;
+        // It computes, too (what the app does when the scene is opened).
+        EXPECT_NO_THROW(compute_trace(s.config, ComputeOptions{2, nullptr}));
         // Saving and loading again changes nothing.
         EXPECT_TRUE(same_scene(parse_scene(scene_json(s)), s));
     }
@@ -249,6 +252,14 @@ TEST(Scene, EveryExampleSceneLoadsAndIsValid) {
     EXPECT_EQ(load("linear_attention.json").config.attention, AttentionKind::Linear);
     EXPECT_EQ(load("kernel_regression.json").config.scoring, Scoring::Gaussian);
     EXPECT_EQ(load("designed_previous_token.json").config.preset, HeadPreset::PreviousToken);
+    // The designed head does what its note promises: every token i ≥ 1 looks mostly at i − 1.
+    const Trace prev = compute_trace(load("designed_previous_token.json").config);
+    const Mat A = prev.get("weights", 0)->matrix();  // n x n
+    for (Eigen::Index i = 1; i < A.rows(); ++i) {
+        Eigen::Index j = 0;
+        A.row(i).maxCoeff(&j);
+        EXPECT_EQ(j, i - 1) << "row " << i;
+    }
     EXPECT_EQ(load("long_context.json").config.length, 512);
 }
 
