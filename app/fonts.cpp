@@ -14,7 +14,7 @@ constexpr const char* kSansBold = "/usr/share/fonts/truetype/dejavu/DejaVuSans-B
 constexpr const char* kMono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
 constexpr const char* kFallback = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf";
 
-ImFont* g_fonts[4] = {nullptr, nullptr, nullptr, nullptr};
+ImFont* g_fonts[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
 
 bool file_exists(const char* path) {
     if (FILE* f = std::fopen(path, "rb")) {
@@ -124,6 +124,7 @@ bool FontManager::rebuild() {
     g_fonts[int(FontRole::Bold)] = add(kSansBold, 16.0f);
     g_fonts[int(FontRole::Large)] = add(kSans, 24.0f);
     g_fonts[int(FontRole::Mono)] = add(kMono, 15.0f);
+    g_fonts[int(FontRole::Small)] = add(kSans, 13.0f);
     io.FontDefault = g_fonts[int(FontRole::Regular)];
     return io.Fonts->Build();
 }

@@ -12,7 +12,7 @@ struct ImFont;
 
 namespace attnviz::app {
 
-enum class FontRole { Regular, Bold, Large, Mono };
+enum class FontRole { Regular, Bold, Large, Mono, Small };
 
 /// The font for a role (the default font until fonts are built). Panels use this for emphasis:
 /// ImGui::PushFont(app_font(FontRole::Large)).

@@ -33,6 +33,7 @@
 #include "app/app_state.hpp"
 #include "app/compute_worker.hpp"
 #include "app/fonts.hpp"
+#include "app/key_taps.hpp"
 #include "app/panels/panels.hpp"
 #include "app/render/heatmap_texture.hpp"
 #include "app/settings.hpp"
@@ -526,6 +527,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     glfwMakeContextCurrent(window);
+    glfwFocusWindow(window);  // ImGui 1.86 reads the mouse only while the window has focus
     glfwSwapInterval(opt.screenshot.empty() ? 1 : 0);
 
     IMGUI_CHECKVERSION();
@@ -540,6 +542,10 @@ int main(int argc, char** argv) {
         io.IniFilename = nullptr;  // no config dir: simply don't persist window state
     }
     apply_style(state.ui_scale);
+    // Our key callback first: ImGui's backend chains to it, so quick taps are never lost.
+    glfwSetKeyCallback(window, [](GLFWwindow*, int key, int, int action, int mods) {
+        app::record_key_event(key, action, mods);
+    });
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
 
@@ -578,7 +584,7 @@ int main(int argc, char** argv) {
             glfwPollEvents();
         else
             glfwWaitEventsTimeout(0.1);
-        const double frame_start = now_seconds();
+        double frame_start = now_seconds();
 
         // --- results from the worker --------------------------------------------------------------
         if (auto result = worker.poll()) {
@@ -647,25 +653,26 @@ int main(int argc, char** argv) {
             fonts.rebuild();
             ImGui_ImplOpenGL3_DestroyFontsTexture();
             ImGui_ImplOpenGL3_CreateFontsTexture();
+            frame_start = now_seconds();  // a one-off rebuild is not the frame's cost
         }
 
+        app::begin_frame_key_taps();
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         ImGui::NewFrame();
 
         // --- shortcuts ---------------------------------------------------------------------------
-        const bool ctrl = io.KeyCtrl;
-        if ((ctrl && ImGui::IsKeyPressed(GLFW_KEY_E, false)) || ImGui::IsKeyPressed(GLFW_KEY_F12, false)) {
+        if (app::key_tapped(GLFW_KEY_E, GLFW_MOD_CONTROL, false) || app::key_tapped(GLFW_KEY_F12, 0, false)) {
             if (state.trace) app::export_current_png(state);
         }
-        if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) dialogs.open_requested = true;
-        if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_S, false)) {
+        if (app::key_tapped(GLFW_KEY_O, GLFW_MOD_CONTROL, false)) dialogs.open_requested = true;
+        if (app::key_tapped(GLFW_KEY_S, GLFW_MOD_CONTROL, false)) {
             if (state.scene_path.empty())
                 dialogs.save_as_requested = true;
             else
                 save_scene_to(state, state.scene_path);
         }
-        if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) quit = true;
+        if (app::key_tapped(GLFW_KEY_Q, GLFW_MOD_CONTROL, false)) quit = true;
 
         // --- menu bar ----------------------------------------------------------------------------
         if (ImGui::BeginMainMenuBar()) {
@@ -741,7 +748,8 @@ int main(int argc, char** argv) {
         const float left_w = std::min(380.0f * s, ws.x * 0.3f);
         const float right_w = std::min(390.0f * s, ws.x * 0.3f);
         const float strip_h = style.WindowPadding.y * 2.0f + ImGui::GetFrameHeight() + style.ItemSpacing.y +
-                              (line + 2.0f) + (line * 3.0f + 9.0f) + style.ScrollbarSize + 4.0f;
+                              (line + 2.0f) + (line + (13.0f * s + 1.0f) * 2.0f + 7.5f) +
+                              style.ScrollbarSize + 6.0f;
         const float body_h = ws.y - status_h;
         const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                        ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
@@ -751,11 +759,12 @@ int main(int argc, char** argv) {
             ImGui::SetNextWindowSize(ImVec2(std::max(w, 1.0f), std::max(h, 1.0f)));
         };
 
-        place(wp.x, wp.y, left_w, body_h);
+        // The pipeline strip spans the whole width: it is the map of the computation.
+        place(wp.x, wp.y + strip_h, left_w, body_h - strip_h);
         if (ImGui::Begin("Controls", nullptr, fixed)) app::draw_controls_panel(state);
         ImGui::End();
 
-        place(wp.x + left_w, wp.y, ws.x - left_w, strip_h);
+        place(wp.x, wp.y, ws.x, strip_h);
         if (ImGui::Begin("Pipeline", nullptr,
                          fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar))
             app::draw_pipeline_strip(state);

@@ -85,9 +85,10 @@ void section_heading(const char* title, const char* help) {
     ImGui::Separator();
 }
 
-void record_rect(AppState& state, const char* name) {
+// The last item's frame (without its label, which ImGui counts in the item rectangle).
+void record_rect(AppState& state, const char* name, float frame_w) {
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    state.widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+    state.widget_rects[name] = {a.x, a.y, frame_w, b.y - a.y};
 }
 
 int token_count_hint(const AppState& state) {
@@ -101,7 +102,7 @@ int token_count_hint(const AppState& state) {
 void draw_controls_panel(AppState& state) {
     Config& c = state.config;
     IssueShower issues{state.issues, {}};
-    const float label_w = ImGui::GetFontSize() * 7.5f;
+    const float label_w = ImGui::GetFontSize() * 9.0f;
     ImGui::PushItemWidth(-label_w);
 
     // Problems that belong to no particular control (memory estimate, ...) go first, so they are
@@ -260,10 +261,11 @@ void draw_controls_panel(AppState& state) {
         }
     }
     float T = float(c.temperature);
-    if (ImGui::SliderFloat("temperature T", &T, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic) &&
+    const float t_frame_w = ImGui::CalcItemWidth();
+    if (ImGui::SliderFloat("temperature T", &T, 0.01f, 100.0f, "T = %.3g", ImGuiSliderFlags_Logarithmic) &&
         T > 0.0f)
         c.temperature = double(T);
-    record_rect(state, "temperature");
+    record_rect(state, "temperature", t_frame_w);
     help_marker(
         "softmax(S / T). T < 1 sharpens each row towards its largest score (T → 0: one-hot, "
         "\"hard\" attention); T > 1 flattens it (T → ∞: uniform, every key weighted 1/m). "

@@ -72,7 +72,9 @@ void draw_entropy(const AppState& state, const Stage& stage) {
         std::snprintf(overlay, sizeof overlay, "H = %.3f of %.3f nats", double(h), h_max);
         ImGui::ProgressBar(h_max > 0 ? float(h / h_max) : 0.0f, ImVec2(-1, 0), overlay);
     } else {
-        ImGui::TextDisabled("Hover or click a row of the heatmap to see its entropy.");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        wrapped("Hover or click a row of the heatmap to see its entropy.");
+        ImGui::PopStyleColor();
     }
     if (H.size() > 0) {
         const double mean = double(H.mean());
@@ -134,8 +136,8 @@ void draw_formula_panel(AppState& state) {
                         human_bytes(t.stored_bytes()).c_str());
 
     heading("Layer");
-    ImGui::TextDisabled("n = %d  m = %d  d_model = %d  h = %d  d_k = %d  d_v = %d", t.n, t.m, t.d_model,
-                        t.heads, t.d_k, t.d_v);
+    ImGui::TextDisabled("n = %d  m = %d  d_model = %d", t.n, t.m, t.d_model);
+    ImGui::TextDisabled("h = %d  d_k = %d  d_v = %d", t.heads, t.d_k, t.d_v);
     if (!state.scene_note.empty()) {
         heading(state.scene_title.c_str());
         wrapped(state.scene_note);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/fonts.hpp"
+#include "app/key_taps.hpp"
 #include "app/panels/panels.hpp"
 
 namespace attnviz::app {
@@ -39,19 +40,19 @@ ImU32 phase_colour(const std::string& phase, float alpha) {
 
 void handle_keys(AppState& state) {
     const ImGuiIO& io = ImGui::GetIO();
-    if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;  // typing in a field: keys are text
-    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) step_stage(state, +1);
-    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) step_stage(state, -1);
-    if (ImGui::IsKeyPressed(GLFW_KEY_HOME, false)) state.stage_cursor = 0;
-    if (ImGui::IsKeyPressed(GLFW_KEY_END, false)) state.stage_cursor = std::max(0, stage_count(state) - 1);
-    if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) {
+    if (io.WantTextInput) return;  // typing in a field: the keys are text
+    if (key_tapped(GLFW_KEY_RIGHT)) step_stage(state, +1);
+    if (key_tapped(GLFW_KEY_LEFT)) step_stage(state, -1);
+    if (key_tapped(GLFW_KEY_HOME, 0, false)) state.stage_cursor = 0;
+    if (key_tapped(GLFW_KEY_END, 0, false)) state.stage_cursor = std::max(0, stage_count(state) - 1);
+    if (key_tapped(GLFW_KEY_SPACE, 0, false)) {
         state.playing = !state.playing;
         state.play_last_advance = ImGui::GetTime();
     }
     if (state.trace) {
         const int h = state.trace->heads;
-        if (ImGui::IsKeyPressed(GLFW_KEY_UP)) state.head = std::max(0, state.head - 1);
-        if (ImGui::IsKeyPressed(GLFW_KEY_DOWN)) state.head = std::min(h - 1, state.head + 1);
+        if (key_tapped(GLFW_KEY_UP)) state.head = std::max(0, state.head - 1);
+        if (key_tapped(GLFW_KEY_DOWN)) state.head = std::min(h - 1, state.head + 1);
     }
 }
 
@@ -136,11 +137,12 @@ void draw_pipeline_strip(AppState& state) {
     }
     const std::vector<std::string> names = state.trace->stage_names();
     ImFont* bold = app_font(FontRole::Bold);
-    ImFont* mono = app_font(FontRole::Mono);
+    ImFont* small = app_font(FontRole::Small);
     ImFont* regular = app_font(FontRole::Regular);
-    const float pad = 6.0f;
+    const float pad = 5.0f;
     const float line = ImGui::GetTextLineHeight();
-    const float chip_h = line * 3.0f + pad * 1.5f;
+    const float small_line = small->FontSize + 1.0f;
+    const float chip_h = line + small_line * 2.0f + pad * 1.5f;
     const float phase_label_h = line + 2.0f;
 
     ImGui::BeginChild("##chips", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
@@ -184,10 +186,10 @@ void draw_pipeline_strip(AppState& state) {
         ImGui::PushFont(bold);
         const float w_name = ImGui::CalcTextSize(name.c_str()).x;
         ImGui::PopFont();
-        ImGui::PushFont(mono);
+        ImGui::PushFont(small);
         const float w_num = ImGui::CalcTextSize(numeric.c_str()).x;
-        ImGui::PopFont();
         const float w_sym = ImGui::CalcTextSize(symbolic.c_str()).x;
+        ImGui::PopFont();
         const float w = std::max({w_name, w_num, w_sym, line * 2.0f}) + pad * 2.0f;
 
         const ImVec2 p0(x, origin.y + phase_label_h);
@@ -206,10 +208,11 @@ void draw_pipeline_strip(AppState& state) {
         const ImU32 dim = current ? IM_COL32(235, 235, 235, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled);
         dl->AddText(bold, bold->FontSize, ImVec2(x + (w - w_name) * 0.5f, p0.y + pad * 0.5f), text,
                     name.c_str());
-        dl->AddText(regular, regular->FontSize, ImVec2(x + (w - w_sym) * 0.5f, p0.y + pad * 0.5f + line), dim,
+        dl->AddText(small, small->FontSize, ImVec2(x + (w - w_sym) * 0.5f, p0.y + pad * 0.5f + line), dim,
                     symbolic.c_str());
-        dl->AddText(mono, mono->FontSize, ImVec2(x + (w - w_num) * 0.5f, p0.y + pad * 0.5f + line * 2.0f),
-                    text, numeric.c_str());
+        dl->AddText(small, small->FontSize,
+                    ImVec2(x + (w - w_num) * 0.5f, p0.y + pad * 0.5f + line + small_line), text,
+                    numeric.c_str());
         if (hovered && s) {
             ImGui::BeginTooltip();
             ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Drives the real window with xdotool and checks the app's own account of what happened (its
+# --state-log: one JSON line per change), never timing guesses:
+#   Right arrow          -> the stage cursor advances
+#   click the T slider   -> the temperature and the weights' checksum change
+#   Ctrl+E               -> a valid PNG exists at the logged export path
+#   usage: bash tests/gui/interaction_test.sh path/to/attnviz
+set -euo pipefail
+bin="$(realpath "$1")"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ -z "${DISPLAY:-}" ]; then
+  exec xvfb-run -a -s '-screen 0 1600x1000x24' bash "${BASH_SOURCE[0]}" "$bin"
+fi
+tmp="$(mktemp -d)"
+app_pid=""
+cleanup() {
+  if [ -n "$app_pid" ] && kill -0 "$app_pid" 2>/dev/null; then kill "$app_pid"; wait "$app_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export XDG_CONFIG_HOME="$tmp/config"
+cd "$tmp"
+log="$tmp/state.jsonl"
+fail() { echo "FAIL: $*" >&2; [ -f "$log" ] && { echo "last state:" >&2; tail -n 1 "$log" >&2; }; exit 1; }
+
+# field KEY: a field of the newest state line (nested with dots: widgets.temperature).
+field() {
+  /usr/bin/python3 - "$log" "$1" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+v = json.loads(lines[-1]) if lines else {}
+for k in sys.argv[2].split("."):
+    v = v.get(k, "") if isinstance(v, dict) else ""
+print(" ".join(str(x) for x in v) if isinstance(v, list) else v)
+PY
+}
+# wait_for DESCRIPTION PYTHON_CONDITION_ON_s: polls the newest state line (timeout 60 s).
+wait_for() {
+  local what="$1" cond="$2"
+  for _ in $(seq 1 600); do
+    if [ -s "$log" ] && /usr/bin/python3 - "$log" "$cond" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+s = json.loads(lines[-1])
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+    then return 0; fi
+    kill -0 "$app_pid" 2>/dev/null || fail "the app exited while waiting for: $what"
+    sleep 0.1
+  done
+  fail "timed out waiting for: $what"
+}
+
+"$bin" --state-log "$log" >"$tmp/app.out" 2>&1 &
+app_pid=$!
+wait_for "the first trace" 's["weights_checksum"] != "" and not s["updating"] and "temperature" in s["widgets"]'
+
+wid="$(xdotool search --sync --onlyvisible --name '^attnviz$' | head -n 1)"
+[ -n "$wid" ] || fail "no window called attnviz"
+eval "$(xdotool getwindowgeometry --shell "$wid")"  # X, Y, WIDTH, HEIGHT of the window
+[ "$WIDTH" -eq 1600 ] && [ "$HEIGHT" -eq 1000 ] || echo "note: window is ${WIDTH}x${HEIGHT}"
+# No window manager under Xvfb: give the window the focus (ImGui 1.86 reads the mouse only then)
+# and park the pointer over the main view.
+xdotool windowfocus --sync "$wid" || true
+xdotool mousemove $((X + WIDTH / 2)) $((Y + HEIGHT / 2))
+sleep 0.2
+
+# --- Right arrow advances the stage -------------------------------------------------------------
+stage0="$(field stage_index)"
+xdotool key Right
+wait_for "stage after Right" "s['stage_index'] == $stage0 + 1"
+echo "Right: stage $stage0 -> $(field stage_index) ($(field stage))."
+
+# --- a click on the temperature slider changes T and the weights --------------------------------
+sum0="$(field weights_checksum)"
+t0="$(field temperature)"
+read -r rx ry rw rh <<<"$(field widgets.temperature)"
+cx=$(/usr/bin/python3 -c "print(int($X + $rx + 0.85 * $rw))")
+cy=$(/usr/bin/python3 -c "print(int($Y + $ry + $rh / 2))")
+xdotool mousemove "$cx" "$cy" click 1
+wait_for "temperature change" "abs(s['temperature'] - $t0) > 1e-6"
+wait_for "new weights" "s['weights_checksum'] not in ('', '$sum0') and not s['updating']"
+echo "slider: T $t0 -> $(field temperature), weights $sum0 -> $(field weights_checksum)"
+
+# --- Ctrl+E exports the current stage as PNG ----------------------------------------------------
+xdotool mousemove $((X + WIDTH / 2)) $((Y + HEIGHT / 2))
+sleep 0.2
+xdotool key ctrl+e
+wait_for "an export path" 's["export_path"] != ""'
+png="$(field export_path)"
+case "$png" in /*) ;; *) png="$tmp/$png" ;; esac
+[ -s "$png" ] || fail "export path $png does not exist"
+/usr/bin/python3 - "$png" "$here" <<'PY' || fail "exported file is not a valid PNG"
+import sys
+sys.path.insert(0, sys.argv[2])
+from png_check import read_png
+img = read_png(sys.argv[1])
+assert img.shape[0] > 10 and img.shape[1] > 10, img.shape
+print(f"export: {sys.argv[1]} is a {img.shape[1]}x{img.shape[0]} PNG")
+PY
+
+kill "$app_pid"
+wait "$app_pid" 2>/dev/null || true
+app_pid=""
+echo "interaction_test: OK"

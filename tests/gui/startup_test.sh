@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The app starts on the built-in example, computes its trace and saves a screenshot that is a PNG of
+# the window's size showing something (many colours, not one flat colour). Also: --help, --version,
+# bad arguments (exit 2, one line), and a clear message without a display.
+#   usage: bash tests/gui/startup_test.sh path/to/attnviz
+set -euo pipefail
+bin="$(realpath "$1")"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ -z "${DISPLAY:-}" ]; then
+  exec xvfb-run -a -s '-screen 0 1600x1000x24' bash "${BASH_SOURCE[0]}" "$bin"
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CONFIG_HOME="$tmp/config"  # never touch the user's settings
+cd "$tmp"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# --- command line -------------------------------------------------------------------------------
+"$bin" --help | grep -q -- "--screenshot" || fail "--help does not describe --screenshot"
+"$bin" --version | grep -q "^attnviz " || fail "--version"
+set +e
+err="$("$bin" --no-such-flag 2>&1 >/dev/null)"; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "unknown flag: exit $rc, expected 2"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "unknown flag: expected one line, got: $err"
+set +e
+err="$("$bin" --set heads 2>&1 >/dev/null)"; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--set without '=': exit $rc, expected 2 ($err)"
+
+# Without a display the GUI refuses clearly and points to the headless commands.
+set +e
+err="$(env -u DISPLAY -u WAYLAND_DISPLAY "$bin" --screenshot "$tmp/none.png" 2>&1)"; rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "no display: exit 0"
+printf '%s\n' "$err" | grep -q "attnviz dump" || fail "no display: message does not suggest attnviz dump: $err"
+
+# --- the screenshot -----------------------------------------------------------------------------
+timeout 120 "$bin" --screenshot "$tmp/startup.png" --frames 5 || fail "screenshot run failed"
+[ -s "$tmp/startup.png" ] || fail "no screenshot written"
+/usr/bin/python3 "$here/png_check.py" "$tmp/startup.png" 1600 1000 || fail "screenshot check"
+
+# A stage, a head and a --set are honoured (and a bad stage name is refused with exit 2).
+timeout 120 "$bin" --screenshot "$tmp/weights.png" --stage weights --head 1 --set mask=causal \
+  || fail "screenshot with --stage/--head/--set failed"
+/usr/bin/python3 "$here/png_check.py" "$tmp/weights.png" 1600 1000 || fail "weights screenshot check"
+set +e
+timeout 120 "$bin" --screenshot "$tmp/bad.png" --stage no_such_stage 2>/dev/null; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "unknown --stage: exit $rc, expected 2"
+echo "startup_test: OK"
