@@ -123,7 +123,8 @@ void draw_controls_panel(AppState& state) {
     }
     if (!state.issues.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
-        ImGui::TextWrapped("Not applied: the heatmaps still show the last valid settings.");
+        ImGui::TextWrapped(state.trace ? "Not applied: the heatmaps still show the last valid settings."
+                                       : "Fix the settings marked in red below to compute the layer.");
         ImGui::PopStyleColor();
     }
 

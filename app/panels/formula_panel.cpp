@@ -86,7 +86,7 @@ void draw_entropy(const AppState& state, const Stage& stage) {
 
 void draw_formula_panel(AppState& state) {
     if (!state.trace) {
-        ImGui::TextDisabled("Computing…");
+        ImGui::TextDisabled(state.issues.empty() ? "Computing…" : "Waiting for valid settings.");
         return;
     }
     const Stage* stage = current_stage(state);

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <string>
 #include <vector>
 
@@ -132,18 +133,46 @@ void draw_pipeline_strip(AppState& state) {
 
     // --- the chips ------------------------------------------------------------------------------
     if (!state.trace) {
-        ImGui::TextDisabled("Computing the first trace…");
+        ImGui::TextDisabled(state.issues.empty()
+                                ? "Computing the first trace…"
+                                : "Nothing to show yet: fix the settings marked in red on the left.");
         return;
     }
     const std::vector<std::string> names = state.trace->stage_names();
     ImFont* bold = app_font(FontRole::Bold);
     ImFont* small = app_font(FontRole::Small);
     ImFont* regular = app_font(FontRole::Regular);
-    const float pad = 5.0f;
+    float pad = 5.0f;
     const float line = ImGui::GetTextLineHeight();
     const float small_line = small->FontSize + 1.0f;
     const float chip_h = line + small_line * 2.0f + pad * 1.5f;
     const float phase_label_h = line + 2.0f;
+
+    // Chip widths; when the strip would not fit, names drop to the small font and padding shrinks
+    // (a scrollbar remains the last resort for very long pipelines).
+    ImFont* name_font = bold;
+    auto natural_width = [&](ImFont* nf, float p) {
+        float total = 0;
+        std::string prev_phase;
+        for (const std::string& name : names) {
+            const Stage* s = state.trace->get(name, 0);
+            if (!s) s = state.trace->get(name, -1);
+            std::string sym, num;
+            if (s) split_shape(s->shape_text(), &sym, &num);
+            const float wn = nf->CalcTextSizeA(nf->FontSize, FLT_MAX, 0, name.c_str()).x;
+            const float ws = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, sym.c_str()).x;
+            const float wv = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, num.c_str()).x;
+            total += std::max({wn, ws, wv, line * 2.0f}) + p * 3.0f;
+            const std::string ph = stage_phase(name);
+            if (!prev_phase.empty() && ph != prev_phase) total += line + p;
+            prev_phase = ph;
+        }
+        return total;
+    };
+    if (natural_width(bold, pad) > ImGui::GetContentRegionAvail().x) {
+        pad = 3.0f;
+        name_font = small;
+    }
 
     ImGui::BeginChild("##chips", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -156,11 +185,22 @@ void draw_pipeline_strip(AppState& state) {
 
     auto close_phase = [&](float end_x) {
         if (phase_prev.empty()) return;
-        // Phase label and a coloured rule spanning its chips.
+        // Phase label and a coloured rule spanning its chips; a phase of one narrow chip gets an
+        // abbreviated label so neighbours never run together.
         dl->AddRectFilled(ImVec2(phase_start_x, origin.y + phase_label_h - 3),
                           ImVec2(end_x, origin.y + phase_label_h - 1), phase_colour(phase_prev, 1.0f));
-        dl->AddText(regular, regular->FontSize, ImVec2(phase_start_x + 2, origin.y),
-                    ImGui::GetColorU32(ImGuiCol_TextDisabled), phase_prev.c_str());
+        std::string label = phase_prev;
+        const float span = end_x - phase_start_x;
+        if (small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, label.c_str()).x > span - 2)
+            label = label.substr(0, 4) + ".";
+        ImFont* lf = regular->CalcTextSizeA(regular->FontSize, FLT_MAX, 0, label.c_str()).x <= span - 2
+                         ? regular
+                         : small;
+        dl->PushClipRect(ImVec2(phase_start_x, origin.y), ImVec2(end_x + 2, origin.y + phase_label_h), true);
+        dl->AddText(lf, lf->FontSize,
+                    ImVec2(phase_start_x + 2, origin.y + (regular->FontSize - lf->FontSize)),
+                    ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+        dl->PopClipRect();
     };
 
     for (int i = 0; i < int(names.size()); ++i) {
@@ -183,7 +223,7 @@ void draw_pipeline_strip(AppState& state) {
         if (!s) s = state.trace->get(name, -1);
         std::string symbolic, numeric;
         if (s) split_shape(s->shape_text(), &symbolic, &numeric);
-        ImGui::PushFont(bold);
+        ImGui::PushFont(name_font);
         const float w_name = ImGui::CalcTextSize(name.c_str()).x;
         ImGui::PopFont();
         ImGui::PushFont(small);
@@ -206,7 +246,7 @@ void draw_pipeline_strip(AppState& state) {
         if (current) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 230), 4.0f, 0, 2.0f);
         const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
         const ImU32 dim = current ? IM_COL32(235, 235, 235, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled);
-        dl->AddText(bold, bold->FontSize, ImVec2(x + (w - w_name) * 0.5f, p0.y + pad * 0.5f), text,
+        dl->AddText(name_font, name_font->FontSize, ImVec2(x + (w - w_name) * 0.5f, p0.y + pad * 0.5f), text,
                     name.c_str());
         dl->AddText(small, small->FontSize, ImVec2(x + (w - w_sym) * 0.5f, p0.y + pad * 0.5f + line), dim,
                     symbolic.c_str());
