@@ -71,6 +71,15 @@ xdotool key Right
 wait_for "stage after Right" "s['stage_index'] == $stage0 + 1"
 echo "Right: stage $stage0 -> $(field stage_index) ($(field stage))."
 
+# --- End / Home jump, Down picks the next head --------------------------------------------------
+xdotool key End
+wait_for "last stage after End" "s['stage_index'] == s['stages'] - 1"
+xdotool key Home
+wait_for "first stage after Home" "s['stage_index'] == 0"
+xdotool key Down
+wait_for "head 1 after Down" "s['head'] == 1"
+echo "End/Home/Down: OK"
+
 # --- a click on the temperature slider changes T and the weights --------------------------------
 sum0="$(field weights_checksum)"
 t0="$(field temperature)"
