@@ -574,7 +574,7 @@ int main(int argc, char** argv) {
     std::string last_log_line;
     int exit_code = 0;
     double frame_ms_avg = 0;
-    bool settings_dirty = false;
+    const std::string settings_at_start = app::settings_json(state);  // saved again only if changed
 
     while (!glfwWindowShouldClose(window) && !quit) {
         // Idle politely: with nothing animating, wait for input (the machine is shared), but keep
@@ -614,7 +614,6 @@ int main(int argc, char** argv) {
         }
         if (worker.threads() != state.compute_threads) {
             worker.set_threads(state.compute_threads);
-            settings_dirty = true;
         }
         state.updating = worker.busy();
 
@@ -647,7 +646,6 @@ int main(int argc, char** argv) {
             apply_style(state.ui_scale);
             fonts.set_scale(state.ui_scale);
             applied_scale = state.ui_scale;
-            settings_dirty = true;
         }
         if (fonts.needs_rebuild()) {
             fonts.rebuild();
@@ -857,7 +855,7 @@ int main(int argc, char** argv) {
         glfwSwapBuffers(window);
     }
 
-    if (settings_dirty) {
+    if (app::settings_json(state) != settings_at_start) {
         const std::string err = app::save_settings(state);
         if (!err.empty()) std::fprintf(stderr, "attnviz: settings not saved: %s\n", err.c_str());
     }
