@@ -181,47 +181,66 @@ void draw_compare_view(AppState& state) {
         view_cache().get(base + "lin", ValueKind::Probability, [&] { return res.A_lin; });
     const CachedMatrix& cd = view_cache().get(base + "diff", ValueKind::Signed, [&] { return res.D; });
 
-    // Output difference, the headline number.
-    ImGui::Text(
-        "\u2016O_softmax \u2212 O_linear\u2016_F = %.4g   (%.1f%% of \u2016O_softmax\u2016_F)     max "
-        "|\u0394A| = %.3g",
-        res.out_diff, 100.0 * res.out_rel, res.max_abs_d);
-    ImGui::SameLine();
-    help_marker(
-        "O = A V for each: the heads' outputs (n\u00d7d_v) that the two kinds of attention would pass on. "
-        "The Frobenius norm \u2016X\u2016_F = \u221a(\u03a3 x\u00b2) sums the whole difference.");
-
     const Stage* ws = tr.get("weights", head);
     const Axis* rows_axis = ws ? &ws->rows : nullptr;
     const Axis* cols_axis = ws ? &ws->cols : nullptr;
 
-    // One zoom/pan state for all three: they always show the same cells.
+    // Layout: a 2 x 2 grid. softmax | linear on top, their difference and the numbers below.
+    // One zoom/pan state for all three pictures: they always show the same cells.
     static HeatmapViewState shared_view;
     static int hover_r = -1, hover_c = -1;  // last frame's hovered cell, outlined in all three
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float gap = 16;
-    const float w = (avail.x - 2 * gap) / 3.0f;
+    const float gap = 14;
+    const float w = std::floor((avail.x - gap) * 0.5f), h = std::floor((avail.y - gap) * 0.5f);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     HeatmapOptions o;
     o.width = w;
-    o.height = avail.y;
+    o.height = h;
     o.axis_titles = false;
-    o.numbers = true;
-    o.min_fill = 0.4f;
+    o.colorbar = false;  // two shared colour bars in the fourth quadrant
+    o.row_label_click = false;
     o.highlight.row = hover_r;
     o.highlight.col = hover_c;
 
     int new_r = -1, new_c = -1;
-    auto tile = [&](int k, const char* id, const char* title, const CachedMatrix& cm) {
-        ImGui::SetCursorScreenPos(ImVec2(origin.x + float(k) * (w + gap), origin.y));
+    auto tile = [&](float x, float y, const char* id, const char* title, const CachedMatrix& cm) {
+        ImGui::SetCursorScreenPos(ImVec2(x, y));
         o.title = title;
         const HeatmapResult r =
             heatmap_widget(id, shared_view, HeatmapInput{&cm, rows_axis, cols_axis, false}, o);
         if (r.hovered) new_r = r.row, new_c = r.col;
     };
-    tile(0, "cmp_soft", "softmax(QK\u1d40/\u221ad_k)", cs);
-    tile(1, "cmp_lin", "linear: \u03c6(Q)\u03c6(K)\u1d40, row-normalised", cl);
-    tile(2, "cmp_diff", "softmax \u2212 linear", cd);
+    tile(origin.x, origin.y, "cmp_soft", "softmax weights  softmax(QK\u1d40/\u221ad_k)", cs);
+    tile(origin.x + w + gap, origin.y, "cmp_lin",
+         "linear weights  \u03c6(q_i)\u00b7\u03c6(k_j), row-normalised", cl);
+    tile(origin.x, origin.y + h + gap, "cmp_diff", "difference  softmax \u2212 linear", cd);
+
+    // Fourth quadrant: colour bars and the numbers that summarise the comparison.
+    const float qx = origin.x + w + gap + 8, qy = origin.y + h + gap;
+    const float bar_w = std::min(150.0f, (w - 16) * 0.5f), bar_h = std::min(150.0f, h * 0.45f);
+    ImGui::SetCursorScreenPos(ImVec2(qx, qy));
+    ImGui::TextDisabled("weights");
+    ImGui::SetCursorScreenPos(ImVec2(qx + bar_w, qy));
+    ImGui::TextDisabled("difference");
+    ImGui::SetCursorScreenPos(ImVec2(qx, qy + ImGui::GetTextLineHeightWithSpacing()));
+    draw_colorbar(cs.range, bar_w, bar_h, cs.has_masked || cl.has_masked);
+    ImGui::SetCursorScreenPos(ImVec2(qx + bar_w, qy + ImGui::GetTextLineHeightWithSpacing()));
+    draw_colorbar(cd.range, bar_w, bar_h, false);
+    ImGui::SetCursorScreenPos(ImVec2(qx, qy + ImGui::GetTextLineHeightWithSpacing() + bar_h + 10));
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(qx + w - 16 - ImGui::GetWindowPos().x);  // local coordinates
+    ImGui::Text("outputs O = A V differ by \u2016\u0394O\u2016_F = %.4g", res.out_diff);
+    ImGui::SameLine();
+    help_marker(
+        "O = A V for each: the n\u00d7d_v outputs the two kinds of attention would pass on. The Frobenius "
+        "norm \u2016X\u2016_F = \u221a(\u03a3 x\u00b2) adds up the whole difference.");
+    ImGui::Text("= %.1f%% of \u2016O_softmax\u2016_F", 100.0 * res.out_rel);
+    ImGui::Text("largest weight difference |\u0394A| = %.3g", res.max_abs_d);
+    ImGui::TextDisabled(
+        "Red: softmax attends more; blue: linear does. Without exp, linear weights are flatter.");
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+
     hover_r = new_r;
     hover_c = new_c;
     state.hover_row = new_r;
@@ -230,8 +249,8 @@ void draw_compare_view(AppState& state) {
         const std::string q = rows_axis ? rows_axis->label(new_r) : std::to_string(new_r);
         const std::string k = cols_axis ? cols_axis->label(new_c) : std::to_string(new_c);
         ImGui::SetTooltip(
-            "query %d \u201c%s\u201d \u2192 key %d \u201c%s\u201d\n  softmax  %.5f\n  linear   %.5f\n  "
-            "difference %+.5f",
+            "query %d \u201c%s\u201d \u2192 key %d \u201c%s\u201d\n  softmax     %.5f\n  linear      %.5f\n  "
+            "difference  %+.5f",
             new_r, q.c_str(), new_c, k.c_str(), double((*res.A_soft)(new_r, new_c)),
             double((*res.A_lin)(new_r, new_c)), double((*res.D)(new_r, new_c)));
     }

@@ -70,7 +70,8 @@ void draw_heads_grid(AppState& state) {
     help_marker(
         "Each head has its own W_Q, W_K, W_V, so each head scores the same tokens differently: one may look "
         "at the previous token, another at the first one, another spread evenly. All tiles share one colour "
-        "scale. H\u0304 is the mean entropy of the head's weight rows in nats: low = sharp (each query looks "
+        "scale. \"entropy\" is the mean entropy of the head's weight rows in nats: low = sharp (each query "
+        "looks "
         "at few keys), high = diffuse (ln m is uniform). Click a head to open it in the stage view.");
     ImGui::SameLine();
     ImGui::TextDisabled("  click a head to focus it");
@@ -118,7 +119,7 @@ void draw_heads_grid(AppState& state) {
         char title[96];
         if (stage_name == "weights" && h < int(tr.row_entropy.size()) &&
             tr.row_entropy[std::size_t(h)].size() > 0) {
-            std::snprintf(title, sizeof title, "head %d   H\u0304 = %.2f nats", h,
+            std::snprintf(title, sizeof title, "head %d   entropy %.2f nats", h,
                           double(tr.row_entropy[std::size_t(h)].mean()));
         } else {
             std::snprintf(title, sizeof title, "head %d", h);
@@ -131,6 +132,7 @@ void draw_heads_grid(AppState& state) {
         o.colorbar = false;
         o.numbers = labels;
         o.interactive = false;
+        o.row_label_click = false;
         o.min_fill = 0.5f;
         o.title = title;
         const std::string id = "head" + std::to_string(h);

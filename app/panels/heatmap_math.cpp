@@ -123,11 +123,11 @@ ImageSize fit_image(float avail_w, float avail_h, float cells_w, float cells_h, 
     return s;
 }
 
-std::string format_value(float v) {
+std::string format_value(float v, int digits) {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v < 0 ? "\u2212\u221e" : "+\u221e";
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", double(v));
+    std::snprintf(buf, sizeof buf, "%.*g", std::clamp(digits, 1, 9), double(v));
     std::string s = buf;
     if (s == "-0") s = "0";
     // A typographic minus sign reads better than a hyphen next to the formulas.

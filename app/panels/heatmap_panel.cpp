@@ -435,7 +435,13 @@ void draw_view_switch(AppState& state) {
 }  // namespace
 
 void draw_main_view(AppState& state) {
-    // Release textures of matrices no longer on screen (older traces, other stages).
+    // Release textures of matrices no longer on screen: all of them when a new trace arrives (every
+    // key carries the generation), otherwise those of stages not shown for a while.
+    static std::uint64_t shown_generation = ~0ull;
+    if (state.trace_generation != shown_generation) {
+        view_cache().clear();
+        shown_generation = state.trace_generation;
+    }
     view_cache().evict(ImGui::GetFrameCount(), 90);
 
     ImGui::BeginChild("##main_view", ImVec2(0, 0), false,

@@ -251,8 +251,11 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     img.h = std::max(1.0f, std::floor(img.h));
 
     const float px_col = img.w / win_w, px_row = img.h / win_h;  // pixels per cell
-    const ImVec2 img_min(origin.x + row_title_w + row_label_w,
-                         origin.y + title_h + col_title_h + col_label_h);
+    // Centre the whole picture (labels + image + colour bar) when it is narrower than the region.
+    const float used_w = row_title_w + row_label_w + img.w + colorbar_w + 8;
+    const float shift_x = opt.center ? std::max(0.0f, std::floor((region.x - used_w) * 0.5f)) : 0.0f;
+    const ImVec2 left(origin.x + shift_x, origin.y);
+    const ImVec2 img_min(left.x + row_title_w + row_label_w, origin.y + title_h + col_title_h + col_label_h);
     const ImVec2 img_max(img_min.x + img.w, img_min.y + img.h);
     result.img_x = img_min.x;
     result.img_y = img_min.y;
@@ -321,7 +324,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
 
     // --- numbers inside cells (never for masked cells) --------------------------------------
     if (opt.numbers) {
-        const float need_w = ImGui::CalcTextSize("\u22120.000").x + 4;
+        const float need_w = ImGui::CalcTextSize("\u22120.00").x + 6;
         if (px_col >= need_w && px_row >= line + 2 &&
             (c_last - c_first + 1) * (r_last - r_first + 1) <= 4096) {
             dl->PushClipRect(img_min, img_max, true);
@@ -332,7 +335,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
                     const Rgb8 bg = value_rgb(range, v);
                     const float lum = 0.2126f * bg.r + 0.7152f * bg.g + 0.0722f * bg.b;
                     const ImU32 ink = lum > 140 ? IM_COL32(20, 20, 20, 255) : IM_COL32(245, 245, 245, 255);
-                    const std::string s = format_value(v);
+                    const std::string s = format_value(v, 3);
                     const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
                     dl->AddText(ImVec2(cell_x(c + 0.5f) - ts.x * 0.5f, cell_y(r + 0.5f) - ts.y * 0.5f), ink,
                                 s.c_str());
@@ -357,7 +360,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     if (labels) {
         // Row labels, right-aligned against the image; every k-th when rows are small.
         const int rs = label_stride(px_row, line);
-        const ImVec2 clip_a(origin.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
+        const ImVec2 clip_a(left.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
         dl->PushClipRect(clip_a, clip_b, true);
         for (int r = (r_first / rs) * rs; r <= r_last; r += rs) {
             if (r < r_first) continue;
@@ -391,15 +394,14 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         // Clicking a row label reports that row (pinning works in every mode, even mask editing).
         ImGui::SetCursorScreenPos(ImVec2(img_min.x - row_label_w, img_min.y));
         ImGui::InvisibleButton("##rowlabels", ImVec2(std::max(1.0f, row_label_w), img.h));
-        if (ImGui::IsItemHovered()) {
+        if (opt.row_label_click && ImGui::IsItemHovered()) {
             int r = -1, c = -1;
             if (cell_at_pixel(view.window, rows, cols, img_min.x, img_min.y, img.w, img.h, img_min.x + 1,
                               io.MousePos.y, &r, &c)) {
                 ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
                 if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) result.row_label_clicked = r;
-                ImGui::SetTooltip("%s %d: %s — click to pin this row",
-                                  row_axis ? row_axis->name.c_str() : "row", r,
-                                  axis_label(row_axis, r).c_str());
+                ImGui::SetTooltip("row %d \u201c%s\u201d \u2014 click to %s this row", r,
+                                  axis_label(row_axis, r).c_str(), r == opt.highlight.row ? "unpin" : "pin");
             }
         }
     }
@@ -415,7 +417,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     if (opt.axis_titles && row_axis) {
         const std::string t = axis_title(row_axis) + "  (" + std::to_string(rows) + ")";
         const float tw = ImGui::CalcTextSize(t.c_str()).x;
-        add_text_vertical(dl, ImVec2(origin.x, img_min.y + std::min(img.h, (img.h + tw) * 0.5f)), dim_col, t);
+        add_text_vertical(dl, ImVec2(left.x, img_min.y + std::min(img.h, (img.h + tw) * 0.5f)), dim_col, t);
     }
 
     // --- colour bar ------------------------------------------------------------------------

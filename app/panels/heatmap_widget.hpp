@@ -91,9 +91,9 @@ struct ImageSize {
 };
 ImageSize fit_image(float avail_w, float avail_h, float cells_w, float cells_h, float min_fill = 0.3f);
 
-/// Text of a cell value for tooltips and in-cell numbers: "−∞" for -inf, 4 significant digits
-/// otherwise ("0.1235", "-12.5", "1.2e+04").
-std::string format_value(float v);
+/// Text of a value for tooltips, colour-bar ticks and in-cell numbers: "−∞" for -inf, otherwise
+/// `digits` significant digits with a typographic minus ("0.1235", "−12.5", "1.2e+04" for 4).
+std::string format_value(float v, int digits = 4);
 
 // ---------------------------------------------------------------------------------------------
 // Cached matrices + GPU textures
@@ -168,6 +168,8 @@ struct HeatmapOptions {
     bool numbers = true;          // values inside cells when they are large enough
     bool interactive = true;      // wheel zoom, drag pan, double-click reset
     float min_fill = 0.3f;        // see fit_image()
+    bool row_label_click = true;  // row labels are clickable (reports row_label_clicked, "pin" tip)
+    bool center = true;           // centre the picture horizontally when narrower than the region
     render::Highlight highlight;  // outline a row and/or column
     const char* title = nullptr;  // drawn above the image (e.g. "head 2"), optional
 };
