@@ -1,0 +1,166 @@
+// Shared pieces of the teaching-lab windows (app/panels/lab_*.cpp):
+//  - pure axis maths (nice ticks on linear and log axes, tick labels), unit-tested in
+//    tests/app/lab_plot_test.cpp without ImGui;
+//  - line/point plots and grouped bar charts drawn with ImDrawList (axes, ticks, log axes, reference
+//    lines, legend) — the labs' curves are small, so one polyline per series is enough;
+//  - heatmaps through the shared heatmap widget (app/panels/heatmap_widget.hpp);
+//  - the lab page furniture (formula in large type, explanation, findings, error line);
+//  - "Export PNG" of a lab window: the frame is read back when it has been drawn completely (an
+//    ImDrawList callback at the very end of the frame) and the window's rectangle is cropped out.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "app/app_state.hpp"
+#include "app/panels/heatmap_widget.hpp"
+#include "core/trace.hpp"
+
+namespace attnviz::app {
+
+// ---------------------------------------------------------------------------------------------
+// Pure axis maths (no ImGui)
+// ---------------------------------------------------------------------------------------------
+
+/// "Nice" tick values covering [lo, hi] on a linear axis: multiples of 1, 2 or 5 × 10^k, at most
+/// `max_ticks` of them, all inside [lo, hi]. lo == hi gives the single value; lo > hi is swapped.
+std::vector<double> linear_ticks(double lo, double hi, int max_ticks);
+
+/// Ticks for a log axis over [lo, hi] (both > 0): powers of ten (every k-th decade when there are
+/// too many); when the range spans less than two decades, 1-2-5 steps inside it (so a short log axis
+/// still has labels). Empty when lo <= 0.
+std::vector<double> log_ticks(double lo, double hi, int max_ticks);
+
+/// Short tick label: "0", "0.5", "20", "1000", "1e+05", "1e-07" — at most ~6 characters.
+std::string tick_label(double v);
+
+/// Position of v on an axis as a fraction 0..1 of its length (log10 when `log`). Values outside the
+/// range map outside 0..1; a degenerate range maps to 0.5; non-positive values on a log axis to -inf.
+double axis_fraction(double v, double lo, double hi, bool log);
+
+/// The data range [lo, hi] of the finite values (positive values only when `log`), padded by
+/// `pad` of the span on a linear axis (a log axis is padded by a factor). No value: [0, 1] / [1, 10].
+void auto_range(const std::vector<const std::vector<double>*>& values, bool log, double pad, double* lo,
+                double* hi);
+
+// ---------------------------------------------------------------------------------------------
+// Plots (ImDrawList)
+// ---------------------------------------------------------------------------------------------
+
+/// Colour i of a qualitative palette (10 colours that stay apart on the dark background).
+ImU32 palette(int i);
+
+struct PlotSeries {
+    std::string label;  // legend entry ("" = not in the legend)
+    std::vector<double> x, y;
+    ImU32 color = IM_COL32(255, 255, 255, 255);
+    bool line = true;      // connect the points
+    bool markers = false;  // draw a dot at each point
+    float thickness = 2.0f;
+    float marker_radius = 3.0f;
+};
+
+/// A labelled horizontal (y = value) or vertical (x = value) reference line, drawn dashed.
+struct RefLine {
+    bool horizontal = true;
+    double value = 0;
+    std::string label;
+    ImU32 color = IM_COL32(200, 200, 200, 200);
+};
+
+struct PlotSpec {
+    std::string title;
+    std::string x_label, y_label;
+    bool log_x = false, log_y = false;
+    double x_min = NAN, x_max = NAN, y_min = NAN, y_max = NAN;  // NaN = from the data
+    std::vector<RefLine> ref_lines;
+    bool legend = true;
+    bool legend_right = true;    // legend in the top-right corner (else top-left)
+    bool legend_bottom = false;  // legend in a bottom corner instead of a top one
+};
+
+/// Draws a line/point plot in a box of `size` at the cursor (advances the cursor like an item).
+/// Hovering shows the nearest point of any series as "label: (x, y)".
+void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<PlotSeries>& series, ImVec2 size);
+
+struct BarGroupsSpec {
+    std::string title, x_label, y_label;
+    std::vector<std::string> group_labels;    // one per group along x (e.g. keys)
+    std::vector<std::string> series_labels;   // one per bar inside a group (e.g. temperatures)
+    std::vector<std::vector<double>> values;  // [series][group]
+    double y_max = NAN;                       // NaN = from the data
+};
+
+/// Grouped bar chart: groups along x, one coloured bar per series inside each group, legend.
+void draw_bar_groups(const char* id, const BarGroupsSpec& spec, ImVec2 size);
+
+// ---------------------------------------------------------------------------------------------
+// Heatmaps and page furniture
+// ---------------------------------------------------------------------------------------------
+
+/// An axis without token labels ("position", "dimension", ...): labels are indices.
+Axis index_axis(const std::string& name, int size);
+/// An axis whose labels are the given strings.
+Axis label_axis(const std::string& name, const std::vector<std::string>& labels);
+
+/// A lab heatmap through the shared widget. `key` names the matrix in the view cache and must
+/// change whenever M's values change (labs append their result generation). `width`/`height` are
+/// the region to use. `range` overrides the colour range (e.g. a shared scale).
+HeatmapResult lab_heatmap(const char* id, HeatmapViewState& view, const std::string& key, const Mat& M,
+                          ValueKind kind, const Axis& rows, const Axis& cols, const char* title, float width,
+                          float height, const ColorRange* range = nullptr);
+
+/// Formula in the large font, accent colour, wrapped.
+void lab_formula(const std::string& formula);
+/// Explanation paragraph, wrapped, slightly dimmed.
+void lab_explanation(const std::string& text);
+/// "What the numbers say" list of the core's findings.
+void lab_findings(const std::vector<std::string>& findings);
+/// A one-sentence error (bad input) in the error colour, wrapped.
+void lab_error(const std::string& message);
+/// Section heading in the bold font.
+void lab_heading(const std::string& text);
+
+/// Draws an "Export PNG" button; when pressed, the current window is captured at the end of this
+/// frame and written as <export_dir>/lab_<slug>_<timestamp>.png (atomic). The result (path or error)
+/// goes to state.set_status and state.last_export_path.
+void lab_export_button(AppState& state, const char* slug);
+
+/// Crops the rectangle [x0, x1) × [y0, y1) (pixels, top row first) out of an RGBA image of
+/// width × height, clipped to the image. Pure; unit-tested.
+std::vector<unsigned char> crop_rgba(const std::vector<unsigned char>& rgba, int width, int height, int x0,
+                                     int y0, int x1, int y1, int* out_w, int* out_h);
+
+/// Name of a lab export file: "lab_<slug>_<timestamp>.png".
+std::string lab_export_file_name(const std::string& slug, const std::string& timestamp);
+
+// ---------------------------------------------------------------------------------------------
+// The labs (one file each) and the registry (labs.cpp)
+// ---------------------------------------------------------------------------------------------
+
+/// Per-window context handed to a lab's draw function.
+struct LabContext {
+    int requested_tab = -1;  // >= 0: select this tab once (from `--lab NAME:TAB`)
+    bool closing = false;    // the window was closed this frame: stop background work
+};
+
+void draw_lab_positional(AppState& state, LabContext& ctx);
+void draw_lab_scoring(AppState& state, LabContext& ctx);
+void draw_lab_temperature(AppState& state, LabContext& ctx);
+void draw_lab_linear(AppState& state, LabContext& ctx);
+void draw_lab_size(AppState& state, LabContext& ctx);
+void draw_lab_heads(AppState& state, LabContext& ctx);
+
+/// Tab flags that select the tab when ctx asks for index `i` (and then clear the request).
+int lab_tab_flags(LabContext& ctx, int i);
+
+/// Labs with background work (the scaling sampler, the cost sweep) call this every frame while the
+/// work runs, so the window keeps redrawing and `--screenshot` waits for the result.
+void lab_mark_busy(AppState& state);
+
+}  // namespace attnviz::app

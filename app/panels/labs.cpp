@@ -1,0 +1,157 @@
+// The Labs menu and the lab windows: one floating window per lab, toggled from the menu or opened at
+// start-up with `attnviz --lab NAME` (NAME:TAB selects a tab, e.g. `--lab temperature:2`).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <imgui.h>
+
+#include "app/panels/lab_common.hpp"
+#include "app/panels/panels.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+struct LabEntry {
+    const char* name;     // what --lab accepts (canonical)
+    const char* alias;    // a short alternative
+    const char* title;    // window title and menu item
+    const char* tooltip;  // menu item's hint
+    void (*draw)(AppState&, LabContext&);
+    bool open = false;
+    LabContext ctx;
+};
+
+LabEntry* labs_table(int* count) {
+    static LabEntry labs[] = {
+        {"positional_encoding",
+         "pe",
+         "Lab: Positional encoding",
+         "Sinusoidal codes, similarity of positions, shift = rotation, RoPE",
+         draw_lab_positional,
+         false,
+         {}},
+        {"scoring",
+         "nadaraya_watson",
+         "Lab: Scoring (Nadaraya–Watson)",
+         "Kernel regression is attention; additive vs dot-product scores",
+         draw_lab_scoring,
+         false,
+         {}},
+        {"temperature",
+         "scaling",
+         "Lab: Temperature & 1/√d scaling",
+         "How T and 1/√d_k shape the weights; entropy; saturation",
+         draw_lab_temperature,
+         false,
+         {}},
+        {"softmax_vs_linear",
+         "linear",
+         "Lab: Softmax vs linear attention",
+         "Implied weights of linear attention and the measured O(n²) vs O(n) cost",
+         draw_lab_linear,
+         false,
+         {}},
+        {"size",
+         "params",
+         "Lab: How big is attention?",
+         "Parameter counts (4·d_model²), GPT-3's numbers, the quadratic memory wall",
+         draw_lab_size,
+         false,
+         {}},
+        {"designed_heads",
+         "heads",
+         "Lab: Designed heads",
+         "Hand-built W_Q, W_K that attend to the previous token, the first token, ...",
+         draw_lab_heads,
+         false,
+         {}},
+    };
+    *count = int(sizeof labs / sizeof labs[0]);
+    return labs;
+}
+
+// Opens the lab named in state.requested_lab ("name" or "name:tab") and clears the request.
+void handle_request(AppState& state) {
+    if (state.requested_lab.empty()) return;
+    std::string name = state.requested_lab;
+    state.requested_lab.clear();
+    int tab = -1;
+    const auto colon = name.find(':');
+    if (colon != std::string::npos) {
+        tab = std::atoi(name.c_str() + colon + 1);
+        name = name.substr(0, colon);
+    }
+    int count = 0;
+    LabEntry* labs = labs_table(&count);
+    std::string names;
+    for (int i = 0; i < count; ++i) {
+        if (name == labs[i].name || name == labs[i].alias) {
+            labs[i].open = true;
+            labs[i].ctx.requested_tab = tab;
+            ImGui::SetWindowFocus(labs[i].title);
+            return;
+        }
+        names += std::string(i ? ", " : "") + labs[i].name;
+    }
+    state.set_status("--lab: there is no lab '" + name + "'; the labs are " + names, true);
+}
+
+}  // namespace
+
+void draw_labs_menu(AppState& state) {
+    handle_request(state);
+    int count = 0;
+    LabEntry* labs = labs_table(&count);
+    for (int i = 0; i < count; ++i) {
+        if (ImGui::MenuItem(labs[i].title + 5 /* without "Lab: " */, nullptr, labs[i].open)) {
+            labs[i].open = !labs[i].open;
+            if (!labs[i].open) labs[i].ctx.closing = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labs[i].tooltip);
+    }
+}
+
+void draw_labs(AppState& state) {
+    handle_request(state);
+    int count = 0;
+    LabEntry* labs = labs_table(&count);
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    int shown = 0;
+    for (int i = 0; i < count; ++i) {
+        LabEntry& lab = labs[i];
+        if (!lab.open) {
+            if (lab.ctx.closing) {
+                // Give the lab one call to stop its background work (the cost sweep).
+                lab.draw(state, lab.ctx);
+                lab.ctx.closing = false;
+            }
+            continue;
+        }
+        // First appearance: a large window over the main view, staggered so several labs do not
+        // hide each other completely.
+        const float w = std::min(vp->WorkSize.x - 40.0f, 1240.0f * state.ui_scale);
+        const float h = vp->WorkSize.y - 24.0f - 18.0f * i;
+        ImGui::SetNextWindowPos(
+            ImVec2(vp->WorkPos.x + std::max(10.0f, (vp->WorkSize.x - w) * 0.5f) + 24.0f * i,
+                   vp->WorkPos.y + 12.0f + 18.0f * i),
+            ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_FirstUseEver);
+        bool open = true;
+        if (ImGui::Begin(lab.title, &open, ImGuiWindowFlags_NoSavedSettings)) {
+            ImGui::PushID(lab.name);
+            lab.draw(state, lab.ctx);
+            ImGui::PopID();
+        }
+        ImGui::End();
+        if (!open) {
+            lab.open = false;
+            lab.ctx.closing = true;
+        }
+        ++shown;
+    }
+    (void)shown;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Every teaching lab opens from the command line (`--lab NAME`, also NAME:TAB) and draws: the
+# screenshot is written, shows many colours (heatmaps, plots) and differs clearly from the main view
+# without the lab. An unknown lab name is reported in the status line, not a crash.
+#   usage: bash tests/gui/labs_test.sh path/to/attnviz   (starts Xvfb itself when DISPLAY is unset)
+set -euo pipefail
+bin="$(realpath "$1")"
+if [ -z "${DISPLAY:-}" ]; then
+  exec xvfb-run -a -s '-screen 0 1600x1000x24' bash "${BASH_SOURCE[0]}" "$bin"
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CONFIG_HOME="$tmp/config"  # never touch the user's settings
+cd "$tmp"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Decodes a PNG (zlib + numpy only) and prints: distinct colours, fraction of pixels that differ
+# from a second PNG (or -1 without one).
+cat > "$tmp/png_stats.py" <<'EOF'
+import struct, sys, zlib
+import numpy as np
+
+def read_png(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": not a PNG"
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+        if kind == b"IHDR": hdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT": idat += body
+    w, h, depth, colour = hdr[0], hdr[1], hdr[2], hdr[3]
+    assert depth == 8 and colour in (2, 6), "unsupported PNG"
+    ch = 3 if colour == 2 else 4
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(h, w * ch + 1)
+    out = np.zeros((h, w * ch), dtype=np.int32)
+    prev = np.zeros(w * ch, dtype=np.int32)
+    for y in range(h):
+        f, line = raw[y, 0], raw[y, 1:].astype(np.int32)
+        if f == 0: cur = line
+        elif f == 2: cur = (line + prev) & 255
+        elif f == 1: cur = (np.cumsum(line.reshape(w, ch), axis=0) & 255).reshape(-1)
+        else:
+            cur = line.copy()
+            for x in range(w * ch):
+                a = cur[x - ch] if x >= ch else 0
+                b = prev[x]
+                c = prev[x - ch] if x >= ch else 0
+                if f == 1: p = a
+                elif f == 3: p = (a + b) >> 1
+                else:
+                    pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                    p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                cur[x] = (cur[x] + p) & 255
+        out[y] = cur
+        prev = cur
+    return out.reshape(h, w, ch)[:, :, :3]
+
+img = read_png(sys.argv[1])
+colours = len(np.unique(img.reshape(-1, 3) @ np.array([65536, 256, 1])))
+diff = -1.0
+if len(sys.argv) > 2:
+    base = read_png(sys.argv[2])
+    diff = float(np.mean(np.any(img != base, axis=2))) if base.shape == img.shape else 1.0
+print(img.shape[1], img.shape[0], colours, "%.3f" % diff)
+EOF
+
+timeout 150 "$bin" --screenshot "$tmp/base.png" >/dev/null || fail "screenshot without a lab failed"
+
+for lab in positional_encoding positional_encoding:3 scoring scoring:2 temperature temperature:1 \
+           softmax_vs_linear softmax_vs_linear:1 size designed_heads; do
+  png="$tmp/lab_${lab//:/_}.png"
+  extra=()
+  [ "$lab" = designed_heads ] && extra=(--set preset=previous_token)
+  timeout 170 "$bin" --lab "$lab" --screenshot "$png" --frames 6 "${extra[@]}" >/dev/null \
+    || fail "--lab $lab: screenshot run failed"
+  [ -s "$png" ] || fail "--lab $lab: no screenshot"
+  read -r w h colours diff < <(/usr/bin/python3 "$tmp/png_stats.py" "$png" "$tmp/base.png")
+  [ "$w" -gt 0 ] && [ "$h" -gt 0 ] || fail "--lab $lab: empty image"
+  [ "$colours" -ge 200 ] || fail "--lab $lab: only $colours distinct colours (blank window?)"
+  python3 -c "import sys; sys.exit(0 if $diff >= 0.25 else 1)" \
+    || fail "--lab $lab: only $diff of the pixels differ from the main view (lab window not drawn?)"
+  echo "  $lab: ${w}x${h}, $colours colours, $diff differs from the main view"
+  if [ -n "${ATTNVIZ_LAB_SHOTS:-}" ]; then cp "$png" "$ATTNVIZ_LAB_SHOTS/"; fi
+done
+
+# Aliases work, and an unknown lab is a status message, not a crash.
+timeout 150 "$bin" --lab pe --screenshot "$tmp/alias.png" >/dev/null || fail "--lab pe (alias) failed"
+timeout 150 "$bin" --lab no_such_lab --screenshot "$tmp/unknown.png" >/dev/null \
+  || fail "--lab no_such_lab must not fail the app"
+[ -s "$tmp/unknown.png" ] || fail "--lab no_such_lab: no screenshot"
+echo "labs_test: OK"
