@@ -13,6 +13,8 @@ namespace {
 constexpr int kModMask = GLFW_MOD_CONTROL | GLFW_MOD_SHIFT | GLFW_MOD_ALT;
 std::vector<std::pair<int, int>> g_pending;  // (key, mods) pressed since the last frame
 std::vector<std::pair<int, int>> g_frame;    // this frame's presses
+std::vector<int> g_held;                     // keys shown as down for this frame only
+bool g_held_ctrl = false, g_held_shift = false, g_held_alt = false;
 
 int current_mods() {
     const ImGuiIO& io = ImGui::GetIO();
@@ -29,6 +31,28 @@ void record_key_event(int key, int action, int mods) {
 void begin_frame_key_taps() {
     g_frame.swap(g_pending);
     g_pending.clear();
+    ImGuiIO& io = ImGui::GetIO();
+    for (const auto& [key, mods] : g_frame) {
+        if (key < 0 || key >= int(IM_ARRAYSIZE(io.KeysDown))) continue;
+        if (!io.KeysDown[key]) {
+            io.KeysDown[key] = true;
+            g_held.push_back(key);
+        }
+        // The modifiers held at the press, even if already released (xdotool key ctrl+a).
+        if ((mods & GLFW_MOD_CONTROL) && !io.KeyCtrl) io.KeyCtrl = g_held_ctrl = true;
+        if ((mods & GLFW_MOD_SHIFT) && !io.KeyShift) io.KeyShift = g_held_shift = true;
+        if ((mods & GLFW_MOD_ALT) && !io.KeyAlt) io.KeyAlt = g_held_alt = true;
+    }
+}
+
+void end_frame_key_taps() {
+    ImGuiIO& io = ImGui::GetIO();
+    for (int key : g_held) io.KeysDown[key] = false;
+    g_held.clear();
+    if (g_held_ctrl) io.KeyCtrl = false;
+    if (g_held_shift) io.KeyShift = false;
+    if (g_held_alt) io.KeyAlt = false;
+    g_held_ctrl = g_held_shift = g_held_alt = false;
 }
 
 bool key_tapped(int key, int mods, bool repeat) {

@@ -242,6 +242,7 @@ struct FileDialogs {
     bool open_requested = false, save_as_requested = false;
     std::string path_buffer;
     std::string error;
+    bool refocus = false;  // put the keyboard back into the path field (after Enter and an error)
     std::vector<std::string> examples;
 
     void draw(app::AppState& state) {
@@ -264,7 +265,9 @@ struct FileDialogs {
         ImGui::SetNextWindowSize(ImVec2(w, 0));
         if (ImGui::BeginPopupModal("Open scene", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
             ImGui::TextUnformatted("Path of a scene file (.json):");
-            if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+            if (ImGui::IsWindowAppearing() || refocus)
+                ImGui::SetKeyboardFocusHere();  // back to the path after an error
+            refocus = false;
             ImGui::SetNextItemWidth(-1);
             const bool enter = ImGui::InputText("##path", &path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
             if (!examples.empty()) {
@@ -286,6 +289,7 @@ struct FileDialogs {
                     ImGui::CloseCurrentPopup();
                 } catch (const std::exception& e) {
                     error = one_line(e.what());  // the user's current scene stays as it was
+                    refocus = true;
                 }
             }
             ImGui::SameLine();
@@ -304,7 +308,9 @@ struct FileDialogs {
             ImGui::InputTextMultiline("##note", &state.scene_note,
                                       ImVec2(-1, ImGui::GetTextLineHeight() * 3.5f));
             ImGui::TextUnformatted("Save to path:");
-            if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+            if (ImGui::IsWindowAppearing() || refocus)
+                ImGui::SetKeyboardFocusHere();  // back to the path after an error
+            refocus = false;
             ImGui::SetNextItemWidth(-1);
             const bool enter = ImGui::InputText("##path", &path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
             if (!error.empty()) {
@@ -803,6 +809,7 @@ int main(int argc, char** argv) {
 
         // --- render ------------------------------------------------------------------------------
         ImGui::Render();
+        app::end_frame_key_taps();
         int fb_w = 0, fb_h = 0;
         glfwGetFramebufferSize(window, &fb_w, &fb_h);
         glViewport(0, 0, fb_w, fb_h);
