@@ -108,6 +108,25 @@ assert img.shape[0] > 10 and img.shape[1] > 10, img.shape
 print(f"export: {sys.argv[1]} is a {img.shape[1]}x{img.shape[0]} PNG")
 PY
 
+# --- File > Open (Ctrl+O): a bad path is refused in place, a good one opens; Ctrl+S saves it ---------
+cp "$here/../../assets/scenes/chinese.json" "$tmp/scene.json"
+n0="$(field n)"
+xdotool key ctrl+o
+sleep 0.5
+xdotool type --delay 20 "$tmp/missing.json"
+xdotool key Return
+sleep 0.5
+kill -0 "$app_pid" || fail "the app died on a missing scene file"
+xdotool key ctrl+a
+xdotool type --delay 20 "$tmp/scene.json"
+xdotool key Return
+wait_for "the scene to open" "s['status'].startswith('Opened') and s.get('n', -1) != $n0 and not s['updating']"
+xdotool key ctrl+s
+wait_for "the scene to be saved" "s['status'].startswith('Saved scene to')"
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['attnviz_scene'] == 1 and d['config']['text']" \
+  "$tmp/scene.json" || fail "the saved scene is not a valid scene file"
+echo "open/save: OK ($(field status))"
+
 kill "$app_pid"
 wait "$app_pid" 2>/dev/null || true
 app_pid=""
