@@ -447,8 +447,12 @@ std::string png_path_in(const std::string& status) {
     return status.substr(begin, end + 4 - begin);
 }
 
+// GLFW errors before the window exists become part of our one-line message; later ones are printed.
+std::string g_glfw_error;
+bool g_window_ready = false;
 void glfw_error_callback(int error, const char* description) {
-    std::fprintf(stderr, "attnviz: GLFW error %d: %s\n", error, description);
+    g_glfw_error = description ? description : "unknown error";
+    if (g_window_ready) std::fprintf(stderr, "attnviz: GLFW error %d: %s\n", error, g_glfw_error.c_str());
 }
 
 double now_seconds() {
@@ -514,9 +518,10 @@ int main(int argc, char** argv) {
     glfwSetErrorCallback(glfw_error_callback);
     if (!glfwInit()) {
         std::fprintf(stderr,
-                     "attnviz: cannot open a window (no display found). For files without a display use "
-                     "`attnviz dump` or `attnviz render`, or run the GUI under a virtual display: "
-                     "xvfb-run -a -s '-screen 0 1600x1000x24' attnviz\n");
+                     "attnviz: cannot open a window (%s). For files without a display use `attnviz dump` or "
+                     "`attnviz render`, or run the GUI under a virtual display: "
+                     "xvfb-run -a -s '-screen 0 1600x1000x24' attnviz\n",
+                     g_glfw_error.empty() ? "no display found" : g_glfw_error.c_str());
         return 1;
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -526,13 +531,15 @@ int main(int argc, char** argv) {
     GLFWwindow* window = glfwCreateWindow(opt.width, opt.height, "attnviz", nullptr, nullptr);
     if (!window) {
         std::fprintf(stderr,
-                     "attnviz: cannot create an OpenGL 3.3 window. For files without a display use "
+                     "attnviz: cannot create an OpenGL 3.3 window (%s). For files without a display use "
                      "`attnviz dump` or `attnviz render`, or try xvfb-run -a -s '-screen 0 1600x1000x24' "
-                     "attnviz\n");
+                     "attnviz\n",
+                     g_glfw_error.c_str());
         glfwTerminate();
         return 1;
     }
     glfwMakeContextCurrent(window);
+    g_window_ready = true;
     glfwFocusWindow(window);  // ImGui 1.86 reads the mouse only while the window has focus
     glfwSwapInterval(opt.screenshot.empty() ? 1 : 0);
 
