@@ -5,6 +5,7 @@
 #   usage: bash tests/gui/labs_test.sh path/to/attnviz   (starts Xvfb itself when DISPLAY is unset)
 set -euo pipefail
 bin="$(realpath "$1")"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ -z "${DISPLAY:-}" ]; then
   exec xvfb-run -a -s '-screen 0 1600x1000x24' bash "${BASH_SOURCE[0]}" "$bin"
 fi
@@ -14,54 +15,19 @@ export XDG_CONFIG_HOME="$tmp/config"  # never touch the user's settings
 cd "$tmp"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Decodes a PNG (zlib + numpy only) and prints: distinct colours, fraction of pixels that differ
-# from a second PNG (or -1 without one).
-cat > "$tmp/png_stats.py" <<'EOF'
-import struct, sys, zlib
+# Prints a screenshot's size, its number of distinct colours and the fraction of pixels that differ
+# from a second PNG (PNG decoding: tests/gui/png_check.py).
+cat > "$tmp/png_stats.py" <<EOF
+import sys
 import numpy as np
+sys.path.insert(0, "$here")
+from png_check import read_png
 
-def read_png(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": not a PNG"
-    pos, idat, hdr = 8, b"", None
-    while pos < len(data):
-        (n,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
-        pos += 12 + n
-        if kind == b"IHDR": hdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT": idat += body
-    w, h, depth, colour = hdr[0], hdr[1], hdr[2], hdr[3]
-    assert depth == 8 and colour in (2, 6), "unsupported PNG"
-    ch = 3 if colour == 2 else 4
-    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(h, w * ch + 1)
-    out = np.zeros((h, w * ch), dtype=np.int32)
-    prev = np.zeros(w * ch, dtype=np.int32)
-    for y in range(h):
-        f, line = raw[y, 0], raw[y, 1:].astype(np.int32)
-        if f == 0: cur = line
-        elif f == 2: cur = (line + prev) & 255
-        elif f == 1: cur = (np.cumsum(line.reshape(w, ch), axis=0) & 255).reshape(-1)
-        else:
-            cur = line.copy()
-            for x in range(w * ch):
-                a = cur[x - ch] if x >= ch else 0
-                b = prev[x]
-                c = prev[x - ch] if x >= ch else 0
-                if f == 1: p = a
-                elif f == 3: p = (a + b) >> 1
-                else:
-                    pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                    p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                cur[x] = (cur[x] + p) & 255
-        out[y] = cur
-        prev = cur
-    return out.reshape(h, w, ch)[:, :, :3]
-
-img = read_png(sys.argv[1])
+img = read_png(sys.argv[1])[:, :, :3].astype(np.int64)
 colours = len(np.unique(img.reshape(-1, 3) @ np.array([65536, 256, 1])))
 diff = -1.0
 if len(sys.argv) > 2:
-    base = read_png(sys.argv[2])
+    base = read_png(sys.argv[2])[:, :, :3].astype(np.int64)
     diff = float(np.mean(np.any(img != base, axis=2))) if base.shape == img.shape else 1.0
 print(img.shape[1], img.shape[0], colours, "%.3f" % diff)
 EOF
