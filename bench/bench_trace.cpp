@@ -2,11 +2,15 @@
 //   build/bench/attnviz_bench --benchmark_filter=BM_Trace
 // Counters: GFLOP/s uses the trace's own FLOP count (Trace::total_flops) or the GEMM's 2·m·k·n.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
+#include "core/memory.hpp"
 #include "core/ops.hpp"
 #include "core/trace.hpp"
 
@@ -24,17 +28,27 @@ Config trace_config(int n, int d_model, int heads) {
     return c;
 }
 
-// BM_Trace/n/d_model/heads/threads: the whole trace, every stage kept.
+// Minor page faults of the whole process so far (each is a fresh page the kernel had to zero).
+double page_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_minflt);
+}
+
+// BM_Trace/n/d_model/heads/threads: the whole trace, every stage kept. As in the app, the previous
+// trace is freed while the next one is computed. faults/trace = minor page faults per iteration.
 void BM_Trace(benchmark::State& state) {
     const Config c = trace_config(int(state.range(0)), int(state.range(1)), int(state.range(2)));
     ComputeOptions o;
     o.threads = int(state.range(3));
     double flops = 0;
+    const double faults0 = page_faults();
     for (auto _ : state) {
         Trace t = compute_trace(c, o);
         flops = t.total_flops();
         benchmark::DoNotOptimize(t.stages.data());
     }
+    state.counters["faults/trace"] = (page_faults() - faults0) / double(state.iterations());
     state.counters["threads"] = double(o.threads);
     state.counters["GFLOP/s"] =
         benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -174,4 +188,15 @@ BENCHMARK(BM_SoftmaxAttention)
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// As the app does at startup: keep freed n×m blocks mapped for the next trace (core/memory.hpp).
+// ATTNVIZ_DEFAULT_MALLOC=1 skips it, to measure what it saves.
+int main(int argc, char** argv) {
+    const char* keep_default = std::getenv("ATTNVIZ_DEFAULT_MALLOC");
+    if (!(keep_default && *keep_default == '1') && !attnviz::tune_allocator_for_traces())
+        std::fprintf(stderr, "note: could not tune the allocator; large traces will page-fault\n");
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

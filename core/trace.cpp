@@ -289,42 +289,100 @@ MatPtr cached_sinusoidal_pe(int n, int d, double base) {
     return cached_matrix(1, n, d, base, 0, [=] { return sinusoidal_pe(n, d, base); });
 }
 
+// Columns [first, last] of row i that the mask may leave visible; first > last when the whole row
+// is hidden. Outside this span every weight is exactly 0, so the softmax pass and the A·V product
+// can skip it: for a causal mask that is the upper triangle, half of each n×m matrix.
+struct RowSpan {
+    Eigen::Index first, last;
+};
+std::vector<RowSpan> visible_spans(const BoolMat* allowed, Eigen::Index n, Eigen::Index m) {
+    std::vector<RowSpan> spans(std::size_t(n), RowSpan{0, m - 1});
+    if (!allowed) return spans;
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const bool* b = allowed->data() + i * m;
+        Eigen::Index lo = 0, hi = m - 1;
+        while (lo < m && !b[lo]) ++lo;
+        while (hi >= lo && !b[hi]) --hi;
+        spans[std::size_t(i)] = RowSpan{lo, hi};
+    }
+    return spans;
+}
+
 // weights = softmax((S·scale + B, −∞ where hidden) / T) row by row, in one pass over S without
 // materialising the n×m `masked` matrix (the trace derives it lazily for display). Same rules as
 // softmax_rows(): the row max is subtracted before exp, hidden keys get exactly 0, a row with every
-// key hidden is all zeros. Also returns each row's entropy without a log per cell:
+// key hidden is all zeros. Only each row's visible span is computed (the rest is hidden: 0).
+// Also returns each row's entropy without a log per cell:
 //   a_j = e_j / Z with e_j = exp((x_j − max)/T)  ⇒  H = −Σ a_j ln a_j = ln Z − Σ a_j (x_j − max)/T.
-void fused_softmax(const Mat& S, float scale, double alibi_slope_or_0, const BoolMat* allowed, double T,
-                   Mat& A, Vec& H) {
+void fused_softmax(const Mat& S, float scale, double alibi_slope_or_0, const BoolMat* allowed,
+                   const std::vector<RowSpan>& spans, double T, Mat& A, Vec& H) {
     const Eigen::Index n = S.rows(), m = S.cols();
     A.resize(n, m);  // n x m
     H.resize(n);     // n
     const float inv_T = float(1.0 / T);
     const float neg_inf = -std::numeric_limits<float>::infinity();
-    Eigen::ArrayXf x(m);  // one row of `masked`
+    Eigen::ArrayXf x(m);  // one row of `masked`, visible span only
     for (Eigen::Index i = 0; i < n; ++i) {
-        x = S.row(i).transpose().array() * scale;
+        const Eigen::Index lo = spans[std::size_t(i)].first, len = spans[std::size_t(i)].last - lo + 1;
+        auto row = A.row(i).array();
+        if (len <= 0) {
+            row.setZero();
+            H(i) = 0;
+            continue;
+        }
+        row.head(lo).setZero();
+        row.tail(m - lo - len).setZero();
+        auto xs = x.head(len);
+        xs = S.row(i).segment(lo, len).transpose().array() * scale;
         if (alibi_slope_or_0 != 0.0)
-            for (Eigen::Index j = 0; j < m; ++j) x(j) -= float(alibi_slope_or_0 * std::abs(double(i - j)));
-        if (allowed) x = allowed->row(i).transpose().select(x, neg_inf);
-        const float mx = m > 0 ? x.maxCoeff() : neg_inf;
-        auto a = A.row(i).array();
+            for (Eigen::Index j = 0; j < len; ++j)
+                xs(j) -= float(alibi_slope_or_0 * std::abs(double(i - (lo + j))));
+        if (allowed) xs = allowed->row(i).segment(lo, len).transpose().select(xs, neg_inf);
+        const float mx = xs.maxCoeff();
+        auto a = row.segment(lo, len);
         if (mx == neg_inf) {
             a.setZero();
             H(i) = 0;
             continue;
         }
-        x = (x - mx) * inv_T;  // ≤ 0, −∞ for hidden keys
-        a = x.exp().transpose();
+        xs = (xs - mx) * inv_T;  // ≤ 0, −∞ for hidden keys
+        a = xs.exp().transpose();
         // Eigen's SSE exp(−∞) returns a denormal, not 0: hidden keys must get exactly 0 weight.
-        for (Eigen::Index j = 0; j < m; ++j)
-            if (x(j) == neg_inf) a(j) = 0.0f;
+        for (Eigen::Index j = 0; j < len; ++j)
+            if (xs(j) == neg_inf) a(j) = 0.0f;
         const float Z = a.sum();  // ≥ 1: the max contributes exp(0)
         a *= 1.0f / Z;
         // Σ a_j (x_j − max)/T over visible keys (hidden ones have a_j = 0 and x_j = −∞: skip them).
-        const float ax = (a.transpose() > 0.0f).select(a.transpose() * x, 0.0f).sum();
+        const float ax = (a.transpose() > 0.0f).select(a.transpose() * xs, 0.0f).sum();
         H(i) = std::log(Z) - ax;
     }
+}
+
+// out = A·V where A is exactly 0 outside each row's visible span (softmax and kernel weights).
+// Rows go in blocks of 128; each block multiplies only the columns any of its rows can see, so a
+// causal mask skips about half of the product. The result equals A·V up to float rounding (the
+// skipped terms are 0·v = 0).
+Mat weights_times_values(const Mat& A, const Mat& V, const std::vector<RowSpan>& spans) {
+    const Eigen::Index n = A.rows();
+    Mat out(n, V.cols());  // n x d_v
+    constexpr Eigen::Index kBlock = 128;
+    for (Eigen::Index r0 = 0; r0 < n; r0 += kBlock) {
+        const Eigen::Index rows = std::min(kBlock, n - r0);
+        Eigen::Index lo = A.cols(), hi = -1;
+        for (Eigen::Index i = r0; i < r0 + rows; ++i) {
+            const RowSpan& sp = spans[std::size_t(i)];
+            if (sp.first > sp.last) continue;
+            lo = std::min(lo, sp.first);
+            hi = std::max(hi, sp.last);
+        }
+        if (hi < lo) {
+            out.middleRows(r0, rows).setZero();
+            continue;
+        }
+        out.middleRows(r0, rows).noalias() =
+            A.block(r0, lo, rows, hi - lo + 1) * V.middleRows(lo, hi - lo + 1);
+    }
+    return out;
 }
 
 // Everything one head computes. Heads run in parallel and only write their own HeadResult.
@@ -451,6 +509,7 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             " mask with linear attention needs the full n×m weight matrix of every head, which does not "
             "fit in 1 GiB here; use a causal or padding mask, fewer tokens, or softmax attention");
     }
+    const std::vector<RowSpan> spans = visible_spans(allowed.get(), n, m);  // n, shared by the heads
     std::vector<bool> key_valid;
     if (cfg.mask == MaskKind::Padding && cfg.valid_length >= 0) {
         key_valid.assign(std::size_t(m), true);
@@ -521,10 +580,10 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                 // masked = S·scale (+ B) with −∞ where hidden is never stored: fused into one pass.
                 auto A = std::make_shared<Mat>();
                 fused_softmax(*R.S, float(score_scale(cfg.scoring, d_k)), alibi ? alibi_slope(hd, h) : 0.0,
-                              allowed.get(), cfg.temperature, *A, R.entropy);
+                              allowed.get(), spans, cfg.temperature, *A, R.entropy);
                 R.A = std::move(A);
             }
-            R.out = std::make_shared<const Mat>(*R.A * *R.V);  // n x d_v
+            R.out = std::make_shared<const Mat>(weights_times_values(*R.A, *R.V, spans));  // n x d_v
         } else {
             const bool causal = cfg.mask == MaskKind::Causal;
             LinearAttention la = linear_native_mask
@@ -561,7 +620,9 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                                       weight_seed(cfg.seed, 0, WeightSlot::W_O));
     auto output = std::make_shared<Mat>(n, d);  // n x d_model
     {
-        const int blocks = n >= 256 ? threads : 1;
+        // Row blocks of ≈ 128 tokens handed out one at a time: when the other core is busy its
+        // thread takes fewer blocks instead of the whole product waiting for its half.
+        const int blocks = (n >= 256 && threads > 1) ? std::max(threads, n / 128) : 1;
         const int rows_per = (n + blocks - 1) / blocks;
         parallel_for(
             blocks, threads,
