@@ -126,8 +126,8 @@ void cell_tooltip(const AppState& state, int stage_index, const Stage& st, const
     ImGui::EndTooltip();
 }
 
-// Bar chart of one row of a matrix (the pinned query's weights over the keys). Returns the column
-// under the mouse, or -1.
+// Bar chart of one row of a matrix (the pinned query's weights over the keys), in a w x h box at the
+// cursor. Returns the column under the mouse, or -1.
 int draw_row_chart(const Stage& st, const CachedMatrix& cm, int row, float w, float h, int emphasise_col) {
     const Mat& M = *cm.M;  // n x m
     const int m = int(M.cols());
@@ -135,113 +135,107 @@ int draw_row_chart(const Stage& st, const CachedMatrix& cm, int row, float w, fl
     const float line = ImGui::GetTextLineHeight();
     const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const ImU32 hot_col = ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered);
 
-    // Header: which row, and for weights the fact that the row sums to 1.
-    float lo = 0, hi = 0, sum = 0;
+    // Value axis: from min(0, row min) to max(0, row max), so bars grow from a visible zero line.
+    float lo = 0, hi = 0;
     for (int j = 0; j < m; ++j) {
         const float v = M(row, j);
         if (!std::isfinite(v)) continue;
         lo = std::min(lo, v);
         hi = std::max(hi, v);
-        sum += v;
     }
     if (hi <= lo) hi = lo + 1.0f;
-    std::string head = "Pinned " + describe(st.rows, row) + ": row of " + st.name;
-    if (st.kind == ValueKind::Probability) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "   \u03a3 = %.4f", double(sum));
-        head += buf;
-    }
-    ImGui::TextUnformatted(head.c_str());
-    ImGui::SameLine();
-    ImGui::TextDisabled("(click the row again to unpin)");
+    const float tick_hi = hi, tick_lo = lo;
+    // Headroom for the value printed above the tallest bar (and below the lowest).
+    const float pad = 0.15f * (hi - lo);
+    if (hi > 0) hi += pad;
+    if (lo < 0) lo -= pad;
 
+    // Key labels below the bars: horizontal when they fit, vertical (and thinned) otherwise.
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float left = 52, bottom = std::min(70.0f, h * 0.4f);
-    const ImVec2 a(p.x + left, p.y + 4), b(p.x + w - 8, p.y + h - bottom - line - 4);
+    const float left = 48;
+    const float bw = (w - left - 8) / float(std::max(m, 1));
+    float max_w = 0;
+    for (int j = 0; j < m; j += std::max(1, m / 256))
+        max_w = std::max(max_w, ImGui::CalcTextSize(st.cols.label(j).c_str()).x);
+    const bool vertical = max_w + 4 > bw;
+    const float label_h = vertical ? std::min(max_w, 80.0f) + 6 : line + 4;
+    const ImVec2 a(p.x + left, p.y + line * 0.5f), b(p.x + w - 8, p.y + h - label_h);
     if (b.x - a.x < 20 || b.y - a.y < 20) {
-        ImGui::Dummy(ImVec2(w, h - line));
+        ImGui::Dummy(ImVec2(w, h));
         return -1;
     }
-    const float zero_y = b.y - (0 - lo) / (hi - lo) * (b.y - a.y);
     auto y_of = [&](float v) { return b.y - (v - lo) / (hi - lo) * (b.y - a.y); };
+    const float zero_y = y_of(0.0f);
 
     dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_FrameBg));
     dl->AddLine(ImVec2(a.x, zero_y), ImVec2(b.x, zero_y), dim_col);
-    for (float t : {lo, hi}) {
-        const std::string s = format_value(t);
+    for (float t : {tick_lo, tick_hi}) {
+        const std::string s = format_value(t, 3);
         const float tw = ImGui::CalcTextSize(s.c_str()).x;
         dl->AddText(ImVec2(a.x - 6 - tw, y_of(t) - line * 0.5f), dim_col, s.c_str());
     }
 
-    const float bw = (b.x - a.x) / float(std::max(m, 1));
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     int hovered = -1;
-    if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
-        mouse.y < b.y + bottom + line) {
+    if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < p.y + h) {
         hovered = std::clamp(int((mouse.x - a.x) / bw), 0, m - 1);
     }
     // When keys outnumber pixels, each pixel column shows the largest bar it covers.
     const int step = bw >= 1.0f ? 1 : int(std::ceil(1.0f / bw));
-    dl->PushClipRect(a, ImVec2(b.x, b.y + 1), true);
+    dl->PushClipRect(ImVec2(a.x, a.y - line * 0.5f), ImVec2(b.x, b.y + 1), true);
     for (int j0 = 0; j0 < m; j0 += step) {
-        float v = -std::numeric_limits<float>::infinity();
+        float v = 0;
         bool any = false;
         for (int j = j0; j < std::min(m, j0 + step); ++j) {
             const float x = M(row, j);
             if (std::isfinite(x) && (!any || std::abs(x) > std::abs(v))) v = x, any = true;
         }
-        const float x0 = a.x + j0 * bw, x1 = a.x + (j0 + step) * bw - (bw > 4 ? 1.0f : 0.0f);
+        const float x0 = a.x + float(j0) * bw, x1 = a.x + float(j0 + step) * bw - (bw > 4 ? 1.0f : 0.0f);
         if (!any) {  // masked key: a hatched stub instead of a bar
             const Rgb8 c = masked_rgb(0, 0);
             dl->AddRectFilled(ImVec2(x0, zero_y - 5), ImVec2(x1, zero_y), IM_COL32(c.r, c.g, c.b, 255));
             continue;
         }
         const Rgb8 c = value_rgb(cm.range, v);
+        const ImVec2 r0(x0, std::min(zero_y, y_of(v))), r1(x1, std::max(zero_y, y_of(v)) + 0.5f);
+        dl->AddRectFilled(r0, r1, IM_COL32(c.r, c.g, c.b, 255));
         const bool hot =
             (hovered >= j0 && hovered < j0 + step) || (emphasise_col >= j0 && emphasise_col < j0 + step);
-        dl->AddRectFilled(ImVec2(x0, std::min(zero_y, y_of(v))), ImVec2(x1, std::max(zero_y, y_of(v))),
-                          IM_COL32(c.r, c.g, c.b, 255));
-        if (hot) {
-            dl->AddRect(ImVec2(x0, std::min(zero_y, y_of(v))), ImVec2(x1, std::max(zero_y, y_of(v))),
-                        ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered), 0, 0, 2.0f);
-        }
-        // Values on top of the bars when there is room.
-        if (bw >= ImGui::CalcTextSize("0.000").x + 4) {
-            const std::string s = format_value(v);
-            const float tw = ImGui::CalcTextSize(s.c_str()).x;
+        if (hot) dl->AddRect(ImVec2(r0.x - 1, r0.y - 1), ImVec2(r1.x + 1, r1.y + 1), hot_col, 0, 0, 2.0f);
+        // The value above (or below, if negative) the bar when it fits the bar's width.
+        const std::string s = st.kind == ValueKind::Probability ? [&] {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%.2f", double(v));
+            return std::string(buf);
+        }()
+                                                                : format_value(v, 3);
+        const float tw = ImGui::CalcTextSize(s.c_str()).x;
+        if (tw + 4 <= x1 - x0) {
             const float ty = v >= 0 ? y_of(v) - line - 1 : y_of(v) + 1;
-            dl->AddText(ImVec2(0.5f * (x0 + x1) - tw * 0.5f, std::max(a.y, std::min(ty, b.y - line))),
+            dl->AddText(ImVec2(0.5f * (x0 + x1) - tw * 0.5f, std::clamp(ty, a.y - line * 0.5f, b.y - line)),
                         text_col, s.c_str());
         }
     }
     dl->PopClipRect();
     dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
 
-    // Key labels under the bars: horizontal when they fit, vertical and thinned otherwise.
-    float max_w = 0;
-    for (int j = 0; j < m; j += std::max(1, m / 256))
-        max_w = std::max(max_w, ImGui::CalcTextSize(st.cols.label(j).c_str()).x);
-    const bool vertical = max_w + 4 > bw;
     const int stride = vertical ? label_stride(bw, line) : 1;
-    dl->PushClipRect(ImVec2(a.x - line, b.y), ImVec2(b.x + line, b.y + bottom + line), true);
+    dl->PushClipRect(ImVec2(a.x - line, b.y), ImVec2(b.x + line, p.y + h), true);
     for (int j = 0; j < m; j += stride) {
-        const ImU32 col = (j == hovered || j == emphasise_col)
-                              ? ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered)
-                              : text_col;
+        const ImU32 col = (j == hovered || j == emphasise_col) ? hot_col : text_col;
         const std::string s = st.cols.label(j);
-        const float cx = a.x + (j + 0.5f) * bw;
+        const float cx = a.x + (float(j) + 0.5f) * bw;
         if (vertical) {
-            add_text_vertical(dl, ImVec2(cx - line * 0.5f, b.y + 4 + std::min(max_w, bottom - 6)), col, s);
+            const float tw = std::min(ImGui::CalcTextSize(s.c_str()).x, label_h - 6);
+            add_text_vertical(dl, ImVec2(cx - line * 0.5f, b.y + 4 + tw), col, s);
         } else {
             const float tw = ImGui::CalcTextSize(s.c_str()).x;
             dl->AddText(ImVec2(cx - tw * 0.5f, b.y + 3), col, s.c_str());
         }
     }
     dl->PopClipRect();
-    const std::string axis = st.cols.name;
-    const float aw = ImGui::CalcTextSize(axis.c_str()).x;
-    dl->AddText(ImVec2(0.5f * (a.x + b.x) - aw * 0.5f, b.y + bottom), dim_col, axis.c_str());
 
     if (hovered >= 0) {
         const float v = M(row, hovered);
@@ -252,8 +246,8 @@ int draw_row_chart(const Stage& st, const CachedMatrix& cm, int row, float w, fl
             ImGui::SetTooltip("%s: %.6g", describe(st.cols, hovered).c_str(), double(v));
         }
     }
-    ImGui::Dummy(ImVec2(w, h - line));
-    return hovered >= 0 ? hovered : -1;
+    ImGui::Dummy(ImVec2(w, h));
+    return hovered;
 }
 
 // Q with the pinned row outlined and Kᵀ with the key's column outlined: S[i, j] = q_i · k_j.
@@ -264,33 +258,32 @@ void draw_linked_qk(const AppState& state, int head, int row, int key, float w, 
     if (qi < 0 || ki < 0) return;
     const Stage& Qs = tr.stages[std::size_t(qi)];
     const Stage& Ks = tr.stages[std::size_t(ki)];
-    ImGui::Text("S[%d, %d] comes from row %d of %s and column %d of %s\u1d40", row, key, row, Qs.name.c_str(),
-                key, Ks.name.c_str());
-    ImGui::SameLine();
-    help_marker(
-        "Every score is a dot product: S[i, j] = q_i \u00b7 k_j (then divided by \u221ad_k). The outlined "
-        "row "
-        "of Q is the pinned query; the outlined column of K\u1d40 is the key under the mouse (or, when the "
-        "mouse is elsewhere, the key this query attends to most).");
     static HeatmapViewState qv, kv;
     const CachedMatrix& Qc = cached_stage(tr, state.trace_generation, qi);
     const CachedMatrix& Kc = cached_stage(tr, state.trace_generation, ki, /*transposed=*/true);
     HeatmapOptions o;
-    o.width = w * 0.5f - 4;
-    o.height = h - ImGui::GetTextLineHeightWithSpacing();
+    o.width = std::floor(w * 0.5f) - 4;
+    o.height = h;
     o.colorbar = false;
-    o.numbers = true;
+    o.axis_titles = false;
+    o.numbers = false;
     o.interactive = false;
-    o.min_fill = 0.2f;
-    o.highlight.row = row;
+    o.row_label_click = false;
+    o.min_fill = 0.9f;  // fill the box: these point at a row/column, they are not read cell by cell
     o.highlight.dim_others = true;
-    o.title = "Q";
     const ImVec2 start = ImGui::GetCursorScreenPos();
+    const std::string q_title = "row " + std::to_string(row) + " of " + Qs.name;
+    const std::string k_title = "column " + std::to_string(key) + " of " + Ks.name + "\u1d40";
+    o.highlight.row = row;
+    o.title = q_title.c_str();
+    o.col_labels = false;  // dimensions 0..d_k-1: the tooltip says which
     heatmap_widget("linkedQ", qv, HeatmapInput{&Qc, &Qs.rows, &Qs.cols, false}, o);
-    ImGui::SetCursorScreenPos(ImVec2(start.x + w * 0.5f + 4, start.y));
+    ImGui::SetCursorScreenPos(ImVec2(start.x + std::floor(w * 0.5f) + 4, start.y));
     o.highlight.row = -1;
     o.highlight.col = key;
-    o.title = "K\u1d40";
+    o.title = k_title.c_str();
+    o.col_labels = true;
+    o.row_labels = false;
     heatmap_widget("linkedK", kv, HeatmapInput{&Kc, &Ks.rows, &Ks.cols, true}, o);
 }
 
@@ -352,7 +345,7 @@ void draw_stage_view(AppState& state) {
     const bool rows_are_queries = st.rows.kind == Axis::Kind::QueryTokens;
     const bool show_pin = rows_are_queries && state.pinned_row >= 0 && state.pinned_row < st.n_rows();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float strip_h = show_pin ? std::clamp(avail.y * 0.34f, 180.0f, 320.0f) : 0.0f;
+    const float strip_h = show_pin ? std::clamp(avail.y * 0.4f, 200.0f, 360.0f) : 0.0f;
 
     static std::map<std::string, HeatmapViewState> views;  // zoom/pan per stage name
     const CachedMatrix& cm = cached_stage(tr, state.trace_generation, si);
@@ -381,27 +374,47 @@ void draw_stage_view(AppState& state) {
     if (r.row_label_clicked >= 0 && rows_are_queries) toggle_pin(r.row_label_clicked);
 
     if (show_pin && state.pinned_row < int(cm.M->rows())) {
+        const int row = state.pinned_row;
         const bool linked = is_attention_matrix(st) && st.head >= 0;
-        const float w = ImGui::GetContentRegionAvail().x;
-        const float chart_w = linked ? w * 0.55f : w;
-        const ImVec2 start = ImGui::GetCursorScreenPos();
         // The key the linked Kᵀ view outlines: the hovered one, else the strongest for this query.
-        int key = (r.hovered && r.row == state.pinned_row) ? r.col : -1;
-        const int bar_hover = draw_row_chart(st, cm, state.pinned_row, chart_w, strip_h, key);
-        if (key < 0) key = bar_hover;
-        if (key < 0) {
-            const Mat& M = *cm.M;
+        int key = (r.hovered && r.row == row) ? r.col : -1;
+        static int chart_hover = -1;  // last frame's bar under the mouse
+        if (key < 0) key = chart_hover;
+        if (key < 0 || key >= int(cm.M->cols())) {
             Eigen::Index best = 0;
-            float bv = -std::numeric_limits<float>::infinity();
-            for (Eigen::Index j = 0; j < M.cols(); ++j)
-                if (M(state.pinned_row, j) > bv) bv = M(state.pinned_row, j), best = j;
+            cm.M->row(row).maxCoeff(&best);
             key = int(best);
         }
+
+        // Strip header: what is pinned, and (for weights) that the row sums to 1.
+        std::string head = "Pinned " + describe(st.rows, row) + ": its row of " + st.name;
+        if (st.kind == ValueKind::Probability) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "  (\u03a3 = %.4f)", double(cm.M->row(row).sum()));
+            head += buf;
+        }
+        ImGui::TextUnformatted(head.c_str());
+        ImGui::SameLine();
+        if (ImGui::SmallButton("unpin")) state.pinned_row = -1;
         if (linked) {
+            ImGui::SameLine();
+            ImGui::TextDisabled("   S[%d, %d] = q_%d \u00b7 k_%d", row, key, row, key);
+            ImGui::SameLine();
+            help_marker(
+                "Every score is a dot product: S[i, j] = q_i \u00b7 k_j (then divided by \u221ad_k). Right: "
+                "the "
+                "pinned query's row of Q, and the column of K\u1d40 for the key under the mouse (or, when "
+                "the "
+                "mouse is elsewhere, the key this query attends to most).");
+        }
+        const float w = ImGui::GetContentRegionAvail().x;
+        const float h = std::max(60.0f, ImGui::GetContentRegionAvail().y - 2);
+        const float chart_w = linked ? std::floor(w * 0.55f) : w;
+        const ImVec2 start = ImGui::GetCursorScreenPos();
+        chart_hover = draw_row_chart(st, cm, row, chart_w, h, key);
+        if (linked && state.pinned_row == row) {
             ImGui::SetCursorScreenPos(ImVec2(start.x + chart_w + 8, start.y));
-            ImGui::BeginGroup();
-            draw_linked_qk(state, st.head, state.pinned_row, key, w - chart_w - 8, strip_h);
-            ImGui::EndGroup();
+            draw_linked_qk(state, st.head, row, key, w - chart_w - 8, h);
         }
     }
 }

@@ -219,21 +219,22 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
 
-    const bool labels = opt.labels && labels_match;
+    const bool row_labels = opt.labels && opt.row_labels && labels_match;
+    const bool col_labels = opt.labels && opt.col_labels && labels_match;
     const float win_w = view.window.x1 - view.window.x0, win_h = view.window.y1 - view.window.y0;
 
     // --- margins ---------------------------------------------------------------------------
     const float title_h = opt.title ? line + style.ItemSpacing.y : 0.0f;
     const float row_title_w = (opt.axis_titles && row_axis) ? line + 4 : 0.0f;
     const float col_title_h = (opt.axis_titles && col_axis) ? line + 4 : 0.0f;
-    const float row_label_w = labels ? std::min(max_label_width(row_axis, rows) + 8, 120.0f) : 0.0f;
+    const float row_label_w = row_labels ? std::min(max_label_width(row_axis, rows) + 8, 120.0f) : 0.0f;
     const float colorbar_w =
         opt.colorbar ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 30) : 0;
-    const float max_col_label = labels ? max_label_width(col_axis, cols) : 0.0f;
+    const float max_col_label = col_labels ? max_label_width(col_axis, cols) : 0.0f;
 
     // First pass with one line of horizontal column labels; if they do not fit their cells, the
     // labels are turned vertical and the top margin grows.
-    float col_label_h = labels ? line + 4 : 0.0f;
+    float col_label_h = col_labels ? line + 4 : 0.0f;
     auto image_area = [&](float top_margin) {
         return ImVec2(std::max(1.0f, region.x - row_title_w - row_label_w - colorbar_w - 8),
                       std::max(1.0f, region.y - title_h - top_margin - 4));
@@ -241,7 +242,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     ImVec2 area = image_area(col_title_h + col_label_h);
     ImageSize img = fit_image(area.x, area.y, win_w, win_h, opt.min_fill);
     bool vertical_cols = false;
-    if (labels && img.w / win_w < max_col_label + 6) {
+    if (col_labels && img.w / win_w < max_col_label + 6) {
         vertical_cols = true;
         col_label_h = std::min(max_col_label, 90.0f) + 8;
         area = image_area(col_title_h + col_label_h);
@@ -357,7 +358,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
 
     // --- labels ----------------------------------------------------------------------------
     const ImU32 hot_col = ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered);
-    if (labels) {
+    if (row_labels) {
         // Row labels, right-aligned against the image; every k-th when rows are small.
         const int rs = label_stride(px_row, line);
         const ImVec2 clip_a(left.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
@@ -371,7 +372,8 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
                         hot ? hot_col : text_col, s.c_str());
         }
         dl->PopClipRect();
-
+    }
+    if (col_labels) {
         // Column labels above the image.
         const int cs = vertical_cols ? label_stride(px_col, line) : 1;
         const ImVec2 top_a(img_min.x - line, img_min.y - col_label_h), top_b(img_max.x + line, img_min.y);
@@ -390,7 +392,8 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
             }
         }
         dl->PopClipRect();
-
+    }
+    if (row_labels) {
         // Clicking a row label reports that row (pinning works in every mode, even mask editing).
         ImGui::SetCursorScreenPos(ImVec2(img_min.x - row_label_w, img_min.y));
         ImGui::InvisibleButton("##rowlabels", ImVec2(std::max(1.0f, row_label_w), img.h));
@@ -409,7 +412,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     // --- axis titles -----------------------------------------------------------------------
     if (opt.axis_titles && col_axis) {
         std::string t = axis_title(col_axis) + "  (" + std::to_string(cols) + ")";
-        if (!is_full_view(view.window, rows, cols)) t += "   zoomed — double-click to reset";
+        if (!is_full_view(view.window, rows, cols)) t += "   zoomed \u2014 double-click to reset";
         const float tw = ImGui::CalcTextSize(t.c_str()).x;
         dl->AddText(ImVec2(img_min.x + std::max(0.0f, (img.w - tw) * 0.5f), origin.y + title_h), dim_col,
                     t.c_str());

@@ -163,6 +163,8 @@ struct HeatmapInput {
 struct HeatmapOptions {
     float width = 0, height = 0;  // region to use; 0 = all available space
     bool labels = true;           // token/index labels on both axes
+    bool row_labels = true;       // with labels: the row labels (left)
+    bool col_labels = true;       // with labels: the column labels (top)
     bool axis_titles = true;
     bool colorbar = true;         // colour bar + masked legend
     bool numbers = true;          // values inside cells when they are large enough
