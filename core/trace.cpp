@@ -337,7 +337,11 @@ void fused_softmax(const Mat& S, float scale, double alibi_slope_or_0, const Boo
         if (alibi_slope_or_0 != 0.0)
             for (Eigen::Index j = 0; j < len; ++j)
                 xs(j) -= float(alibi_slope_or_0 * std::abs(double(i - (lo + j))));
-        if (allowed) xs = allowed->row(i).segment(lo, len).transpose().select(xs, neg_inf);
+        if (allowed) {  // a plain loop vectorises; Eigen 3.4's select() does not
+            const bool* b = allowed->data() + i * m + lo;
+            float* xp = xs.data();
+            for (Eigen::Index j = 0; j < len; ++j) xp[j] = b[j] ? xp[j] : neg_inf;
+        }
         const float mx = xs.maxCoeff();
         auto a = row.segment(lo, len);
         if (mx == neg_inf) {
@@ -348,12 +352,14 @@ void fused_softmax(const Mat& S, float scale, double alibi_slope_or_0, const Boo
         xs = (xs - mx) * inv_T;  // ≤ 0, −∞ for hidden keys
         a = xs.exp().transpose();
         // Eigen's SSE exp(−∞) returns a denormal, not 0: hidden keys must get exactly 0 weight.
-        for (Eigen::Index j = 0; j < len; ++j)
-            if (xs(j) == neg_inf) a(j) = 0.0f;
+        float* ap = A.row(i).data() + lo;
+        const float* xp = xs.data();
+        for (Eigen::Index j = 0; j < len; ++j) ap[j] = xp[j] == neg_inf ? 0.0f : ap[j];
         const float Z = a.sum();  // ≥ 1: the max contributes exp(0)
         a *= 1.0f / Z;
         // Σ a_j (x_j − max)/T over visible keys (hidden ones have a_j = 0 and x_j = −∞: skip them).
-        const float ax = (a.transpose() > 0.0f).select(a.transpose() * xs, 0.0f).sum();
+        float ax = 0;
+        for (Eigen::Index j = 0; j < len; ++j) ax += ap[j] > 0.0f ? ap[j] * xp[j] : 0.0f;
         H(i) = std::log(Z) - ax;
     }
 }
