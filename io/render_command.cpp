@@ -1,0 +1,85 @@
+// `attnviz render`: one stage as a publication figure (PNG), on the CPU, without a display. It is the
+// same picture as the app's "Export PNG" (both call render_stage_figure).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/trace.hpp"
+#include "io/cli.hpp"
+#include "io/commands.hpp"
+#include "io/figure.hpp"
+
+namespace attnviz {
+namespace {
+
+const std::vector<CliOption>& render_options() {
+    static const std::vector<CliOption> options = {
+        {"--scene", "FILE", "scene to load (default: the built-in example sentence)"},
+        {"--set", "KEY=VALUE", "change one config key, e.g. --set heads=4; repeatable", true},
+        {"--stage", "NAME", "stage to draw: weights, scores, Q, ... (see `attnviz dump` names)"},
+        {"--head", "H", "head for per-head stages (default 0)"},
+        {"--out", "FIG.png", "PNG file to write (written whole or not at all)"},
+        {"--scale", "S", "1, 2 or 4: resolution multiplier for slides and print (default 1)"},
+        {"--grid", "", "draw every head of the stage side by side instead of one head"},
+        {"--threads", "N", "threads for the computation (default: all cores)"},
+    };
+    return options;
+}
+
+std::string joined_stage_names(const Trace& trace) {
+    std::string out;
+    for (const std::string& name : trace.stage_names()) out += (out.empty() ? "" : ", ") + name;
+    return out;
+}
+
+int render_main(int argc, char** argv) {
+    const auto& options = render_options();
+    const CliArgs args = parse_cli(argc, argv, options);
+    if (args.has("--help")) {
+        std::cout << cli_usage("attnviz render", options, {"--stage", "--out"})
+                  << "Draws one stage of the attention layer as a figure: title, formula, token labels and "
+                     "a colour bar.\n";
+        return 0;
+    }
+    require_flag(args, options, "--stage");
+    require_flag(args, options, "--out");
+    const std::string stage_name = *args.get("--stage");
+    const std::string out = *args.get("--out");
+    const int head = args.has("--head") ? cli_int("--head", *args.get("--head"), 0, 1 << 20) : 0;
+    FigureOptions figure;
+    if (auto s = args.get("--scale")) {
+        figure.scale = cli_int("--scale", *s, 1, 4);
+        if (figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
+    }
+    ComputeOptions compute;
+    if (auto t = args.get("--threads")) compute.threads = cli_int("--threads", *t, 0, 256);
+
+    const Scene scene = scene_from_cli(args);
+    const Trace trace = compute_trace(scene.config, compute);
+    if (trace.find(stage_name, 0) < 0 && trace.find(stage_name) < 0) {
+        throw UsageError("--stage: no stage named '" + stage_name +
+                         "' in this configuration (stages: " + joined_stage_names(trace) + ")");
+    }
+    Image image;
+    if (args.has("--grid")) {
+        image = render_heads_grid_figure(trace, stage_name, figure);
+    } else {
+        const Stage* stage = trace.get(stage_name, head);
+        if (!stage || (stage->head >= 0 && stage->head != head)) {
+            throw UsageError("--head: expected a head from 0 to " + std::to_string(trace.heads - 1) +
+                             ", got " + std::to_string(head));
+        }
+        image = render_stage_figure(trace, *stage, figure);
+    }
+    write_png(out, image);
+    std::cout << "wrote " << out << " (" << image.width << "×" << image.height << ")\n";
+    return 0;
+}
+
+}  // namespace
+
+int run_render_command(int argc, char** argv) {
+    return run_cli_command("attnviz render", [&] { return render_main(argc, argv); });
+}
+
+}  // namespace attnviz
