@@ -1,6 +1,7 @@
-// CPU colour maps, identical to shaders/heatmap.frag (tests/render prove it). Both are built from the
-// same table of control points in shaders/colormaps.glsl.inc semantics: piecewise-linear
-// interpolation between 9 sRGB stops, no gamma tricks, so CPU and GPU agree to within 1/255.
+// CPU colour maps, identical to shaders/heatmap.frag (tests/io/colormap_test.cpp parses the shader's
+// stop tables and compares them with colormap_stops(); tests/app/shader_colormap_test.cpp renders
+// through the GPU and compares every pixel). Both are piecewise-linear interpolation between the same
+// 9 sRGB stops, no gamma tricks, so CPU and GPU agree to within 1/255.
 #pragma once
 
 #include <array>
@@ -13,6 +14,8 @@ namespace attnviz {
 
 struct Rgb8 {
     std::uint8_t r, g, b;
+    bool operator==(const Rgb8& o) const { return r == o.r && g == o.g && b == o.b; }
+    bool operator!=(const Rgb8& o) const { return !(*this == o); }
 };
 
 enum class ColorMap {
@@ -28,12 +31,21 @@ struct ColorRange {
 };
 ColorRange color_range_for(ValueKind kind, const Mat& M);
 
+/// Number of control points of every map; stop k sits at t = k / (kColorStops - 1).
+inline constexpr int kColorStops = 9;
+/// The control points (sRGB, 0..255) of a map, low to high. The shader holds the same numbers.
+const std::array<Rgb8, kColorStops>& colormap_stops(ColorMap map);
+
 /// Colour of t in [0, 1] (clamped) on a map.
 Rgb8 colormap_rgb(ColorMap map, float t);
 /// Colour of value v in a range; NaN/inf values (masked cells) are not coloured here, see
-/// masked_rgb().
+/// masked_rgb(). (Non-finite v returns masked_rgb(0, 0) so a caller that forgets still shows grey.)
 Rgb8 value_rgb(const ColorRange& range, float v);
-/// Hatch colour for a masked (-inf) cell at pixel (x, y): diagonal grey stripes, 8 px period.
+/// Hatch colour for a masked (-inf) cell at pixel (x, y) (x right, y down): diagonal grey stripes,
+/// 8 px period, 4 px dark + 4 px light. Neither grey occurs in either colour map.
 Rgb8 masked_rgb(int x, int y);
+/// The two greys of the hatch (for legends).
+inline constexpr Rgb8 kHatchDark{150, 150, 150};
+inline constexpr Rgb8 kHatchLight{212, 212, 212};
 
 }  // namespace attnviz
