@@ -15,6 +15,7 @@ std::vector<std::pair<int, int>> g_pending;  // (key, mods) pressed since the la
 std::vector<std::pair<int, int>> g_frame;    // this frame's presses
 std::vector<int> g_held;                     // keys shown as down for this frame only
 bool g_held_ctrl = false, g_held_shift = false, g_held_alt = false;
+std::vector<ImWchar> g_deferred_chars;  // text typed right after a held Ctrl/Alt tap
 
 int current_mods() {
     const ImGuiIO& io = ImGui::GetIO();
@@ -43,6 +44,12 @@ void begin_frame_key_taps() {
         if ((mods & GLFW_MOD_SHIFT) && !io.KeyShift) io.KeyShift = g_held_shift = true;
         if ((mods & GLFW_MOD_ALT) && !io.KeyAlt) io.KeyAlt = g_held_alt = true;
     }
+    // ImGui ignores typed characters while Ctrl is down; text typed just after the tap (already in
+    // the queue) belongs to the next frame, after the shortcut.
+    if (g_held_ctrl || g_held_alt) {
+        g_deferred_chars.assign(io.InputQueueCharacters.begin(), io.InputQueueCharacters.end());
+        io.InputQueueCharacters.resize(0);
+    }
 }
 
 void end_frame_key_taps() {
@@ -53,6 +60,8 @@ void end_frame_key_taps() {
     if (g_held_shift) io.KeyShift = false;
     if (g_held_alt) io.KeyAlt = false;
     g_held_ctrl = g_held_shift = g_held_alt = false;
+    for (ImWchar c : g_deferred_chars) io.InputQueueCharacters.push_back(c);
+    g_deferred_chars.clear();
 }
 
 bool key_tapped(int key, int mods, bool repeat) {

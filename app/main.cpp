@@ -289,6 +289,7 @@ struct FileDialogs {
                     ImGui::CloseCurrentPopup();
                 } catch (const std::exception& e) {
                     error = one_line(e.what());  // the user's current scene stays as it was
+                    state.set_status(error, true);
                     refocus = true;
                 }
             }

@@ -115,8 +115,8 @@ xdotool key ctrl+o
 sleep 0.5
 xdotool type --delay 20 "$tmp/missing.json"
 xdotool key Return
-sleep 0.5
-kill -0 "$app_pid" || fail "the app died on a missing scene file"
+wait_for "the missing file to be reported" "s['status_is_error'] and 'missing.json' in s['status']"
+sleep 0.3
 xdotool key ctrl+a
 xdotool type --delay 20 "$tmp/scene.json"
 xdotool key Return
