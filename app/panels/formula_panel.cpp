@@ -52,6 +52,12 @@ void wrapped(const std::string& text) {
     ImGui::PopTextWrapPos();
 }
 
+void wrapped_disabled(const std::string& text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    wrapped(text);
+    ImGui::PopStyleColor();
+}
+
 void draw_entropy(const AppState& state, const Stage& stage) {
     const Trace& t = *state.trace;
     const int head = std::clamp(state.head, 0, std::max(0, t.heads - 1));
@@ -131,9 +137,9 @@ void draw_formula_panel(AppState& state) {
         "multiply-add counts 2). Memory: this matrix at 4 bytes per value. Attention weights "
         "grow with n·m: double the text and they take four times the memory.");
     ImGui::Text("%s FLOPs,  %s", human(stage->flops, "").c_str(), human_bytes(stage->bytes).c_str());
-    if (!stage->stored()) ImGui::TextDisabled("(derived on demand from the stage before, not stored)");
-    ImGui::TextDisabled("whole layer: %s FLOPs, %s stored", human(t.total_flops(), "").c_str(),
-                        human_bytes(t.stored_bytes()).c_str());
+    if (!stage->stored()) wrapped_disabled("(derived on demand from the stage before, not stored)");
+    wrapped_disabled("whole layer: " + human(t.total_flops(), "") + " FLOPs, " +
+                     human_bytes(t.stored_bytes()) + " stored");
 
     heading("Layer");
     ImGui::TextDisabled("n = %d  m = %d  d_model = %d", t.n, t.m, t.d_model);
