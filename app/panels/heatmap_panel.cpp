@@ -107,14 +107,19 @@ void cell_tooltip(const AppState& state, int stage_index, const Stage& st, const
     ImGui::Text("%s  \u2192  %s", describe(st.rows, i).c_str(), describe(st.cols, j).c_str());
     const float v = M(i, j);
     const std::string where = st.name + "[" + std::to_string(i) + ", " + std::to_string(j) + "]";
+    const ImVec4 warm(1.0f, 0.75f, 0.4f, 1.0f);
     if (std::isinf(v) && v < 0) {
-        ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.4f, 1.0f), "%s  masked: \u2212\u221e \u2192 weight 0",
-                           where.c_str());
+        if (st.name == "weights") {
+            ImGui::TextColored(warm, "%s = 0   masked: score \u2212\u221e \u2192 weight exactly 0",
+                               where.c_str());
+        } else {
+            ImGui::TextColored(warm, "%s  masked: \u2212\u221e \u2192 weight 0", where.c_str());
+        }
     } else {
         ImGui::Text("%s = %.6g", where.c_str(), double(v));
         if (is_attention_matrix(st) && cell_masked(state.trace->config, i, j)) {
-            ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.4f, 1.0f),
-                               "this key is masked for this query (weight 0)");
+            ImGui::TextColored(
+                warm, "the mask hides this key from this query: the next stage sets it to \u2212\u221e");
         }
     }
     const std::vector<std::string>& lines = explain_cached(state, stage_index, i, j);
@@ -390,7 +395,9 @@ void draw_stage_view(AppState& state) {
         std::string head = "Pinned " + describe(st.rows, row) + ": its row of " + st.name;
         if (st.kind == ValueKind::Probability) {
             char buf[64];
-            std::snprintf(buf, sizeof buf, "  (\u03a3 = %.4f)", double(cm.M->row(row).sum()));
+            std::snprintf(
+                buf, sizeof buf, "  (\u03a3 = %.4f)",
+                double(cm.M->row(row).unaryExpr([](float x) { return std::isfinite(x) ? x : 0.0f; }).sum()));
             head += buf;
         }
         ImGui::TextUnformatted(head.c_str());

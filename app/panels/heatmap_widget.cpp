@@ -4,6 +4,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "app/panels/heatmap_widget.hpp"
 
+#include "core/ops.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -59,6 +61,15 @@ const CachedMatrix& cached_stage(const Trace& trace, std::uint64_t generation, i
     return view_cache().get(key, stage.kind, [&]() -> std::shared_ptr<const Mat> {
         // Stored stages are shared without a copy; derived ones (scaled, masked) are computed once.
         std::shared_ptr<const Mat> M = stage.data ? stage.data : std::make_shared<const Mat>(stage.matrix());
+        // A hidden key's weight is exactly 0; shown as 0 it looks like "attends a little". Show it as
+        // masked (−∞, hatched) like in the masked scores, so the mask stays visible after softmax.
+        if (stage.name == "weights" && trace.config.mask != MaskKind::None &&
+            stage.rows.kind == Axis::Kind::QueryTokens && stage.cols.kind == Axis::Kind::KeyTokens) {
+            const BoolMat allowed = make_mask(trace.config, int(M->rows()), int(M->cols()));  // n x m
+            Mat W = *M;                                                                       // n x m
+            W = allowed.select(W, Mat::Constant(W.rows(), W.cols(), -std::numeric_limits<float>::infinity()));
+            M = std::make_shared<const Mat>(std::move(W));
+        }
         if (transposed) M = std::make_shared<const Mat>(M->transpose());
         if (max_side > 0 && (M->rows() > max_side || M->cols() > max_side)) {
             M = std::make_shared<const Mat>(downsample_max_abs(*M, max_side));
@@ -97,17 +108,33 @@ std::string axis_label(const Axis* axis, int i) {
     return axis->label(i);
 }
 
+// When labels are thinned (every k-th), token labels get their index in front: in a long text the
+// same word recurs, and "1400 the" says where we are.
+std::string thinned_label(const Axis* axis, int i, int stride) {
+    std::string s = axis_label(axis, i);
+    if (stride > 1 && axis && axis->kind != Axis::Kind::Dimension && axis->kind != Axis::Kind::Single)
+        s = std::to_string(i) + " " + s;
+    return s;
+}
+
 std::string axis_title(const Axis* axis) {
     if (!axis) return {};
     return axis->name;
 }
 
-// Widest label of an axis (sampled for long axes so this stays cheap every frame).
+// Widest label of an axis (sampled for long axes so this stays cheap every frame), with room for an
+// index prefix when the axis is long enough to be thinned.
 float max_label_width(const Axis* axis, int count) {
     if (count <= 0) return 0;
     const int step = std::max(1, count / 256);
     float w = 0;
-    for (int i = 0; i < count; i += step) w = std::max(w, ImGui::CalcTextSize(axis_label(axis, i).c_str()).x);
+    // The first 128 labels, then a sample (a tiled text repeats, so the sample alone could miss words).
+    for (int i = 0; i < std::min(count, 128); ++i)
+        w = std::max(w, ImGui::CalcTextSize(axis_label(axis, i).c_str()).x);
+    for (int i = 128; i < count; i += step)
+        w = std::max(w, ImGui::CalcTextSize(axis_label(axis, i).c_str()).x);
+    const bool tokens = axis && axis->kind != Axis::Kind::Dimension && axis->kind != Axis::Kind::Single;
+    if (tokens && count > 32) w += ImGui::CalcTextSize((std::to_string(count) + " ").c_str()).x;
     return w;
 }
 
@@ -365,7 +392,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         dl->PushClipRect(clip_a, clip_b, true);
         for (int r = (r_first / rs) * rs; r <= r_last; r += rs) {
             if (r < r_first) continue;
-            const std::string s = fit_text(axis_label(row_axis, r), row_label_w - 8);
+            const std::string s = fit_text(thinned_label(row_axis, r, rs), row_label_w - 8);
             const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
             const bool hot = r == result.row || r == opt.highlight.row;
             dl->AddText(ImVec2(img_min.x - 6 - ts.x, cell_y(r + 0.5f) - ts.y * 0.5f),
@@ -383,7 +410,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
             const bool hot = c == result.col || c == opt.highlight.col;
             const ImU32 col = hot ? hot_col : text_col;
             if (vertical_cols) {
-                const std::string s = fit_text(axis_label(col_axis, c), col_label_h - 8);
+                const std::string s = fit_text(thinned_label(col_axis, c, cs), col_label_h - 8);
                 add_text_vertical(dl, ImVec2(cell_x(c + 0.5f) - line * 0.5f, img_min.y - 4), col, s);
             } else {
                 const std::string s = axis_label(col_axis, c);

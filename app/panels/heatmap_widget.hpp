@@ -129,7 +129,8 @@ class MatrixCache {
 /// The views' shared cache (released by shutdown_views()).
 MatrixCache& view_cache();
 
-/// A stage's matrix from view_cache(), keyed by (generation, stage index, variant). `transposed`
+/// A stage's matrix from view_cache(), keyed by (generation, stage index, variant). The weights of a
+/// masked config come back with hidden keys as −∞ (drawn hatched, "masked"), not as plain zeros. `transposed`
 /// shows the matrix transposed (Kᵀ for the linked view); `max_side` > 0 downsamples larger matrices
 /// for thumbnails (block max of |value|, keeping -inf only when a whole block is masked).
 const CachedMatrix& cached_stage(const Trace& trace, std::uint64_t generation, int stage_index,
