@@ -9,6 +9,7 @@
 #include <cmath>
 #include <exception>
 #include <future>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -78,6 +79,13 @@ CompareResult compute_compare(std::shared_ptr<const Trace> trace, CompareKey key
         const double base = double(O_soft.norm());
         r.out_rel = base > 0 ? r.out_diff / base : 0.0;
         r.max_abs_d = D.size() ? double(D.cwiseAbs().maxCoeff()) : 0.0;
+        // For display, hidden keys become −∞ (hatched, "masked") rather than a plain 0.
+        if (tr.config.mask != MaskKind::None) {
+            const Mat hidden =
+                Mat::Constant(A_soft.rows(), A_soft.cols(), -std::numeric_limits<float>::infinity());
+            A_soft = allowed.select(A_soft, hidden);
+            A_lin = allowed.select(A_lin, hidden);
+        }
         r.A_soft = std::make_shared<const Mat>(std::move(A_soft));
         r.A_lin = std::make_shared<const Mat>(std::move(A_lin));
         r.D = std::make_shared<const Mat>(std::move(D));
@@ -248,11 +256,18 @@ void draw_compare_view(AppState& state) {
     if (new_r >= 0 && new_c >= 0 && new_r < res.A_soft->rows() && new_c < res.A_soft->cols()) {
         const std::string q = rows_axis ? rows_axis->label(new_r) : std::to_string(new_r);
         const std::string k = cols_axis ? cols_axis->label(new_c) : std::to_string(new_c);
-        ImGui::SetTooltip(
-            "query %d \u201c%s\u201d \u2192 key %d \u201c%s\u201d\n  softmax     %.5f\n  linear      %.5f\n  "
-            "difference  %+.5f",
-            new_r, q.c_str(), new_c, k.c_str(), double((*res.A_soft)(new_r, new_c)),
-            double((*res.A_lin)(new_r, new_c)), double((*res.D)(new_r, new_c)));
+        const float a_s = (*res.A_soft)(new_r, new_c), a_l = (*res.A_lin)(new_r, new_c);
+        if (std::isinf(a_s) || std::isinf(a_l)) {
+            ImGui::SetTooltip(
+                "query %d \u201c%s\u201d \u2192 key %d \u201c%s\u201d\n  masked: weight 0 in both", new_r,
+                q.c_str(), new_c, k.c_str());
+        } else {
+            ImGui::SetTooltip(
+                "query %d \u201c%s\u201d \u2192 key %d \u201c%s\u201d\n  softmax     %.5f\n  linear      "
+                "%.5f\n  "
+                "difference  %+.5f",
+                new_r, q.c_str(), new_c, k.c_str(), double(a_s), double(a_l), double((*res.D)(new_r, new_c)));
+        }
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(avail);
