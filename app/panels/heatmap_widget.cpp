@@ -363,8 +363,13 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
                     const Rgb8 bg = value_rgb(range, v);
                     const float lum = 0.2126f * bg.r + 0.7152f * bg.g + 0.0722f * bg.b;
                     const ImU32 ink = lum > 140 ? IM_COL32(20, 20, 20, 255) : IM_COL32(245, 245, 245, 255);
-                    const std::string s = format_value(v, 3);
-                    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+                    std::string s = format_value(v, 3);
+                    ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+                    if (ts.x + 4 > px_col) {  // "0.00896" in a narrow cell: fewer digits, or none
+                        s = format_value(v, 2);
+                        ts = ImGui::CalcTextSize(s.c_str());
+                        if (ts.x + 2 > px_col) continue;
+                    }
                     dl->AddText(ImVec2(cell_x(c + 0.5f) - ts.x * 0.5f, cell_y(r + 0.5f) - ts.y * 0.5f), ink,
                                 s.c_str());
                 }
