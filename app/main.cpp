@@ -37,6 +37,7 @@
 #include "app/panels/panels.hpp"
 #include "app/render/heatmap_texture.hpp"
 #include "app/settings.hpp"
+#include "core/memory.hpp"
 #include "core/error.hpp"
 #include "io/commands.hpp"
 #include "io/figure.hpp"
@@ -463,6 +464,9 @@ double now_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Before any thread starts: let freed n×m score/weight blocks be reused by the next trace instead
+    // of being unmapped and page-faulted in again (halves the trace time; see core/memory.hpp).
+    attnviz::tune_allocator_for_traces();
     // Headless commands first: they must work without a display, so no GLFW call before this.
     if (argc >= 2 && std::strcmp(argv[1], "dump") == 0) return attnviz::run_dump_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "render") == 0)
