@@ -15,7 +15,7 @@ struct LayerSize {
 
 struct ParamCount {
     std::int64_t w_q = 0, w_k = 0, w_v = 0, w_o = 0;  // weights (+ biases when asked)
-    std::int64_t scoring = 0;                          // extra parameters of additive/bilinear scoring
+    std::int64_t scoring = 0;                         // extra parameters of additive/bilinear scoring
     std::int64_t total = 0;
     /// General formula in words, e.g. "h·d_model·(2d_k + d_v) + h·d_v·d_model = 4·d_model²".
     std::string formula;
@@ -24,7 +24,8 @@ struct ParamCount {
 /// Parameter count of one attention layer. Without bias and with h·d_k = h·d_v = d_model this is
 /// exactly 4·d_model². General form: h·d_model·(2·d_k + d_v) + h·d_v·d_model (+ biases
 /// h·(2·d_k + d_v) + d_model).
-ParamCount attention_params(const LayerSize& s, Scoring scoring = Scoring::ScaledDot, int additive_hidden = 0);
+ParamCount attention_params(const LayerSize& s, Scoring scoring = Scoring::ScaledDot,
+                            int additive_hidden = 0);
 ParamCount attention_params(const Config& cfg);
 
 /// Embedding table (and, separately, unembedding) parameters: vocab · d_model.

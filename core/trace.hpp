@@ -52,8 +52,8 @@ struct Stage {
     std::string explanation;  // one paragraph for the learner
     Axis rows, cols;
     ValueKind kind = ValueKind::Signed;
-    double flops = 0;   // floating-point operations to compute this stage from the previous ones
-    double bytes = 0;   // bytes of this stage's matrix (rows * cols * 4), even when derived lazily
+    double flops = 0;  // floating-point operations to compute this stage from the previous ones
+    double bytes = 0;  // bytes of this stage's matrix (rows * cols * 4), even when derived lazily
 
     int n_rows() const { return rows.size; }
     int n_cols() const { return cols.size; }
@@ -73,14 +73,14 @@ struct Stage {
 };
 
 struct Trace {
-    Config config;                                       // what was computed (validated)
+    Config config;                                                 // what was computed (validated)
     std::shared_ptr<const std::vector<std::string>> query_tokens;  // n
     std::shared_ptr<const std::vector<std::string>> key_tokens;    // m (== query_tokens for self)
     std::shared_ptr<const std::vector<std::string>> vocab;         // V
     int n = 0, m = 0, d_model = 0, heads = 0, d_k = 0, d_v = 0;
-    std::vector<Stage> stages;                           // in computation order
-    std::vector<Vec> row_entropy;                        // per head: n entropies of the weight rows (nats)
-    double compute_seconds = 0;                          // wall time of compute_trace
+    std::vector<Stage> stages;     // in computation order
+    std::vector<Vec> row_entropy;  // per head: n entropies of the weight rows (nats)
+    double compute_seconds = 0;    // wall time of compute_trace
 
     /// Index of the stage with this name and head (head ignored for non-head stages), or -1.
     int find(const std::string& name, int head = -1) const;

@@ -17,18 +17,18 @@ namespace attnviz::app {
 void help_marker(const char* text);
 
 // --- shell (app engineer) ------------------------------------------------------------------
-void draw_controls_panel(AppState& state);   // panels/controls_panel.cpp: every Config knob
-void draw_pipeline_strip(AppState& state);   // panels/pipeline_strip.cpp: stages, cursor, shapes
-void draw_formula_panel(AppState& state);    // panels/formula_panel.cpp: formula + explanation
-void draw_status_bar(AppState& state);       // panels/status_bar.cpp
+void draw_controls_panel(AppState& state);  // panels/controls_panel.cpp: every Config knob
+void draw_pipeline_strip(AppState& state);  // panels/pipeline_strip.cpp: stages, cursor, shapes
+void draw_formula_panel(AppState& state);   // panels/formula_panel.cpp: formula + explanation
+void draw_status_bar(AppState& state);      // panels/status_bar.cpp
 
 // --- views (heatmap engineer) --------------------------------------------------------------
 /// The main area: the current stage as a heatmap (zoom/pan, hover derivation, pinned row with its
 /// bar chart and the matching Q row / Kᵀ column highlighted, custom-mask editing), or the heads grid,
 /// or the softmax-vs-linear compare view, depending on state.view.
-void draw_main_view(AppState& state);        // panels/heatmap_panel.cpp (+ heads_grid.cpp, compare_view.cpp)
+void draw_main_view(AppState& state);  // panels/heatmap_panel.cpp (+ heads_grid.cpp, compare_view.cpp)
 /// Export buttons (PNG ×1/×2/×4, CSV, .npy, heads grid) and folder field.
-void draw_export_panel(AppState& state);     // panels/export_panel.cpp
+void draw_export_panel(AppState& state);  // panels/export_panel.cpp
 /// Export the current stage's figure now (the Ctrl+E / F12 shortcuts call these).
 void export_current_png(AppState& state);
 /// Releases GPU resources held by the views (called before the GL context goes away).

@@ -29,9 +29,12 @@ template <typename DA, typename DB>
         for (Eigen::Index j = 0; j < A.cols(); ++j) {
             const double a = double(A(i, j)), b = double(B(i, j));
             bool ok;
-            if (std::isinf(a) || std::isinf(b)) ok = (a == b);
-            else if (std::isnan(a) || std::isnan(b)) ok = false;
-            else ok = std::abs(a - b) <= abs_tol + rel_tol * std::max(std::abs(a), std::abs(b));
+            if (std::isinf(a) || std::isinf(b))
+                ok = (a == b);
+            else if (std::isnan(a) || std::isnan(b))
+                ok = false;
+            else
+                ok = std::abs(a - b) <= abs_tol + rel_tol * std::max(std::abs(a), std::abs(b));
             if (!ok) {
                 if (failures < 5) {
                     out << "\n  " << a_expr << "(" << i << ", " << j << "): actual " << a << " vs expected ("
