@@ -122,12 +122,26 @@ std::string state_json_line(const AppState& state) {
     std::string checksum;
     if (state.trace) {
         const int head = std::max(0, std::min(state.head, state.trace->heads - 1));
-        if (const Stage* w = state.trace->get("weights", head)) {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%016llx",
-                          static_cast<unsigned long long>(matrix_checksum(w->matrix())));
-            checksum = buf;
+        // The line is built every frame; hashing a 4096 x 4096 weight matrix each time would cost
+        // more than the frame itself, so the checksum is remembered per (trace, head).
+        static const Trace* cached_trace = nullptr;
+        static std::uint64_t cached_generation = ~0ull;
+        static int cached_head = -1;
+        static std::string cached_checksum;
+        if (cached_trace != state.trace.get() || cached_generation != state.trace_generation ||
+            cached_head != head) {
+            cached_checksum.clear();
+            if (const Stage* w = state.trace->get("weights", head)) {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%016llx",
+                              static_cast<unsigned long long>(matrix_checksum(w->matrix())));
+                cached_checksum = buf;
+            }
+            cached_trace = state.trace.get();
+            cached_generation = state.trace_generation;
+            cached_head = head;
         }
+        checksum = cached_checksum;
         j["n"] = state.trace->n;
     }
     j["weights_checksum"] = checksum;

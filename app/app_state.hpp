@@ -55,6 +55,10 @@ struct AppState {
     bool status_is_error = false;
     double frame_ms = 0;
     float ui_scale = 1.0f;
+    /// Set by a panel during a frame when it waits for something (a tooltip computed in the
+    /// background): the main loop then draws the next frame without waiting for input. Cleared by
+    /// the main loop every frame.
+    bool redraw_soon = false;
 
     // --- settings (persisted in user_config_dir()/settings.json by the shell) ---------------------
     int compute_threads = 1;     // threads compute_trace may use; 1 leaves the other core to the GUI

@@ -21,6 +21,13 @@
 
 namespace attnviz::app {
 
+/// Nice value of the worker thread (0 = normal, 19 = lowest): below the GUI, see compute_worker.cpp.
+inline constexpr int kWorkerNice = 5;
+
+/// Names the calling thread (`name` at most 15 characters, or nullptr) and lowers its priority to
+/// kWorkerNice, so background work yields the cores to the GUI. For the worker and helper threads.
+void lower_priority_of_this_thread(const char* name);
+
 class ComputeWorker {
   public:
     /// What the worker calls to compute; compute_trace by default, replaceable in tests.

@@ -68,6 +68,7 @@ struct Options {
     std::optional<app::MainView> view;
     std::string lab;
     std::string state_log;
+    std::string frame_log;
     std::optional<float> ui_scale;
     int width = 1600, height = 1000;
 };
@@ -75,7 +76,7 @@ struct Options {
 constexpr const char* kUsage =
     "usage: attnviz [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
     "               [--set KEY=VALUE ...] [--view stage|heads|compare] [--lab NAME]\n"
-    "               [--state-log FILE] [--ui-scale S] [--size WxH]\n"
+    "               [--state-log FILE] [--frame-log FILE] [--ui-scale S] [--size WxH]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
     "       attnviz render [--scene FILE] [--set KEY=VALUE ...] --stage NAME [--head H] --out FIG.png\n"
     "\n"
@@ -90,6 +91,7 @@ constexpr const char* kUsage =
     "  --view V            main view: stage, heads (all heads' weights) or compare (softmax vs linear)\n"
     "  --lab NAME          open a teaching lab at start-up\n"
     "  --state-log FILE    append one JSON line describing the screen each time it changes (tests)\n"
+    "  --frame-log FILE    one line per frame: times, whether a trace was updating, T (measurements)\n"
     "  --ui-scale S        UI scale, 0.5 to 3 (also in View > UI scale; remembered)\n"
     "  --size WxH          window size in pixels (default 1600x1000)\n"
     "  --version           print the version\n"
@@ -163,6 +165,8 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
             o.lab = need();
         else if (arg == "--state-log")
             o.state_log = need();
+        else if (arg == "--frame-log")
+            o.frame_log = need();
         else if (arg == "--ui-scale") {
             const std::string v = need();
             char* end = nullptr;
@@ -518,6 +522,23 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    // One line per frame, for scripts/measure_frames.sh and tests/gui/responsiveness_test.sh:
+    //   frame  t_s  interval_ms  wait_ms  cpu_ms  swap_ms  updating  generation  temperature
+    // interval_ms is the wall time from the previous frame's start to this one's (what the user
+    // sees: it includes the swap, waiting for events and everything else); wait_ms is the part of it
+    // spent waiting for input (an idle app sleeps until the mouse moves); cpu_ms is the time from
+    // the start of the frame to the swap (building the UI, colouring heatmaps, ImGui's draw calls);
+    // swap_ms is glfwSwapBuffers alone (Mesa finishes the frame there: no glFinish needed).
+    std::FILE* frame_log = nullptr;
+    if (!opt.frame_log.empty()) {
+        frame_log = std::fopen(opt.frame_log.c_str(), "w");
+        if (!frame_log) {
+            std::fprintf(stderr, "attnviz: cannot write the frame log %s\n", opt.frame_log.c_str());
+            return 2;
+        }
+        std::fputs("frame\tt_s\tinterval_ms\twait_ms\tcpu_ms\tswap_ms\tupdating\tgeneration\ttemperature\n",
+                   frame_log);
+    }
 
     // --- window and GL context ------------------------------------------------------------------
     glfwSetErrorCallback(glfw_error_callback);
@@ -592,17 +613,26 @@ int main(int argc, char** argv) {
     std::string last_log_line;
     int exit_code = 0;
     double frame_ms_avg = 0;
+    double previous_frame_start = 0;  // for the frame log's interval
+    long frame_index = 0;
     const std::string settings_at_start = app::settings_json(state);  // saved again only if changed
 
     while (!glfwWindowShouldClose(window) && !quit) {
         // Idle politely: with nothing animating, wait for input (the machine is shared), but keep
         // polling while a trace is computing, playing, or a screenshot is pending.
-        const bool busy = state.updating || state.playing || !opt.screenshot.empty();
+        const bool busy = state.updating || state.playing || state.redraw_soon || !opt.screenshot.empty();
+        state.redraw_soon = false;
+        const double wait_start = now_seconds();
         if (busy)
             glfwPollEvents();
         else
             glfwWaitEventsTimeout(0.1);
         double frame_start = now_seconds();
+        const double interval_ms =
+            previous_frame_start > 0 ? (frame_start - previous_frame_start) * 1000.0 : 0.0;
+        previous_frame_start = frame_start;
+        const double wait_ms = (frame_start - wait_start) * 1000.0;
+        bool frame_was_updating = state.updating;  // a trace was being computed during this frame
 
         // --- results from the worker --------------------------------------------------------------
         if (auto result = worker.poll()) {
@@ -634,6 +664,7 @@ int main(int argc, char** argv) {
             worker.set_threads(state.compute_threads);
         }
         state.updating = worker.busy();
+        frame_was_updating = frame_was_updating || state.updating;
 
         // --- start-up requests that need the first trace (--stage, --head) -----------------------
         if (!startup_applied && state.trace) {
@@ -871,8 +902,19 @@ int main(int argc, char** argv) {
             }
         }
 
+        const double swap_start = now_seconds();
         glfwSwapBuffers(window);
+        if (frame_log) {
+            const double t = now_seconds();
+            std::fprintf(frame_log, "%ld\t%.4f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%llu\t%.6g\n", frame_index,
+                         t - start_time, interval_ms, wait_ms, (swap_start - frame_start) * 1000.0,
+                         (t - swap_start) * 1000.0, frame_was_updating ? 1 : 0,
+                         static_cast<unsigned long long>(state.trace_generation), state.config.temperature);
+            std::fflush(frame_log);  // scripts read it while the app runs
+        }
+        ++frame_index;
     }
+    if (frame_log) std::fclose(frame_log);
 
     if (app::settings_json(state) != settings_at_start) {
         const std::string err = app::save_settings(state);
