@@ -123,6 +123,16 @@ ImageSize fit_image(float avail_w, float avail_h, float cells_w, float cells_h, 
     return s;
 }
 
+bool same_rendering(const CachedMatrix::Rendered& r, const ColorRange& range,
+                    const render::ViewWindow& window, int width, int height,
+                    const render::Highlight& highlight) {
+    return r.texture != 0 && r.range.lo == range.lo && r.range.hi == range.hi && r.range.map == range.map &&
+           r.window.x0 == window.x0 && r.window.y0 == window.y0 && r.window.x1 == window.x1 &&
+           r.window.y1 == window.y1 && r.width == width && r.height == height &&
+           r.highlight.row == highlight.row && r.highlight.col == highlight.col &&
+           r.highlight.dim_others == highlight.dim_others;
+}
+
 std::string format_value(float v, int digits) {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v < 0 ? "\u2212\u221e" : "+\u221e";

@@ -4,9 +4,11 @@
 // GCC 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <limits>
 #include <map>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include <imgui.h>
 
+#include "app/compute_worker.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/panels/views_internal.hpp"
@@ -82,26 +85,52 @@ std::string describe(const Axis& axis, int i) {
     return idx;
 }
 
-// explain_cell() for the hovered cell, computed once per (trace, stage, cell) rather than per frame.
-const std::vector<std::string>& explain_cached(const AppState& state, int stage_index, int i, int j) {
-    static std::uint64_t gen = ~0ull;
-    static int si = -1, ci = -1, cj = -1;
-    static std::vector<std::string> lines;
-    if (gen != state.trace_generation || si != stage_index || ci != i || cj != j) {
-        gen = state.trace_generation;
-        si = stage_index;
-        ci = i;
-        cj = j;
-        try {
-            lines = explain_cell(*state.trace, stage_index, i, j);
-        } catch (const std::exception& e) {
-            lines = {std::string("(no derivation: ") + e.what() + ")"};
-        }
+// explain_cell() for the hovered cell, computed once per (trace, stage, cell) rather than per frame,
+// and off the GUI thread: for a 4096-token trace it copies whole n×m matrices (tens of ms), which
+// would stall every frame while the mouse sweeps over cells. A request waits a moment for its
+// answer (small traces answer within it, so their tooltip never flickers); otherwise the tooltip
+// says it is working and a later frame shows the lines. `*pending` is set while an answer is due.
+const std::vector<std::string>& explain_cached(AppState& state, int stage_index, int i, int j,
+                                               bool* pending) {
+    struct Key {
+        std::uint64_t gen = ~0ull;
+        int si = -1, i = -1, j = -1;
+        bool operator==(const Key& o) const { return gen == o.gen && si == o.si && i == o.i && j == o.j; }
+    };
+    static Key shown_key, running_key;
+    static std::vector<std::string> shown;
+    static std::future<std::vector<std::string>> running;
+    static const std::vector<std::string> working = {"(working out how this cell was made\u2026)"};
+    const Key want{state.trace_generation, stage_index, i, j};
+    *pending = false;
+    if (want == shown_key) return shown;
+
+    if (!running.valid()) {
+        running_key = want;
+        std::shared_ptr<const Trace> trace = state.trace;  // kept alive while the thread reads it
+        running = std::async(std::launch::async, [trace, stage_index, i, j] {
+            lower_priority_of_this_thread("attnviz-explain");
+            try {
+                return explain_cell(*trace, stage_index, i, j);
+            } catch (const std::exception& e) {
+                return std::vector<std::string>{std::string("(no derivation: ") + e.what() + ")"};
+            }
+        });
     }
-    return lines;
+    if (running.wait_for(std::chrono::milliseconds(3)) == std::future_status::ready) {
+        std::vector<std::string> lines = running.get();
+        if (running_key == want) {
+            shown_key = want;
+            shown = std::move(lines);
+            return shown;
+        }
+        // The mouse moved on while it was computed: ask for the current cell next frame.
+    }
+    *pending = true;
+    return working;
 }
 
-void cell_tooltip(const AppState& state, int stage_index, const Stage& st, const Mat& M, int i, int j) {
+void cell_tooltip(AppState& state, int stage_index, const Stage& st, const Mat& M, int i, int j) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
     ImGui::Text("%s  \u2192  %s", describe(st.rows, i).c_str(), describe(st.cols, j).c_str());
@@ -122,7 +151,9 @@ void cell_tooltip(const AppState& state, int stage_index, const Stage& st, const
                 warm, "the mask hides this key from this query: the next stage sets it to \u2212\u221e");
         }
     }
-    const std::vector<std::string>& lines = explain_cached(state, stage_index, i, j);
+    bool pending = false;
+    const std::vector<std::string>& lines = explain_cached(state, stage_index, i, j, &pending);
+    if (pending) state.redraw_soon = true;  // keep drawing until the answer can be shown
     if (!lines.empty()) {
         ImGui::Separator();
         for (const std::string& l : lines) ImGui::TextUnformatted(l.c_str());

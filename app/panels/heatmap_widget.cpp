@@ -299,9 +299,18 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     // --- the image -------------------------------------------------------------------------
     const ImVec2 fb_scale = ImGui::GetIO().DisplayFramebufferScale;
     if (cm.uploaded && cm.texture) {
-        const unsigned tex =
-            cm.texture->render(range, view.window, std::max(1, int(std::lround(img.w * fb_scale.x))),
-                               std::max(1, int(std::lround(img.h * fb_scale.y))), opt.highlight);
+        const int tw = std::max(1, int(std::lround(img.w * fb_scale.x)));
+        const int th = std::max(1, int(std::lround(img.h * fb_scale.y)));
+        CachedMatrix::Rendered& done = cm.rendered;
+        if (!same_rendering(done, range, view.window, tw, th, opt.highlight)) {
+            done.texture = cm.texture->render(range, view.window, tw, th, opt.highlight);
+            done.range = range;
+            done.window = view.window;
+            done.width = tw;
+            done.height = th;
+            done.highlight = opt.highlight;
+        }
+        const unsigned tex = done.texture;
         dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex)), img_min, img_max);
     } else {
         dl->AddRectFilled(img_min, img_max, ImGui::GetColorU32(ImGuiCol_FrameBg));

@@ -108,7 +108,24 @@ struct CachedMatrix {
     std::unique_ptr<render::HeatmapTexture> texture;
     bool uploaded = false;  // false: too large for the GPU (the widget says so)
     int last_used_frame = 0;
+
+    /// What the colour target currently shows. The widget re-colours (runs the heatmap shader over
+    /// every pixel of the image) only when one of these changes, not every frame: under software
+    /// OpenGL that pass costs milliseconds per frame for a large image.
+    struct Rendered {
+        unsigned texture = 0;  // 0: nothing rendered yet
+        ColorRange range;
+        render::ViewWindow window;
+        int width = 0, height = 0;
+        render::Highlight highlight;
+    };
+    mutable Rendered rendered;
 };
+
+/// True when a colour target rendered with `r` can be shown again for these inputs.
+bool same_rendering(const CachedMatrix::Rendered& r, const ColorRange& range,
+                    const render::ViewWindow& window, int width, int height,
+                    const render::Highlight& highlight);
 
 /// Matrices keyed by a string; each entry is uploaded once when created. Entries not used for a
 /// few frames are released (GPU memory follows what is on screen).
