@@ -860,8 +860,13 @@ int main(int argc, char** argv) {
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-        const double work_ms = (now_seconds() - frame_start) * 1000.0;
-        frame_ms_avg = frame_ms_avg == 0 ? work_ms : 0.9 * frame_ms_avg + 0.1 * work_ms;
+        // The status bar's frame time: the previous frame's whole cost including its swap (the
+        // interval between frame starts) but not the time spent asleep waiting for input, so an idle
+        // window does not read as 10 fps.
+        if (interval_ms > 0) {
+            const double cost_ms = std::max(0.0, interval_ms - wait_ms);
+            frame_ms_avg = frame_ms_avg == 0 ? cost_ms : 0.9 * frame_ms_avg + 0.1 * cost_ms;
+        }
         state.frame_ms = frame_ms_avg;
 
         // --- screenshot mode: the frame is complete, read it back before the swap -----------------

@@ -3,7 +3,8 @@
 # line per frame: interval between frame starts, CPU time up to the swap, swap time, whether a trace
 # was being computed, T).
 #
-#   scripts/measure_frames.sh path/to/attnviz [MODE] [--seconds S] [--set KEY=VALUE ...] [--keep DIR]
+#   scripts/measure_frames.sh path/to/attnviz [MODE] [--seconds S] [--set KEY=VALUE ...]
+#                             [--view stage|heads|compare] [--keep DIR]
 #
 # MODE
 #   drag   (default) drag the temperature slider from 10 % to 90 % of its width over S seconds
@@ -40,6 +41,7 @@ while [ $# -gt 0 ]; do
     drag | hover | zoom) mode="$1" ;;
     --seconds) seconds="$2"; shift ;;
     --set) sets+=(--set "$2"); shift ;;
+    --view) sets+=(--view "$2"); shift ;;
     --keep) keep="$2"; shift ;;
     *) echo "measure_frames.sh: unknown argument $1" >&2; exit 2 ;;
   esac
