@@ -30,6 +30,7 @@ bool file_exists(const char* path) {
 const ImWchar kBaseRanges[] = {
     0x0020, 0x00FF,  // Basic Latin + Latin-1
     0x0100, 0x024F,  // Latin Extended-A/B
+    0x02B0, 0x036F,  // spacing modifier letters (ˣ) + combining marks (the hat of f̂, ŷ-style)
     0x0370, 0x03FF,  // Greek
     0x1D00, 0x1DBF,  // phonetic extensions + modifier letters (ᵀ, ᵢ)
     0x2000, 0x206F,  // general punctuation
@@ -40,7 +41,9 @@ const ImWchar kBaseRanges[] = {
     0x2300, 0x23FF,  // miscellaneous technical (⌈ ⌉)
     0x25A0, 0x25FF,  // geometric shapes
     0x2700, 0x27BF,  // dingbats (❚❚ pause)
+    0x2C60, 0x2C7F,  // Latin Extended-C: subscript j (ⱼ) of Σⱼ
     0x3000, 0x303F,  // CJK symbols and punctuation (，。)
+    0x3040, 0x30FF,  // hiragana and katakana (tokenized one per character, like Han)
     0xFF00, 0xFFEF,  // full-width forms
     0,
 };

@@ -1,6 +1,7 @@
 // Lab 2: scoring — Nadaraya–Watson kernel regression as attention (fit + weight matrix), the three
 // kernels side by side, additive vs scaled-dot-product scores on the same Q, K, and the Gaussian
 // kernel hiding inside the dot product (core: nadaraya_watson_lab).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -149,8 +150,16 @@ void draw_lab_scoring(AppState& state, LabContext& ctx) {
         ImGui::SameLine();
         const Axis q = index_axis("query xq (index)", int(L.A.rows())),
                    k = index_axis("training key xᵢ (sorted)", int(L.A.cols()));
-        lab_heatmap("A", s.v_A, key(s, "A"), L.A, ValueKind::Probability, q, k,
-                    "attention weights A (queries × keys)", avail_w * 0.5f - 8, h);
+        // Each row spreads its weight over many training points (≈ 1/m each), so a fixed 0–1 range
+        // would show a dark rectangle: colour from 0 to this matrix's largest weight instead, and
+        // say so in the title.
+        const float a_max = L.A.size() > 0 ? std::max(L.A.maxCoeff(), 1e-6f) : 1.0f;
+        const ColorRange a_range{ColorMap::Sequential, 0.0f, a_max};
+        char a_title[96];
+        std::snprintf(a_title, sizeof a_title, "attention weights A (queries × keys), colour 0 … %.3g",
+                      a_max);
+        lab_heatmap("A", s.v_A, key(s, "A"), L.A, ValueKind::Probability, q, k, a_title, avail_w * 0.5f - 8,
+                    h, &a_range);
         lab_findings(L.findings);
         ImGui::EndTabItem();
     }
