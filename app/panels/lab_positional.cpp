@@ -89,11 +89,21 @@ void draw_lab_positional(AppState& state, LabContext& ctx) {
         const float h = std::max(260.0f, ImGui::GetContentRegionAvail().y - 175.0f);
         const Axis pos = index_axis("position p", P), dim = index_axis("dimension", D),
                    pos2 = index_axis("position s", P);
-        lab_heatmap("pe", s.v_pe, key(s, "PE"), L.PE, ValueKind::Signed, pos, dim, "PE (positions × dims)",
-                    avail_w * 0.5f - 8, h);
+        // Each heatmap lives in a fixed-size child region so its labels can never spill onto the
+        // findings below (a tall, narrow PE matrix is stretched and its labels overhang otherwise).
+        const ImVec2 cell(avail_w * 0.5f - 8, h);
+        const ImGuiWindowFlags flags = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+        if (ImGui::BeginChild("pe_region", cell, false, flags)) {
+            lab_heatmap("pe", s.v_pe, key(s, "PE"), L.PE, ValueKind::Signed, pos, dim,
+                        "PE (positions × dims)", cell.x, cell.y - 24);
+        }
+        ImGui::EndChild();
         ImGui::SameLine();
-        lab_heatmap("sim", s.v_sim, key(s, "sim"), L.similarity, ValueKind::Signed, pos, pos2,
-                    "PE·PEᵀ  (similarity of positions)", avail_w * 0.5f - 8, h);
+        if (ImGui::BeginChild("sim_region", cell, false, flags)) {
+            lab_heatmap("sim", s.v_sim, key(s, "sim"), L.similarity, ValueKind::Signed, pos, pos2,
+                        "PE·PEᵀ  (similarity of positions)", cell.x, cell.y - 24);
+        }
+        ImGui::EndChild();
         lab_findings(L.findings);
         ImGui::EndTabItem();
     }
