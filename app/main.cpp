@@ -63,6 +63,7 @@ struct Options {
     std::string screenshot;
     std::string stage;
     std::optional<int> head;
+    std::optional<int> pin;  // query row to pin at start (a figure for slides, the README)
     int frames = 5;
     std::vector<std::string> sets;
     std::optional<app::MainView> view;
@@ -87,6 +88,7 @@ constexpr const char* kUsage =
     "  --screenshot FILE   wait for the trace, draw --frames frames, save the window as PNG, exit\n"
     "  --stage NAME        start on this stage (e.g. weights, scores, Q)\n"
     "  --head H            start on this head\n"
+    "  --pin ROW           start with this query row pinned (its bar chart and Q/Kᵀ views)\n"
     "  --frames N          frames to draw before the screenshot (default 5)\n"
     "  --view V            main view: stage, heads (all heads' weights) or compare (softmax vs linear)\n"
     "  --lab NAME          open a teaching lab at start-up\n"
@@ -144,6 +146,8 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
             o.stage = need();
         else if (arg == "--head")
             o.head = parse_int("--head", need(), 0, 1 << 20);
+        else if (arg == "--pin")
+            o.pin = parse_int("--pin", need(), 0, 1 << 24);
         else if (arg == "--frames")
             o.frames = parse_int("--frames", need(), 1, 100000);
         else if (arg == "--set") {
@@ -686,6 +690,16 @@ int main(int argc, char** argv) {
                     break;
                 }
                 state.head = *opt.head;
+            }
+            if (opt.pin) {
+                if (*opt.pin >= state.trace->n) {
+                    std::fprintf(stderr,
+                                 "attnviz: --pin: row %d is out of range; this text has rows 0 to %d\n",
+                                 *opt.pin, state.trace->n - 1);
+                    exit_code = 2;
+                    break;
+                }
+                state.pinned_row = *opt.pin;
             }
         }
 
