@@ -404,7 +404,8 @@ void draw_help_windows(bool* show_keys, bool* show_about) {
                     {"Home / End", "first / last stage"},
                     {"↑ / ↓", "previous / next head"},
                     {"Space", "play / pause the step-through"},
-                    {"Ctrl+E or F12", "export the current stage as PNG"},
+                    {"Ctrl+E", "export the current stage as a PNG figure"},
+                    {"F12", "save the whole window as PNG"},
                     {"Ctrl+O", "open a scene"},
                     {"Ctrl+S", "save the scene"},
                     {"Ctrl+Q", "quit"},
@@ -611,6 +612,7 @@ int main(int argc, char** argv) {
     FileDialogs dialogs;
     bool show_keys = false, show_about = false, show_scale = false;
     bool quit = false;
+    bool window_capture_requested = false;  // F12
     int ready_frames = 0;
     bool startup_applied = false;
     const double start_time = now_seconds();
@@ -723,9 +725,11 @@ int main(int argc, char** argv) {
         ImGui::NewFrame();
 
         // --- shortcuts ---------------------------------------------------------------------------
-        if (app::key_tapped(GLFW_KEY_E, GLFW_MOD_CONTROL, false) || app::key_tapped(GLFW_KEY_F12, 0, false)) {
+        if (app::key_tapped(GLFW_KEY_E, GLFW_MOD_CONTROL, false)) {
             if (state.trace) app::export_current_png(state);
         }
+        // F12: the whole window, captured after this frame is drawn (before the swap).
+        if (app::key_tapped(GLFW_KEY_F12, 0, false)) window_capture_requested = true;
         if (app::key_tapped(GLFW_KEY_O, GLFW_MOD_CONTROL, false)) dialogs.open_requested = true;
         if (app::key_tapped(GLFW_KEY_S, GLFW_MOD_CONTROL, false)) {
             if (state.scene_path.empty())
@@ -882,6 +886,25 @@ int main(int argc, char** argv) {
             frame_ms_avg = frame_ms_avg == 0 ? cost_ms : 0.9 * frame_ms_avg + 0.1 * cost_ms;
         }
         state.frame_ms = frame_ms_avg;
+
+        // --- F12: save the whole window into the export folder ----------------------------------
+        if (window_capture_requested) {
+            window_capture_requested = false;
+            attnviz::Image image;
+            image.width = fb_w;
+            image.height = fb_h;
+            attnviz::render::read_framebuffer(fb_w, fb_h, &image.rgba);
+            const std::string path =
+                state.export_dir + "/window_" + attnviz::timestamp_for_filename() + ".png";
+            try {
+                attnviz::make_dirs(state.export_dir);
+                attnviz::write_png(path, image);
+                state.last_export_path = path;
+                state.set_status("Saved the window to " + path, false);
+            } catch (const std::exception& e) {
+                state.set_status(one_line(e.what()), true);
+            }
+        }
 
         // --- screenshot mode: the frame is complete, read it back before the swap -----------------
         if (!opt.screenshot.empty()) {

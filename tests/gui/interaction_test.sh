@@ -4,6 +4,7 @@
 #   Right arrow          -> the stage cursor advances
 #   click the T slider   -> the temperature and the weights' checksum change
 #   Ctrl+E               -> a valid PNG exists at the logged export path
+#   F12                  -> the whole window is saved as a PNG of the window's size
 #   usage: bash tests/gui/interaction_test.sh path/to/attnviz
 set -euo pipefail
 bin="$(realpath "$1")"
@@ -106,6 +107,22 @@ from png_check import read_png
 img = read_png(sys.argv[1])
 assert img.shape[0] > 10 and img.shape[1] > 10, img.shape
 print(f"export: {sys.argv[1]} is a {img.shape[1]}x{img.shape[0]} PNG")
+PY
+
+# --- F12 saves the whole window (a PNG of the window's size) ------------------------------------
+xdotool key F12
+wait_for "a window capture" 's["export_path"].split("/")[-1].startswith("window_")'
+win="$(field export_path)"
+case "$win" in /*) ;; *) win="$tmp/$win" ;; esac
+[ -s "$win" ] || fail "window capture $win does not exist"
+/usr/bin/python3 - "$win" "$here" "$WIDTH" "$HEIGHT" <<'PY' || fail "window capture is not a PNG of the window's size"
+import sys
+sys.path.insert(0, sys.argv[2])
+from png_check import read_png
+img = read_png(sys.argv[1])
+w, h = int(sys.argv[3]), int(sys.argv[4])
+assert (img.shape[1], img.shape[0]) == (w, h), (img.shape, w, h)
+print(f"F12: {sys.argv[1]} is the {w}x{h} window")
 PY
 
 # --- File > Open (Ctrl+O): a bad path is refused in place, a good one opens; Ctrl+S saves it ---------
