@@ -7,50 +7,9 @@
 #   F12                  -> the whole window is saved as a PNG of the window's size
 #   usage: bash tests/gui/interaction_test.sh path/to/attnviz
 set -euo pipefail
-bin="$(realpath "$1")"
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-if [ -z "${DISPLAY:-}" ]; then
-  exec xvfb-run -a -s '-screen 0 1600x1000x24' bash "${BASH_SOURCE[0]}" "$bin"
-fi
-tmp="$(mktemp -d)"
-app_pid=""
-cleanup() {
-  if [ -n "$app_pid" ] && kill -0 "$app_pid" 2>/dev/null; then kill "$app_pid"; wait "$app_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export XDG_CONFIG_HOME="$tmp/config"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_init "$@"
 cd "$tmp"
-log="$tmp/state.jsonl"
-fail() { echo "FAIL: $*" >&2; [ -f "$log" ] && { echo "last state:" >&2; tail -n 1 "$log" >&2; }; exit 1; }
-
-# field KEY: a field of the newest state line (nested with dots: widgets.temperature).
-field() {
-  /usr/bin/python3 - "$log" "$1" <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1]) if l.strip()]
-v = json.loads(lines[-1]) if lines else {}
-for k in sys.argv[2].split("."):
-    v = v.get(k, "") if isinstance(v, dict) else ""
-print(" ".join(str(x) for x in v) if isinstance(v, list) else v)
-PY
-}
-# wait_for DESCRIPTION PYTHON_CONDITION_ON_s: polls the newest state line (timeout 60 s).
-wait_for() {
-  local what="$1" cond="$2"
-  for _ in $(seq 1 600); do
-    if [ -s "$log" ] && /usr/bin/python3 - "$log" "$cond" <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1]) if l.strip()]
-s = json.loads(lines[-1])
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-    then return 0; fi
-    kill -0 "$app_pid" 2>/dev/null || fail "the app exited while waiting for: $what"
-    sleep 0.1
-  done
-  fail "timed out waiting for: $what"
-}
 
 "$bin" --state-log "$log" >"$tmp/app.out" 2>&1 &
 app_pid=$!
