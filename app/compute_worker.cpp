@@ -12,11 +12,13 @@
 
 namespace attnviz::app {
 
-ComputeWorker::ComputeWorker(int threads, ComputeFn compute)
+ComputeWorker::ComputeWorker(int threads, ComputeFn compute, int progress_ms)
     : compute_(compute ? std::move(compute) : ComputeFn([](const Config& c, const ComputeOptions& o) {
           return compute_trace(c, o);
       })),
-      threads_(threads < 1 ? 1 : threads) {
+      threads_(threads < 1 ? 1 : threads),
+      progress_window_(progress_ms),
+      last_delivery_(std::chrono::steady_clock::now()) {
     thread_ = std::thread([this] { run(); });
 }
 
@@ -29,7 +31,12 @@ std::uint64_t ComputeWorker::submit(const Config& cfg) {
     const std::uint64_t id = ++latest_id_;
     pending_ = cfg;  // replaces a request that has not started: only the latest matters
     pending_id_ = id;
-    if (running_cancel_) running_cancel_->store(true);  // the running one is stale now
+    // The running computation is stale now. Cancel it -- unless the screen has gone without a new
+    // trace for the progress window (kProgressMs): then let it finish and show it (the latest runs right
+    // after), so a continuous slider drag on a slow trace shows intermediate results instead of nothing until
+    // the mouse stops.
+    const bool starving = std::chrono::steady_clock::now() - last_delivery_ > progress_window_;
+    if (running_cancel_ && !starving) running_cancel_->store(true);
     wake_.notify_one();
     return id;
 }
@@ -123,8 +130,12 @@ void ComputeWorker::run() {
         lock.lock();
         running_ = false;
         running_cancel_.reset();
-        // A result is worth showing only if nothing newer was asked for meanwhile.
-        if (!cancelled && id == latest_id_) result_ = std::move(result);
+        // Every finished result is newer than what is on screen, so it is worth showing even when
+        // a newer request is already queued (the UI keeps saying "updating…" meanwhile).
+        if (!cancelled) {
+            result_ = std::move(result);
+            last_delivery_ = std::chrono::steady_clock::now();
+        }
         if (!pending_.has_value()) idle_.notify_all();
     }
     running_ = false;

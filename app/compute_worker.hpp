@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -23,6 +24,9 @@ namespace attnviz::app {
 
 /// Nice value of the worker thread (0 = normal, 19 = lowest): below the GUI, see compute_worker.cpp.
 inline constexpr int kWorkerNice = 5;
+/// A stale computation is cancelled by a newer request only while the screen got a new trace
+/// within this many milliseconds; after that it is allowed to finish and is shown (progress).
+inline constexpr int kProgressMs = 250;
 
 /// Names the calling thread (`name` at most 15 characters, or nullptr) and lowers its priority to
 /// kWorkerNice, so background work yields the cores to the GUI. For the worker and helper threads.
@@ -43,17 +47,21 @@ class ComputeWorker {
     };
 
     /// `threads` is passed to compute_trace (1 leaves the other core to the GUI).
-    explicit ComputeWorker(int threads = 1, ComputeFn compute = {});
+    /// `progress_ms`: see kProgressMs (tests pass a very long window to get pure latest-wins).
+    explicit ComputeWorker(int threads = 1, ComputeFn compute = {}, int progress_ms = kProgressMs);
     ~ComputeWorker();  // cancels the running computation and joins the thread
     ComputeWorker(const ComputeWorker&) = delete;
     ComputeWorker& operator=(const ComputeWorker&) = delete;
 
     /// Asks for `cfg` to be computed; returns its request id (increasing). Replaces any request not
-    /// yet started and cancels the one running. Never blocks on a computation.
+    /// yet started and cancels the one running -- unless no result has been produced for progress_ms,
+    /// in which case the running one finishes first (progress during a continuous drag). Never blocks
+    /// on a computation.
     std::uint64_t submit(const Config& cfg);
 
-    /// The newest result finished since the last poll, if any. Results of requests superseded by a
-    /// newer submit are dropped, so what poll returns is always the latest the worker knows of.
+    /// The newest result finished since the last poll, if any. A finished result is newer than any
+    /// before it, so it is handed back even when a newer request is already queued (busy() stays
+    /// true until the latest is done); cancelled computations yield nothing.
     std::optional<Result> poll();
 
     /// True while a request is waiting or being computed.
@@ -83,6 +91,8 @@ class ComputeWorker {
     std::optional<Result> result_;                       // newest finished result, not yet polled
     int threads_ = 1;
     bool stop_ = false;
+    std::chrono::milliseconds progress_window_;            // kProgressMs unless a test asks otherwise
+    std::chrono::steady_clock::time_point last_delivery_;  // newest result produced (or construction)
     std::thread thread_;
 };
 

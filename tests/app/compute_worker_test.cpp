@@ -54,6 +54,8 @@ struct FakeCompute {
     }
 };
 
+constexpr int kNeverStarving = 3600 * 1000;  // ms
+
 Config with_temperature(double T) {
     Config c;
     c.temperature = T;
@@ -77,7 +79,9 @@ TEST(ComputeWorker, ComputesAndHandsBackTheTrace) {
 TEST(ComputeWorker, LatestWinsAndRapidRequestsCoalesce) {
     FakeCompute fake;
     fake.hold = true;  // the first computation blocks until cancelled
-    ComputeWorker worker(1, [&](const Config& c, const ComputeOptions& o) { return fake(c, o); });
+    // A window no test run reaches: every newer request cancels (pure latest-wins).
+    ComputeWorker worker(
+        1, [&](const Config& c, const ComputeOptions& o) { return fake(c, o); }, kNeverStarving);
     worker.submit(with_temperature(1.0));
     // Wait until the first one is running, then fire a burst like a dragged slider.
     for (int i = 0; i < 1000; ++i) {
@@ -126,7 +130,9 @@ TEST(ComputeWorker, ReportsErrorsAsMessages) {
 TEST(ComputeWorker, CancelsTheStaleComputation) {
     FakeCompute fake;
     fake.hold = true;
-    ComputeWorker worker(1, [&](const Config& c, const ComputeOptions& o) { return fake(c, o); });
+    // A window no test run reaches: every newer request cancels (pure latest-wins).
+    ComputeWorker worker(
+        1, [&](const Config& c, const ComputeOptions& o) { return fake(c, o); }, kNeverStarving);
     worker.submit(with_temperature(1.0));
     const auto t0 = Clock::now();
     while (fake.cancelled.load() == 0 && Clock::now() - t0 < std::chrono::seconds(10)) {
@@ -199,6 +205,46 @@ TEST(ComputeWorker, RealComputeTrace) {
     ASSERT_TRUE(r.has_value());
     EXPECT_FALSE(r->ok());
     EXPECT_NE(r->error.find("heads"), std::string::npos) << r->error;
+}
+
+// A slider dragged continuously over a slow trace: requests arrive every 5 ms and each computation
+// takes 60 ms. Cancelling on every request would show nothing until the drag ends; the worker lets
+// a computation finish once the screen has gone kProgressMs without a new trace.
+TEST(ComputeWorker, ShowsProgressDuringAContinuousStream) {
+    std::atomic<int> computed{0};
+    ComputeWorker worker(1, [&](const Config& c, const ComputeOptions& o) {
+        const auto t0 = Clock::now();
+        while (Clock::now() - t0 < std::chrono::milliseconds(60)) {
+            if (o.cancel && o.cancel->load()) throw Cancelled();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        ++computed;
+        Trace t;
+        t.config = c;
+        return t;
+    });
+    worker.submit(with_temperature(1.0));
+    ASSERT_TRUE(poll_until(worker, 10).has_value());  // the first trace is on screen
+
+    int shown_during_stream = 0;
+    double last_shown = 1.0;
+    const auto start = Clock::now();
+    for (int i = 1; Clock::now() - start < std::chrono::milliseconds(1500); ++i) {
+        worker.submit(with_temperature(1.0 + 0.01 * i));
+        if (auto r = worker.poll()) {
+            ASSERT_TRUE(r->ok());
+            EXPECT_GT(r->trace->config.temperature, last_shown) << "results arrive in request order";
+            last_shown = r->trace->config.temperature;
+            ++shown_during_stream;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    // 1.5 s at one result per ≈ 250 + 60 ms: about 4; at least 2 even on a loaded machine.
+    EXPECT_GE(shown_during_stream, 2);
+    ASSERT_TRUE(worker.wait_idle(10));
+    auto r = worker.poll();
+    ASSERT_TRUE(r.has_value()) << "the latest request is computed after the stream ends";
+    EXPECT_GT(r->trace->config.temperature, last_shown);
 }
 
 }  // namespace
