@@ -1114,4 +1114,17 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
     return T;
 }
 
+Mat display_matrix(const Trace& trace, const Stage& stage) {
+    Mat M = stage.matrix();  // rows x cols of the stage
+    if (stage.name == "weights" && trace.config.mask != MaskKind::None &&
+        stage.rows.kind == Axis::Kind::QueryTokens && stage.cols.kind == Axis::Kind::KeyTokens) {
+        const BoolMat allowed = make_mask(trace.config, int(M.rows()), int(M.cols()));  // n x m
+        const float minus_inf = -std::numeric_limits<float>::infinity();
+        for (Eigen::Index i = 0; i < M.rows(); ++i)
+            for (Eigen::Index j = 0; j < M.cols(); ++j)
+                if (!allowed(i, j)) M(i, j) = minus_inf;
+    }
+    return M;
+}
+
 }  // namespace attnviz

@@ -103,6 +103,12 @@ struct ComputeOptions {
 /// so the cost degrades gracefully when the other core is busy.
 Trace compute_trace(const Config& cfg, const ComputeOptions& options = {});
 
+/// The stage's matrix as it is drawn (GUI heatmaps and exported figures alike): the same numbers,
+/// except that in `weights` the keys the mask hides are −∞ instead of 0. Their weight is exactly 0
+/// because of the mask, not the data; drawn as 0 it would read as "attends a little", drawn hatched
+/// the mask stays visible after softmax.
+Mat display_matrix(const Trace& trace, const Stage& stage);
+
 /// Vocabulary, ids and token strings the trace would use for `cfg` (tokenizes, applies `length`).
 struct Tokenized {
     std::vector<std::string> query_tokens;  // n

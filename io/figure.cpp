@@ -66,12 +66,6 @@ void frame(Image& img, int x, int y, int w, int h, int t, Rgb8 c) {
     fill(img, x + w, y, t, h, c);
 }
 
-Mat stage_matrix(const Stage& stage) {
-    if (stage.data) return *stage.data;
-    if (stage.derive) return stage.derive();
-    return Mat();
-}
-
 std::string axis_label(const Axis& axis, int i) {
     if (axis.tokens && i >= 0 && std::size_t(i) < axis.tokens->size()) {
         const std::string& t = (*axis.tokens)[std::size_t(i)];
@@ -109,11 +103,20 @@ std::string ellipsize(const std::string& s, std::size_t max_cp) {
 std::string axis_title(const Axis& axis, bool is_rows) {
     std::string base;
     switch (axis.kind) {
-        case Axis::Kind::QueryTokens: base = "queries"; break;
-        case Axis::Kind::KeyTokens: base = "keys"; break;
-        case Axis::Kind::Vocabulary: base = "vocabulary"; break;
-        case Axis::Kind::Dimension: base = axis.name.empty() ? "dimension" : axis.name; break;
-        case Axis::Kind::Single: return axis.name;
+        case Axis::Kind::QueryTokens:
+            base = "queries";
+            break;
+        case Axis::Kind::KeyTokens:
+            base = "keys";
+            break;
+        case Axis::Kind::Vocabulary:
+            base = "vocabulary";
+            break;
+        case Axis::Kind::Dimension:
+            base = axis.name.empty() ? "dimension" : axis.name;
+            break;
+        case Axis::Kind::Single:
+            return axis.name;
     }
     return base + (is_rows ? " (rows)" : " (columns)");
 }
@@ -125,18 +128,24 @@ std::string format_number(float v) {
     std::snprintf(buf, sizeof buf, "%.3g", double(v));
     std::string out;
     for (const char* p = buf; *p; ++p) {
-        if (*p == '-') out += "\u2212";
-        else out += *p;
+        if (*p == '-')
+            out += "\u2212";
+        else
+            out += *p;
     }
     return out;
 }
 
 std::string value_meaning(ValueKind kind) {
     switch (kind) {
-        case ValueKind::Probability: return "weight 0\u20131";
-        case ValueKind::NonNegative: return "value \u2265 0";
-        case ValueKind::Indicator: return "0 = no, 1 = yes";
-        case ValueKind::Signed: return "value (0 = white)";
+        case ValueKind::Probability:
+            return "weight 0\u20131";
+        case ValueKind::NonNegative:
+            return "value \u2265 0";
+        case ValueKind::Indicator:
+            return "0 = no, 1 = yes";
+        case ValueKind::Signed:
+            return "value (0 = white)";
     }
     return "value";
 }
@@ -229,7 +238,9 @@ void draw_heat(Image& img, int x0, int y0, const Heat& heat, const ColorRange& r
                     const bool on_sep = sep > 0 && ((xx < sep && j > 0) || (yy < sep && i > 0));
                     // The hatch is anchored to the heatmap's corner and scaled with the figure.
                     put(img, px, py,
-                        on_sep ? kWhite : masked ? masked_rgb((px - x0) / scale, (py - y0) / scale) : col);
+                        on_sep   ? kWhite
+                        : masked ? masked_rgb((px - x0) / scale, (py - y0) / scale)
+                                 : col);
                 }
             }
         }
@@ -245,7 +256,8 @@ int label_stride(int count, float span_px, float min_spacing_px, int max_count) 
     int k = std::max(1, (count + std::max(1, max_count) - 1) / std::max(1, max_count));
     while (float(k) * per < min_spacing_px && k < count) ++k;
     // Prefer "nice" strides (1, 2, 5, 10, ...) so the shown indices are easy to read.
-    static const int nice[] = {1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 200, 250, 256, 500, 512, 1000, 1024};
+    static const int nice[] = {1,  2,   4,   5,   8,   10,  16,  20,  25,   32,  50,
+                               64, 100, 128, 200, 250, 256, 500, 512, 1000, 1024};
     for (int n : nice)
         if (n >= k) return n;
     return k;
@@ -403,13 +415,12 @@ void draw_col_labels(Image& img, const LabelPlan& p, int x0, int y_top, const He
 }  // namespace
 
 Image render_stage_figure(const Trace& trace, const Stage& stage, const FigureOptions& options) {
-    (void)trace;
     FigureOptions o = options;
     o.scale = std::clamp(o.scale, 1, 8);
     const Metrics m(o.scale);
     const FontRaster& font = FontRaster::get();
 
-    const Mat M = stage_matrix(stage);  // rows x cols of the stage
+    const Mat M = display_matrix(trace, stage);  // rows x cols, hidden keys of weights as −∞ (hatched)
     const ColorRange range = color_range_for(stage.kind, M);
     const Heat heat = plan_heat(M, o.scale, 640, 900, 72);
     const bool masked = has_masked(M);
@@ -429,22 +440,26 @@ Image render_stage_figure(const Trace& trace, const Stage& stage, const FigureOp
     const int cbar_x = heat_x + heat.w() + 24 * m.s;
     const int caption_w = int(std::ceil(axis_line));
     int right = o.show_colorbar ? cbar_x + cbar.width(m) + m.gap * 2 + caption_w : heat_x + heat.w();
-    if (masked) right = std::max(right, (o.show_colorbar ? cbar_x : heat_x + heat.w() + 24 * m.s) +
-                                            masked_legend_width(m));
+    if (masked)
+        right = std::max(right,
+                         (o.show_colorbar ? cbar_x : heat_x + heat.w() + 24 * m.s) + masked_legend_width(m));
     const float title_w = font.width(title, m.title_px, FontFace::Bold);
-    const float formula_w = font.width(formula, m.formula_px) + 24.0f * float(m.s) + font.width(shape, m.formula_px);
-    const int width = std::max({right + m.margin, int(std::ceil(title_w)) + 2 * m.margin,
-                                int(std::ceil(formula_w)) + 2 * m.margin, col_title.empty() ? 0 :
-                                heat_x + int(font.width(col_title, m.axis_px)) + m.margin});
+    const float formula_w =
+        font.width(formula, m.formula_px) + 24.0f * float(m.s) + font.width(shape, m.formula_px);
+    const int width = std::max(
+        {right + m.margin, int(std::ceil(title_w)) + 2 * m.margin, int(std::ceil(formula_w)) + 2 * m.margin,
+         col_title.empty() ? 0 : heat_x + int(font.width(col_title, m.axis_px)) + m.margin});
 
     // --- vertical layout ---
     const float title_base = float(m.margin) + font.ascent(m.title_px);
-    const float formula_base = title_base + font.descent(m.title_px) + 6.0f * float(m.s) + font.ascent(m.formula_px);
+    const float formula_base =
+        title_base + font.descent(m.title_px) + 6.0f * float(m.s) + font.ascent(m.formula_px);
     const int heat_y = int(std::ceil(formula_base + font.descent(m.formula_px))) + 16 * m.s;
     const int cbar_h = std::max(heat.h(), 180 * m.s);
     const int col_label_y = heat_y + heat.h() + m.gap + std::max(1, m.s);
     const int col_title_y = col_label_y + labels.col_band_h + m.gap;
-    int bottom = col_title.empty() ? col_label_y + labels.col_band_h : col_title_y + int(std::ceil(axis_line));
+    int bottom =
+        col_title.empty() ? col_label_y + labels.col_band_h : col_title_y + int(std::ceil(axis_line));
     const int legend_y = heat_y + (o.show_colorbar ? cbar_h + 14 * m.s : heat.h() + 14 * m.s);
     if (o.show_colorbar) bottom = std::max(bottom, heat_y + cbar_h + int(font.descent(m.tick_px)) + m.gap);
     if (masked) bottom = std::max(bottom, legend_y + 14 * m.s);
@@ -453,8 +468,8 @@ Image render_stage_figure(const Trace& trace, const Stage& stage, const FigureOp
     Image img = blank(width, height);
     font.draw(img, float(m.margin), title_base, title, m.title_px, kText, FontFace::Bold);
     font.draw(img, float(m.margin), formula_base, formula, m.formula_px, kText);
-    font.draw(img, float(width - m.margin) - font.width(shape, m.formula_px), formula_base, shape, m.formula_px,
-              kSubtle);
+    font.draw(img, float(width - m.margin) - font.width(shape, m.formula_px), formula_base, shape,
+              m.formula_px, kSubtle);
 
     draw_heat(img, heat_x, heat_y, heat, range, m.s);
     draw_row_labels(img, labels, heat_x - m.gap, heat_y, heat, stage.n_rows(), m);
@@ -481,7 +496,8 @@ Image render_stage_figure(const Trace& trace, const Stage& stage, const FigureOp
     return img;
 }
 
-Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name, const FigureOptions& options) {
+Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name,
+                               const FigureOptions& options) {
     FigureOptions o = options;
     o.scale = std::clamp(o.scale, 1, 8);
     const Metrics m(o.scale);
@@ -495,10 +511,10 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
 
     // One shared colour range, so the panels compare directly.
     std::vector<Mat> mats;
-    ColorRange range = color_range_for(heads[0]->kind, stage_matrix(*heads[0]));
+    ColorRange range = color_range_for(heads[0]->kind, display_matrix(trace, *heads[0]));
     bool masked = false;
     for (const Stage* st : heads) {
-        mats.push_back(stage_matrix(*st));
+        mats.push_back(display_matrix(trace, *st));
         const ColorRange r = color_range_for(st->kind, mats.back());
         range.lo = std::min(range.lo, r.lo);
         range.hi = std::max(range.hi, r.hi);
@@ -519,7 +535,8 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
 
     const std::string title = stage_name + " \u00b7 all " + std::to_string(count) + " heads";
     const float title_base = float(m.margin) + font.ascent(m.title_px);
-    const float formula_base = title_base + font.descent(m.title_px) + 6.0f * float(m.s) + font.ascent(m.formula_px);
+    const float formula_base =
+        title_base + font.descent(m.title_px) + 6.0f * float(m.s) + font.ascent(m.formula_px);
     const int grid_x = m.margin + int(std::ceil(labels.rows.max_width)) + m.gap;
     const int grid_y = int(std::ceil(formula_base + font.descent(m.formula_px))) + 14 * m.s;
     const int cell_w = panel_w + pad;
@@ -533,7 +550,8 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
                                 int(std::ceil(font.width(title, m.title_px, FontFace::Bold))) + 2 * m.margin,
                                 int(std::ceil(font.width(first.formula, m.formula_px))) + 2 * m.margin});
     const int legend_y = grid_y + caption_h + cbar_h + 14 * m.s;
-    const int height = std::max(grid_y + grid_rows * cell_h - pad, masked ? legend_y + 14 * m.s : 0) + m.margin;
+    const int height =
+        std::max(grid_y + grid_rows * cell_h - pad, masked ? legend_y + 14 * m.s : 0) + m.margin;
 
     Image img = blank(width, height);
     font.draw(img, float(m.margin), title_base, title, m.title_px, kText, FontFace::Bold);
@@ -557,7 +575,8 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
     const std::string meaning = value_meaning(first.kind);
     const float mw = font.width(meaning, m.axis_px);
     font.draw_rotated(img, float(cbar_x + cbar.width(m) + m.gap * 2) + font.ascent(m.axis_px),
-                      float(grid_y + caption_h) + float(cbar_h) * 0.5f + mw * 0.5f, meaning, m.axis_px, kSubtle);
+                      float(grid_y + caption_h) + float(cbar_h) * 0.5f + mw * 0.5f, meaning, m.axis_px,
+                      kSubtle);
     if (masked) draw_masked_legend(img, cbar_x, legend_y, m);
     return img;
 }
@@ -572,19 +591,22 @@ std::string png_bytes(const Image& image) {
     auto append = [](void* context, void* data, int size) {
         static_cast<std::string*>(context)->append(static_cast<const char*>(data), std::size_t(size));
     };
-    if (!stbi_write_png_to_func(append, &out, image.width, image.height, 4, image.rgba.data(), image.width * 4) ||
+    if (!stbi_write_png_to_func(append, &out, image.width, image.height, 4, image.rgba.data(),
+                                image.width * 4) ||
         out.empty())
         throw Error("cannot encode the figure as PNG (out of memory?)");
     return out;
 }
 
-void write_png(const std::string& path, const Image& image) { write_file_atomic(path, png_bytes(image)); }
+void write_png(const std::string& path, const Image& image) {
+    write_file_atomic(path, png_bytes(image));
+}
 
 Image read_png(const std::string& path) {
     const std::string bytes = read_file(path);
     int w = 0, h = 0, comp = 0;
-    unsigned char* data = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()),
-                                                &w, &h, &comp, 4);
+    unsigned char* data = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()),
+                                                int(bytes.size()), &w, &h, &comp, 4);
     if (!data) throw Error("cannot read " + path + ": not a PNG image (" + stbi_failure_reason() + ")");
     Image img;
     img.width = w;

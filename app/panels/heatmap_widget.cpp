@@ -59,17 +59,12 @@ const CachedMatrix& cached_stage(const Trace& trace, std::uint64_t generation, i
     const std::string key = "stage:" + std::to_string(generation) + ":" + std::to_string(stage_index) +
                             (transposed ? ":T" : "") + ":" + std::to_string(max_side);
     return view_cache().get(key, stage.kind, [&]() -> std::shared_ptr<const Mat> {
-        // Stored stages are shared without a copy; derived ones (scaled, masked) are computed once.
-        std::shared_ptr<const Mat> M = stage.data ? stage.data : std::make_shared<const Mat>(stage.matrix());
-        // A hidden key's weight is exactly 0; shown as 0 it looks like "attends a little". Show it as
-        // masked (−∞, hatched) like in the masked scores, so the mask stays visible after softmax.
-        if (stage.name == "weights" && trace.config.mask != MaskKind::None &&
-            stage.rows.kind == Axis::Kind::QueryTokens && stage.cols.kind == Axis::Kind::KeyTokens) {
-            const BoolMat allowed = make_mask(trace.config, int(M->rows()), int(M->cols()));  // n x m
-            Mat W = *M;                                                                       // n x m
-            W = allowed.select(W, Mat::Constant(W.rows(), W.cols(), -std::numeric_limits<float>::infinity()));
-            M = std::make_shared<const Mat>(std::move(W));
-        }
+        // Stored stages are shared without a copy; derived ones (scaled, masked) are computed once,
+        // and weights with hidden keys get them as −∞ (hatched), as in the exported figure.
+        const bool same_as_stored =
+            stage.data && !(stage.name == "weights" && trace.config.mask != MaskKind::None);
+        std::shared_ptr<const Mat> M =
+            same_as_stored ? stage.data : std::make_shared<const Mat>(display_matrix(trace, stage));
         if (transposed) M = std::make_shared<const Mat>(M->transpose());
         if (max_side > 0 && (M->rows() > max_side || M->cols() > max_side)) {
             M = std::make_shared<const Mat>(downsample_max_abs(*M, max_side));

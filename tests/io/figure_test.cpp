@@ -18,6 +18,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "io/colormap.hpp"
 #include "io/figure.hpp"
 #include "io/figure_fixtures.hpp"
@@ -224,6 +225,27 @@ TEST(Figure, HeadsGridWithoutSuchStageThrows) {
     const auto toks = english_tokens();
     const Trace t = trace_with({signed_q_stage(toks, 4)}, toks);
     EXPECT_THROW(render_heads_grid_figure(t, "weights"), Error);
+}
+
+// A real causal trace stores its hidden weights as exact zeros; the figure draws them hatched (as the
+// GUI does, both through display_matrix), so a figure shows the mask and never "weight 0.00".
+TEST(Figure, RealCausalWeightsShowTheMaskHatched) {
+    Config cfg;
+    cfg.mask = MaskKind::Causal;
+    const Trace trace = compute_trace(cfg);
+    const Stage* weights = trace.get("weights", 0);
+    ASSERT_NE(weights, nullptr);
+    EXPECT_EQ(weights->matrix()(0, 1), 0.0f) << "the stored weight of a hidden key is exactly 0";
+    const Mat shown = display_matrix(trace, *weights);  // n x m
+    EXPECT_TRUE(std::isinf(shown(0, 1)) && shown(0, 1) < 0);
+    EXPECT_EQ(shown(1, 0), weights->matrix()(1, 0)) << "visible weights are unchanged";
+    const Image img = render_stage_figure(trace, *weights);
+    EXPECT_GT(count_color(img, kHatchDark), 1000);
+    EXPECT_GT(count_color(img, kHatchLight), 1000);
+    // Without a mask nothing is hatched.
+    const Trace plain = compute_trace(Config{});
+    const Image plain_img = render_stage_figure(plain, *plain.get("weights", 0));
+    EXPECT_LT(count_color(plain_img, kHatchDark), 100) << "only stray anti-aliased text pixels";
 }
 
 }  // namespace
