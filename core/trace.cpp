@@ -749,7 +749,11 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             "1 (no learned gain or bias here). This keeps q·k in a predictable range however large the "
             "residual "
             "stream grows, which is why most modern transformers normalise first. Q, K and V read LN(X)" +
-                std::string(cross ? " and LN(Y)" : "") + "; the residual still adds to the raw X.",
+                std::string(cross ? " and LN(Y)" : "") +
+                "; the residual still adds to the raw X. Layer norm normalises across the features of ONE "
+                "token (one row), so each sequence and each token is treated on its own; batch norm, common "
+                "in CNNs, normalises one feature across the samples of a batch instead, which suits images "
+                "but not sequences of varying length.",
             q_ax, dm_ax, ValueKind::Signed, 5 * nf * df, Xn);
     }
 
@@ -937,9 +941,10 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             std::string mexp;
             if (!mask) {
                 mexp =
-                    "No mask: every query may look at every key, including keys after it. (Choose causal to "
-                    "stop "
-                    "tokens from seeing the future, as a text generator must.)";
+                    "No mask: every query may look at every key, including keys after it. This is an "
+                    "encoder's bidirectional attention (BERT reads the whole sentence at once, e.g. to fill "
+                    "in a masked word). Choose causal to stop tokens from seeing the future, as a decoder "
+                    "that generates text one token at a time must (GPT).";
             } else {
                 mexp =
                     "Hidden cells are set to −∞ so that exp(−∞) = 0 exactly: the key gets zero weight, not a "
@@ -949,7 +954,11 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                     case MaskKind::Causal:
                         mexp +=
                             "Causal mask: token i may only see keys j ≤ i (no peeking at the future), the "
-                            "upper triangle is hidden.";
+                            "upper triangle is hidden. This is a decoder's self-attention (GPT): during "
+                            "training the whole target sentence is fed at once and the mask hides, for "
+                            "each position, the tokens it will have to predict. Encoder–decoder models "
+                            "(T5, translation) add cross-attention, where the decoder's queries read the "
+                            "encoder's keys and values (the second text here).";
                         break;
                     case MaskKind::Padding:
                         mexp += "Padding mask: keys from position " + std::to_string(cfg.valid_length) +
@@ -1105,9 +1114,10 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
     if (post) {
         add("layernorm_post", -1, "LayerNorm (post)",
             "LN(" + std::string(residual ? "X + output" : "output") + ")",
-            "Post-LayerNorm (the original Transformer's order): after the residual add, each row is "
-            "re-centred and "
-            "rescaled to mean 0, variance 1, so the next layer sees inputs of a fixed size.",
+            "Post-LayerNorm (the original Transformer's order, Add & Norm): after the residual add, each "
+            "row is re-centred and rescaled to mean 0, variance 1, so the next layer sees inputs of a "
+            "fixed size. Modern LLMs mostly normalise before the sublayer instead (pre-LN), which trains "
+            "more stably. Layer norm works across one token's features, not across a batch (batch norm).",
             q_ax, dm_ax, ValueKind::Signed, 5 * nf * df, post);
     }
     T.compute_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
