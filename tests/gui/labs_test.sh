@@ -4,16 +4,9 @@
 # without the lab. An unknown lab name is reported in the status line, not a crash.
 #   usage: bash tests/gui/labs_test.sh path/to/attnviz   (starts Xvfb itself when DISPLAY is unset)
 set -euo pipefail
-bin="$(realpath "$1")"
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-if [ -z "${DISPLAY:-}" ]; then
-  exec xvfb-run -a -s '-screen 0 1600x1000x24' bash "${BASH_SOURCE[0]}" "$bin"
-fi
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-export XDG_CONFIG_HOME="$tmp/config"  # never touch the user's settings
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_init "$@"  # bin, here, tmp (removed on exit), XDG_CONFIG_HOME inside tmp; fail
 cd "$tmp"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Prints a screenshot's size, its number of distinct colours and the fraction of pixels that differ
 # from a second PNG (PNG decoding: tests/gui/png_check.py).

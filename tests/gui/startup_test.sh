@@ -4,16 +4,9 @@
 # bad arguments (exit 2, one line), and a clear message without a display.
 #   usage: bash tests/gui/startup_test.sh path/to/attnviz
 set -euo pipefail
-bin="$(realpath "$1")"
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-if [ -z "${DISPLAY:-}" ]; then
-  exec xvfb-run -a -s '-screen 0 1600x1000x24' bash "${BASH_SOURCE[0]}" "$bin"
-fi
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-export XDG_CONFIG_HOME="$tmp/config"  # never touch the user's settings
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_init "$@"  # bin, here, tmp (removed on exit), XDG_CONFIG_HOME inside tmp; fail
 cd "$tmp"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # --- command line -------------------------------------------------------------------------------
 "$bin" --help | grep -q -- "--screenshot" || fail "--help does not describe --screenshot"
