@@ -19,6 +19,7 @@
 
 #include "app/app_state.hpp"
 #include "app/panels/heatmap_widget.hpp"
+#include "core/error.hpp"
 #include "core/trace.hpp"
 
 namespace attnviz::app {
@@ -125,6 +126,23 @@ void lab_findings(const std::vector<std::string>& findings);
 void lab_error(const std::string& message);
 /// Section heading in the bold font.
 void lab_heading(const std::string& text);
+
+/// Recomputes a lab when its parameters changed (or nothing was computed yet): `state` has members
+/// params, computed_for, lab, have, error and gen; `compute(params)` returns the lab's result.
+/// Bad input (a core Error) keeps the last good result on screen and stores the message to show.
+template <class LabState, class Compute>
+void refresh_lab(LabState& state, bool params_changed, Compute compute) {
+    if (state.have && !params_changed) return;
+    state.computed_for = state.params;
+    try {
+        state.lab = compute(state.params);
+        state.error.clear();
+        state.have = true;
+        ++state.gen;
+    } catch (const Error& e) {
+        state.error = e.what();
+    }
+}
 
 /// Draws an "Export PNG" button; when pressed, the current window is captured at the end of this
 /// frame and written as <export_dir>/lab_<slug>_<timestamp>.png (atomic). The result (path or error)

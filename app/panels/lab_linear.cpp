@@ -235,17 +235,7 @@ void draw_lab_linear(AppState& state, LabContext& ctx) {
         int seed = int(s.params.seed);
         if (ImGui::InputInt("seed", &seed)) s.params.seed = std::uint64_t(std::max(0, seed));
         ImGui::PopItemWidth();
-        if (!s.have || !same(s.params, s.computed_for)) {
-            s.computed_for = s.params;
-            try {
-                s.lab = softmax_vs_linear_lab(s.params);
-                s.error.clear();
-                s.have = true;
-                ++s.gen;
-            } catch (const Error& e) {
-                s.error = e.what();
-            }
-        }
+        refresh_lab(s, !same(s.params, s.computed_for), softmax_vs_linear_lab);
         if (!s.error.empty()) lab_error(s.error);
         if (s.have) {
             const LinearLab& L = s.lab;

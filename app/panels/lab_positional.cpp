@@ -62,17 +62,7 @@ void draw_lab_positional(AppState& state, LabContext& ctx) {
     lab_explanation(text.intro);
     controls(s);
 
-    if (!s.have || !same(s.params, s.computed_for)) {
-        s.computed_for = s.params;
-        try {
-            s.lab = positional_encoding_lab(s.params);
-            s.error.clear();
-            s.have = true;
-            ++s.gen;
-        } catch (const Error& e) {
-            s.error = e.what();
-        }
-    }
+    refresh_lab(s, !same(s.params, s.computed_for), positional_encoding_lab);
     if (!s.error.empty()) lab_error(s.error);
     if (!s.have) return;
     const PeLab& L = s.lab;
