@@ -1,6 +1,7 @@
 #include "io/npy.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -216,6 +217,29 @@ std::string csv_text(const Mat& M) {
 
 void write_csv(const std::string& path, const Mat& M) {
     write_file_atomic(path, csv_text(M));
+}
+
+MaskGrid read_mask_npy(const std::string& path) {
+    const std::string bytes = read_file(path);
+    const Mat M = parse_npy(bytes, path);  // rows x cols (a 1-D array arrives as one column)
+    if (M.rows() < 1 || M.cols() < 1) throw Error("mask " + path + " is empty");
+    if (M.rows() > 16384 || M.cols() > 16384)
+        throw Error("mask " + path + " is " + std::to_string(M.rows()) + "×" + std::to_string(M.cols()) +
+                    "; at most 16384×16384 (queries × keys)");
+    MaskGrid grid;
+    grid.rows = int(M.rows());
+    grid.cols = int(M.cols());
+    grid.blocked.assign(std::size_t(grid.rows) * std::size_t(grid.cols), 0);
+    for (int i = 0; i < grid.rows; ++i) {
+        for (int j = 0; j < grid.cols; ++j) {
+            const float v = M(i, j);
+            if (std::isnan(v))
+                throw Error("mask " + path + " has NaN at (" + std::to_string(i) + ", " + std::to_string(j) +
+                            "); use 0 for visible and 1 for hidden");
+            grid.blocked[std::size_t(i) * std::size_t(grid.cols) + std::size_t(j)] = v != 0.0f ? 1 : 0;
+        }
+    }
+    return grid;
 }
 
 }  // namespace attnviz

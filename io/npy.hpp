@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "core/config.hpp"
 #include "core/shapes.hpp"
 
 namespace attnviz {
@@ -15,6 +16,11 @@ void write_npy(const std::string& path, const Mat& M);
 /// one column. Throws attnviz::Error("broken .npy file FILE: reason") on anything else.
 Mat parse_npy(const std::string& bytes, const std::string& name_for_errors = "input");
 Mat read_npy(const std::string& path);
+
+/// A custom attention mask from a .npy file made with numpy: a 2-D array, rows = queries, columns =
+/// keys, nonzero = the key is hidden from that query (as in `custom_mask`). Throws attnviz::Error for
+/// a broken file, a non-2-D array, NaN values or more than 16384 rows/columns.
+MaskGrid read_mask_npy(const std::string& path);
 
 /// CSV: one row per line, comma-separated, full float precision; -inf written as "-inf".
 std::string csv_text(const Mat& M);

@@ -14,6 +14,7 @@
 
 #include "app/fonts.hpp"
 #include "app/panels/panels.hpp"
+#include "io/npy.hpp"
 
 namespace attnviz::app {
 
@@ -301,6 +302,25 @@ void draw_controls_panel(AppState& state) {
         ImGui::TextWrapped(
             "Click cells of the scores, masked or weights heatmap to hide key j from query i.");
         if (ImGui::Button("Clear custom mask")) c.custom_mask = MaskGrid{};
+        // A mask made elsewhere (numpy: np.save("mask.npy", np.triu(np.ones((n, n)), 1))): nonzero
+        // hides the key. A broken file only costs a message; the mask being edited is kept.
+        static std::string mask_path = "mask.npy";
+        ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x - 120.0f));
+        ImGui::InputText("##mask_npy", &mask_path);
+        ImGui::SameLine();
+        if (ImGui::Button("Load .npy")) {
+            try {
+                c.custom_mask = read_mask_npy(mask_path);
+                state.set_status("Loaded a " + std::to_string(c.custom_mask.rows) + "×" +
+                                     std::to_string(c.custom_mask.cols) + " mask from " + mask_path,
+                                 false);
+            } catch (const std::exception& e) {
+                state.set_status(e.what(), true);
+            }
+        }
+        help_marker(
+            "Load a custom mask saved with numpy: a 2-D array, rows = queries, columns = keys, nonzero = "
+            "hidden. Example: np.save('mask.npy', np.triu(np.ones((8, 8)), 1)) is the causal mask.");
         issues.show({"custom_mask"});
     }
 
