@@ -25,15 +25,15 @@ constexpr std::array<Rgb8, kColorStops> kSequential = {{
 // Diverging: blue - near-white - red, symmetric about the middle stop (value 0), so the sign of a
 // signed number is its hue and its size is how saturated it is.
 constexpr std::array<Rgb8, kColorStops> kDiverging = {{
-    {5, 48, 97},     // -1.00
-    {33, 102, 172},  // -0.75
-    {67, 147, 195},  // -0.50
-    {146, 197, 222}, // -0.25
-    {247, 247, 247}, //  0
-    {244, 165, 130}, // +0.25
-    {214, 96, 77},   // +0.50
-    {178, 24, 43},   // +0.75
-    {103, 0, 31},    // +1.00
+    {5, 48, 97},      // -1.00
+    {33, 102, 172},   // -0.75
+    {67, 147, 195},   // -0.50
+    {146, 197, 222},  // -0.25
+    {247, 247, 247},  //  0
+    {244, 165, 130},  // +0.25
+    {214, 96, 77},    // +0.50
+    {178, 24, 43},    // +0.75
+    {103, 0, 31},     // +1.00
 }};
 
 std::uint8_t to_byte(float v) {

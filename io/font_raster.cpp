@@ -94,7 +94,8 @@ FontRaster::FontRaster() {
     fonts_[1] = init(bold_);
     fonts_[2] = init(fallback_);
     if (!fonts_[0]) {
-        std::fprintf(stderr, "attnviz: cannot load %s; figures will have no text (install fonts-dejavu-core)\n",
+        std::fprintf(stderr,
+                     "attnviz: cannot load %s; figures will have no text (install fonts-dejavu-core)\n",
                      kRegular[0]);
     }
 }
@@ -111,7 +112,8 @@ const FontRaster& FontRaster::get() {
 const FontRaster::Font* FontRaster::font_for(char32_t cp, FontFace face, int* glyph) const {
     // Per glyph: the requested face, then regular DejaVu, then the CJK fallback, else DejaVu's
     // "missing glyph" box so an unknown character is visible rather than silently dropped.
-    const Font* order[3] = {face == FontFace::Bold && fonts_[1] ? fonts_[1] : fonts_[0], fonts_[0], fonts_[2]};
+    const Font* order[3] = {face == FontFace::Bold && fonts_[1] ? fonts_[1] : fonts_[0], fonts_[0],
+                            fonts_[2]};
     for (const Font* f : order) {
         if (!f) continue;
         const int g = stbtt_FindGlyphIndex(&f->info, int(cp));
@@ -147,7 +149,8 @@ float FontRaster::width(std::string_view utf8, float px, FontFace face) const {
         int g = 0;
         const Font* f = font_for(cp, face, &g);
         const float scale = f->em_scale_1px * px;
-        if (prev_font == f && prev_glyph) x += float(stbtt_GetGlyphKernAdvance(&f->info, prev_glyph, g)) * scale;
+        if (prev_font == f && prev_glyph)
+            x += float(stbtt_GetGlyphKernAdvance(&f->info, prev_glyph, g)) * scale;
         int adv = 0, lsb = 0;
         stbtt_GetGlyphHMetrics(&f->info, g, &adv, &lsb);
         x += float(adv) * scale;
@@ -176,14 +179,16 @@ TextMask FontRaster::render(std::string_view utf8, float px, FontFace face) cons
         int g = 0;
         const Font* f = font_for(cp, face, &g);
         const float scale = f->em_scale_1px * px;
-        if (prev_font == f && prev_glyph) x += float(stbtt_GetGlyphKernAdvance(&f->info, prev_glyph, g)) * scale;
+        if (prev_font == f && prev_glyph)
+            x += float(stbtt_GetGlyphKernAdvance(&f->info, prev_glyph, g)) * scale;
         const float shift_x = x - std::floor(x);
         int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
         stbtt_GetGlyphBitmapBoxSubpixel(&f->info, g, scale, scale, shift_x, 0.0f, &x0, &y0, &x1, &y1);
         const int gw = x1 - x0, gh = y1 - y0;
         if (gw > 0 && gh > 0) {
             glyph_buf.assign(std::size_t(gw) * std::size_t(gh), 0);
-            stbtt_MakeGlyphBitmapSubpixel(&f->info, glyph_buf.data(), gw, gh, gw, scale, scale, shift_x, 0.0f, g);
+            stbtt_MakeGlyphBitmapSubpixel(&f->info, glyph_buf.data(), gw, gh, gw, scale, scale, shift_x, 0.0f,
+                                          g);
             const int ox = int(std::floor(x)) + x0, oy = m.baseline + y0;
             for (int r = 0; r < gh; ++r) {
                 const int yy = oy + r;

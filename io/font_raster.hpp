@@ -28,7 +28,7 @@ std::vector<char32_t> utf8_decode(std::string_view s);
 
 /// The loaded fonts. Read-only after construction, so one instance serves every thread.
 class FontRaster {
-public:
+  public:
     /// The process-wide instance (fonts are loaded on first use).
     static const FontRaster& get();
 
@@ -56,12 +56,12 @@ public:
     FontRaster& operator=(const FontRaster&) = delete;
     ~FontRaster();
 
-private:
+  private:
     FontRaster();
     struct Font;
     const Font* font_for(char32_t cp, FontFace face, int* glyph) const;
     std::vector<unsigned char> regular_, bold_, fallback_;  // file bytes (stbtt keeps pointers)
-    Font* fonts_[3] = {nullptr, nullptr, nullptr};           // regular, bold, fallback
+    Font* fonts_[3] = {nullptr, nullptr, nullptr};          // regular, bold, fallback
 };
 
 /// Blends a coverage mask onto an image at (x, y) (top-left), optionally rotated 90° CCW.

@@ -33,7 +33,7 @@ void shutdown_heatmap_shader();
 
 /// One matrix on the GPU plus its coloured rendering.
 class HeatmapTexture {
-public:
+  public:
     HeatmapTexture() = default;
     ~HeatmapTexture();
     HeatmapTexture(const HeatmapTexture&) = delete;
@@ -55,7 +55,7 @@ public:
     /// colour map.
     bool read_pixels(std::vector<unsigned char>* rgba, int* width, int* height) const;
 
-private:
+  private:
     void release();
     unsigned data_tex_ = 0;  // GL_R32F matrix
     unsigned color_tex_ = 0, fbo_ = 0;

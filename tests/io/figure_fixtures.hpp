@@ -65,7 +65,8 @@ inline Stage signed_q_stage(const std::shared_ptr<const std::vector<std::string>
     const int n = int(toks->size());
     Mat Q(n, d_k);  // n x d_k
     for (int i = 0; i < n; ++i)
-        for (int j = 0; j < d_k; ++j) Q(i, j) = 1.7f * std::sin(0.9f * float(i) + 0.45f * float(j) * float(j % 3 + 1));
+        for (int j = 0; j < d_k; ++j)
+            Q(i, j) = 1.7f * std::sin(0.9f * float(i) + 0.45f * float(j) * float(j % 3 + 1));
     Stage st;
     st.name = "Q";
     st.head = 0;
@@ -78,7 +79,8 @@ inline Stage signed_q_stage(const std::shared_ptr<const std::vector<std::string>
     return st;
 }
 
-inline Trace trace_with(std::vector<Stage> stages, const std::shared_ptr<const std::vector<std::string>>& toks) {
+inline Trace trace_with(std::vector<Stage> stages,
+                        const std::shared_ptr<const std::vector<std::string>>& toks) {
     Trace t;
     t.query_tokens = toks;
     t.key_tokens = toks;
