@@ -18,8 +18,8 @@ struct Image {
 };
 
 struct FigureOptions {
-    int scale = 1;                   // 1, 2 or 4: multiplies every size (cells, fonts, margins)
-    int max_label_count = 64;        // axes with more entries show every k-th label
+    int scale = 1;             // 1, 2 or 4: multiplies every size (cells, fonts, margins)
+    int max_label_count = 64;  // axes with more entries show every k-th label
     bool show_colorbar = true;
 };
 
