@@ -540,10 +540,11 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
     const int grid_x = m.margin + int(std::ceil(labels.rows.max_width)) + m.gap;
     const int grid_y = int(std::ceil(formula_base + font.descent(m.formula_px))) + 14 * m.s;
     const int cell_w = panel_w + pad;
-    const int cell_h = caption_h + panel_h + m.gap + std::max(1, m.s) + labels.col_band_h + pad;
+    const int cell_h = caption_h + panel_h + pad;  // column labels only under the bottom panels
+    const int label_band = m.gap + std::max(1, m.s) + labels.col_band_h;
     const ColorBarPlan cbar = plan_colorbar(range, m);
     const int cbar_x = grid_x + grid_cols * cell_w + 8 * m.s;
-    const int cbar_h = std::max(grid_rows * cell_h - pad - labels.col_band_h, 180 * m.s);
+    const int cbar_h = std::max(grid_rows * cell_h - pad - caption_h, 180 * m.s);
     int right = cbar_x + cbar.width(m) + m.gap * 2 + int(std::ceil(cap_line));
     if (masked) right = std::max(right, cbar_x + masked_legend_width(m));
     const int width = std::max({right + m.margin,
@@ -551,7 +552,7 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
                                 int(std::ceil(font.width(first.formula, m.formula_px))) + 2 * m.margin});
     const int legend_y = grid_y + caption_h + cbar_h + 14 * m.s;
     const int height =
-        std::max(grid_y + grid_rows * cell_h - pad, masked ? legend_y + 14 * m.s : 0) + m.margin;
+        std::max(grid_y + grid_rows * cell_h - pad + label_band, masked ? legend_y + 14 * m.s : 0) + m.margin;
 
     Image img = blank(width, height);
     font.draw(img, float(m.margin), title_base, title, m.title_px, kText, FontFace::Bold);
