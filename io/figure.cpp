@@ -274,7 +274,11 @@ AxisLabels collect_labels(const Axis& axis, int count, int stride, float px) {
     const FontRaster& font = FontRaster::get();
     for (int i = 0; i < count; i += stride) {
         out.index.push_back(i);
-        out.text.push_back(ellipsize(axis_label(axis, i), 14));
+        // When labels are thinned out, a token alone is ambiguous (texts repeat words): prefix its
+        // index so "250 blue" says which position the label marks.
+        std::string text = ellipsize(axis_label(axis, i), 14);
+        if (stride > 1 && token_axis(axis)) text = std::to_string(i) + " " + text;
+        out.text.push_back(text);
         out.max_width = std::max(out.max_width, font.width(out.text.back(), px));
     }
     return out;
