@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 #include "app/fonts.hpp"
 #include "app/panels/export_actions.hpp"
@@ -455,7 +456,12 @@ HeatmapResult lab_heatmap(const char* id, HeatmapViewState& view, const std::str
     opt.width = width;
     opt.height = height;
     opt.title = title;
+    // A group around the widget: the widget moves the cursor around inside its region, which makes
+    // ImGui forget the height of a taller heatmap placed before it with SameLine() (the findings then
+    // overlap its bottom rows). The group reports its full bounding box as one item.
+    ImGui::BeginGroup();
     HeatmapResult r = heatmap_widget(id, view, in, opt);
+    ImGui::EndGroup();
     if (r.hovered && r.row >= 0 && r.col >= 0 && r.row < M.rows() && r.col < M.cols()) {
         ImGui::SetTooltip("%s %s, %s %s\nvalue %s", rows.name.c_str(), rows.label(r.row).c_str(),
                           cols.name.c_str(), cols.label(r.col).c_str(),
@@ -464,11 +470,25 @@ HeatmapResult lab_heatmap(const char* id, HeatmapViewState& view, const std::str
     return r;
 }
 
+std::string lab_display_text(const std::string& text) {
+    // ImGui 1.86 draws a combining mark as its own glyph without positioning it over the base
+    // letter, so "f̂" (f + U+0302) shows its hat off to the left of a narrow f. The estimate
+    // f̂(x) of the kernel-regression lab is the prediction ŷ of its text, and ŷ exists precomposed.
+    static const std::pair<const char*, const char*> kSwaps[] = {{"f\u0302", "\u0177"}};
+    std::string out = text;
+    for (const auto& [from, to] : kSwaps) {
+        const std::string f(from), t(to);
+        for (std::size_t at = out.find(f); at != std::string::npos; at = out.find(f, at + t.size()))
+            out.replace(at, f.size(), t);
+    }
+    return out;
+}
+
 void lab_formula(const std::string& formula) {
     ImGui::PushFont(app_font(FontRole::Large));
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.45f, 1.0f));
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(formula.c_str());
+    ImGui::TextUnformatted(lab_display_text(formula).c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
     ImGui::PopFont();
@@ -477,9 +497,27 @@ void lab_formula(const std::string& formula) {
 void lab_explanation(const std::string& text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.82f, 0.84f, 0.88f, 1.0f));
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(text.c_str());
+    ImGui::TextUnformatted(lab_display_text(text).c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
+}
+
+float lab_findings_height(const std::vector<std::string>& findings, float width) {
+    if (findings.empty()) return 0.0f;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float bullet_w = ImGui::GetTreeNodeToLabelSpacing() + style.ItemSpacing.x;
+    float h = style.ItemSpacing.y * 2 + ImGui::GetTextLineHeightWithSpacing();  // Spacing + heading
+    for (const auto& f : findings)
+        h += ImGui::CalcTextSize(f.c_str(), nullptr, false, std::max(1.0f, width - bullet_w)).y +
+             style.ItemSpacing.y;
+    return h;
+}
+
+ColorRange weights_range(const Mat& A) {
+    float hi = 0.0f;
+    for (Eigen::Index i = 0; i < A.size(); ++i)
+        if (std::isfinite(A.data()[i])) hi = std::max(hi, A.data()[i]);
+    return ColorRange{ColorMap::Sequential, 0.0f, std::max(hi, 1e-6f)};
 }
 
 void lab_findings(const std::vector<std::string>& findings) {

@@ -116,12 +116,21 @@ HeatmapResult lab_heatmap(const char* id, HeatmapViewState& view, const std::str
                           ValueKind kind, const Axis& rows, const Axis& cols, const char* title, float width,
                           float height, const ColorRange* range = nullptr);
 
+/// A lab text as the UI shows it: combining sequences ImGui cannot place (f + U+0302) become a
+/// precomposed character (ŷ). lab_formula() and lab_explanation() apply it.
+std::string lab_display_text(const std::string& text);
 /// Formula in the large font, accent colour, wrapped.
 void lab_formula(const std::string& formula);
 /// Explanation paragraph, wrapped, slightly dimmed.
 void lab_explanation(const std::string& text);
 /// "What the numbers say" list of the core's findings.
 void lab_findings(const std::vector<std::string>& findings);
+/// Height lab_findings() will take when wrapped at `width` pixels (reserve it below a plot).
+float lab_findings_height(const std::vector<std::string>& findings, float width);
+/// Colour range 0 … (largest finite weight) for a weight matrix with many keys: each weight is then
+/// about 1/m, and the fixed 0–1 range of probabilities would paint everything the darkest colour.
+/// Say so in the title ("colour 0 … max = 0.13") so the brightest colour is not read as weight 1.
+ColorRange weights_range(const Mat& A);
 /// A one-sentence error (bad input) in the error colour, wrapped.
 void lab_error(const std::string& message);
 /// Section heading in the bold font.

@@ -254,13 +254,29 @@ void draw_lab_linear(AppState& state, LabContext& ctx) {
             const int n = int(L.A_softmax.rows());
             const Axis q = index_axis("query i", n), k = index_axis("key j", n);
             const float w = avail_w / 3.0f - 8;
-            const float h = std::max(220.0f, ImGui::GetContentRegionAvail().y - 200);
-            lab_heatmap("soft", s.v_s, key(s, "soft"), L.A_softmax, ValueKind::Probability, q, k,
-                        "softmax(QKᵀ/√d)", w, h);
+            // Room below the heatmaps for the table (header + one row per feature map) and the findings.
+            const ImGuiStyle& style = ImGui::GetStyle();
+            const float table_h =
+                float(L.phis.size() + 1) * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y + 1) +
+                style.ItemSpacing.y;
+            const float below = table_h + lab_findings_height(L.findings, avail_w) + style.ItemSpacing.y;
+            const float h = std::max(220.0f, ImGui::GetContentRegionAvail().y - below);
+            // With n keys each weight is about 1/n, so a fixed 0–1 range would paint both matrices
+            // nearly black. Both weight matrices share one range 0 … (largest of either), so the
+            // same colour means the same weight in the two pictures.
+            ColorRange w_range = weights_range(L.A_softmax);
+            w_range.hi = std::max(w_range.hi, weights_range(P.A_linear).hi);
+            char soft_title[96], lin_title[96];
+            std::snprintf(soft_title, sizeof soft_title, "softmax(QKᵀ/√d)   colour 0 … %.2g (shared)",
+                          w_range.hi);
+            std::snprintf(lin_title, sizeof lin_title, "implied linear weights   colour 0 … %.2g",
+                          w_range.hi);
+            lab_heatmap("soft", s.v_s, key(s, "soft"), L.A_softmax, ValueKind::Probability, q, k, soft_title,
+                        w, h, &w_range);
             ImGui::SameLine();
             const std::string suffix = std::to_string(s.phi);
             lab_heatmap("lin", s.v_l, key(s, ("lin" + suffix).c_str()), P.A_linear, ValueKind::Probability, q,
-                        k, "implied linear weights", w, h);
+                        k, lin_title, w, h, &w_range);
             ImGui::SameLine();
             lab_heatmap("diff", s.v_d, key(s, ("diff" + suffix).c_str()), P.A_diff, ValueKind::Signed, q, k,
                         "A_linear − A_softmax", w, h);

@@ -76,7 +76,8 @@ void draw_lab_positional(AppState& state, LabContext& ctx) {
         lab_explanation(text.sections[0].explanation);
         lab_formula(text.sections[1].formula);
         lab_explanation(text.sections[1].explanation);
-        const float h = std::max(260.0f, ImGui::GetContentRegionAvail().y - 175.0f);
+        const float h = std::max(
+            260.0f, ImGui::GetContentRegionAvail().y - lab_findings_height(L.findings, avail_w) - 8.0f);
         const Axis pos = index_axis("position p", P), dim = index_axis("dimension", D),
                    pos2 = index_axis("position s", P);
         // Each heatmap lives in a fixed-size child region so its labels can never spill onto the

@@ -153,11 +153,10 @@ void draw_lab_scoring(AppState& state, LabContext& ctx) {
         // Each row spreads its weight over many training points (≈ 1/m each), so a fixed 0–1 range
         // would show a dark rectangle: colour from 0 to this matrix's largest weight instead, and
         // say so in the title.
-        const float a_max = L.A.size() > 0 ? std::max(L.A.maxCoeff(), 1e-6f) : 1.0f;
-        const ColorRange a_range{ColorMap::Sequential, 0.0f, a_max};
-        char a_title[96];
-        std::snprintf(a_title, sizeof a_title, "attention weights A (queries × keys), colour 0 … %.3g",
-                      a_max);
+        const ColorRange a_range = weights_range(L.A);
+        char a_title[128];
+        std::snprintf(a_title, sizeof a_title, "weights A (queries × keys), colour 0 … max = %.2g",
+                      a_range.hi);
         lab_heatmap("A", s.v_A, key(s, "A"), L.A, ValueKind::Probability, q, k, a_title, avail_w * 0.5f - 8,
                     h, &a_range);
         lab_findings(L.findings);
