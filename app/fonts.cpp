@@ -50,6 +50,18 @@ const ImWchar kBaseRanges[] = {
 
 }  // namespace
 
+bool in_base_glyph_ranges(unsigned int c) {
+    for (const ImWchar* r = kBaseRanges; r[0]; r += 2)
+        if (c >= r[0] && c <= r[1]) return true;
+    return false;
+}
+
+const char* const* font_files(int* count) {
+    static const char* const files[] = {kSans, kSansBold, kMono, kFallback};
+    *count = 4;
+    return files;
+}
+
 ImFont* app_font(FontRole role) {
     ImFont* f = g_fonts[int(role)];
     return f ? f : ImGui::GetFont();
@@ -70,10 +82,7 @@ void FontManager::add_text(const std::string& utf8) {
             extra_[c] = true;
             ++extra_count_;
             // Characters inside the base ranges are always there; only others need a rebuild.
-            bool in_base = false;
-            for (const ImWchar* r = kBaseRanges; r[0]; r += 2)
-                if (c >= r[0] && c <= r[1]) in_base = true;
-            if (!in_base) dirty_ = true;
+            if (!in_base_glyph_ranges(c)) dirty_ = true;
         }
     }
 }

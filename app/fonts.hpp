@@ -18,6 +18,15 @@ enum class FontRole { Regular, Bold, Large, Mono, Small };
 /// ImGui::PushFont(app_font(FontRole::Large)).
 ImFont* app_font(FontRole role);
 
+/// True when code point `c` is in the glyph ranges every atlas bakes (Latin, Greek, combining
+/// marks, sub/superscripts incl. ⱼ, maths, arrows, CJK punctuation, kana, full-width forms).
+/// Characters outside them are baked only after add_text() has seen them.
+bool in_base_glyph_ranges(unsigned int c);
+
+/// The TrueType files the atlas is built from: DejaVu Sans (regular, bold, mono) and the Droid Sans
+/// Fallback that fills in per glyph (CJK). Tests check glyph coverage against them.
+const char* const* font_files(int* count);
+
 class FontManager {
   public:
     FontManager();

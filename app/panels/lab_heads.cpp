@@ -147,6 +147,23 @@ void draw_lab_heads(AppState& state, LabContext& ctx) {
     lab_heading(std::string("Head 0: ") + info->label);
     ImGui::TextWrapped("Promise: %s.", info->promise);
     ImGui::Spacing();
+    if (preset == HeadPreset::None) {
+        // Opened without a preset: say what to click, and what each choice will show, before the
+        // (unremarkable) random construction below.
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.5f, 0.85f, 1.0f, 1.0f));
+        ImGui::TextWrapped(
+            "Head 0 is random now, so its pattern (right) means nothing. Click a designed head in the "
+            "row above; the heatmap then outlines the cells it promises and counts the rows that keep "
+            "the promise:");
+        ImGui::PopStyleColor();
+        for (const PresetInfo& p : kPresets) {
+            if (p.preset == HeadPreset::None) continue;
+            ImGui::Bullet();
+            ImGui::SameLine();
+            ImGui::TextWrapped("%s: %s.", p.label, p.promise);
+        }
+        ImGui::Spacing();
+    }
     if (wq) {
         lab_heading("W_Q");
         lab_explanation(wq->explanation);
@@ -184,7 +201,7 @@ void draw_lab_heads(AppState& state, LabContext& ctx) {
             "%d of %d promised rows peak where promised (outlined cells)", rows_kept, rows_promised);
     } else {
         ImGui::TextDisabled(preset == HeadPreset::None
-                                ? "random head: nothing is promised"
+                                ? "random head: nothing is promised (pick a designed head above)"
                                 : "no row of this text has a promise (no noun after an "
                                   "adjective?)");
     }
