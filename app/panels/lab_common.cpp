@@ -444,7 +444,7 @@ Axis label_axis(const std::string& name, const std::vector<std::string>& labels)
 
 HeatmapResult lab_heatmap(const char* id, HeatmapViewState& view, const std::string& key, const Mat& M,
                           ValueKind kind, const Axis& rows, const Axis& cols, const char* title, float width,
-                          float height, const ColorRange* range) {
+                          float height, const ColorRange* range, float min_fill) {
     const CachedMatrix& cm =
         view_cache().get("lab/" + key, kind, [&] { return std::make_shared<const Mat>(M); });
     HeatmapInput in;
@@ -456,6 +456,7 @@ HeatmapResult lab_heatmap(const char* id, HeatmapViewState& view, const std::str
     opt.width = width;
     opt.height = height;
     opt.title = title;
+    opt.min_fill = min_fill;
     // A group around the widget: the widget moves the cursor around inside its region, which makes
     // ImGui forget the height of a taller heatmap placed before it with SameLine() (the findings then
     // overlap its bottom rows). The group reports its full bounding box as one item.

@@ -111,10 +111,12 @@ Axis label_axis(const std::string& name, const std::vector<std::string>& labels)
 
 /// A lab heatmap through the shared widget. `key` names the matrix in the view cache and must
 /// change whenever M's values change (labs append their result generation). `width`/`height` are
-/// the region to use. `range` overrides the colour range (e.g. a shared scale).
+/// the region to use. `range` overrides the colour range (e.g. a shared scale). `min_fill` (see
+/// fit_image) stretches a one-row matrix to more of the height, so its colour bar has room for its
+/// three tick labels.
 HeatmapResult lab_heatmap(const char* id, HeatmapViewState& view, const std::string& key, const Mat& M,
                           ValueKind kind, const Axis& rows, const Axis& cols, const char* title, float width,
-                          float height, const ColorRange* range = nullptr);
+                          float height, const ColorRange* range = nullptr, float min_fill = 0.3f);
 
 /// A lab text as the UI shows it: combining sequences ImGui cannot place (f + U+0302) become a
 /// precomposed character (ŷ). lab_formula() and lab_explanation() apply it.

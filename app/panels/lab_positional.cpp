@@ -169,7 +169,7 @@ void draw_lab_positional(AppState& state, LabContext& ctx) {
         Mat diff = L.difference;  // 1 x dims
         const Axis dlab = label_axis("", {"difference"});
         lab_heatmap("diff", s.v_diff, key(s, "diff"), diff, ValueKind::Signed, dlab, dim,
-                    "R(δ)·PE(p) − PE(p+δ)  (its own colour scale: ~1e−7)", avail_w, 130);
+                    "R(δ)·PE(p) − PE(p+δ)  (its own colour scale: ~1e−7)", avail_w, 150, nullptr, 1.0f);
         const float rh = std::max(220.0f, ImGui::GetContentRegionAvail().y - 10);
         lab_heatmap("R", s.v_R, key(s, "R"), L.R, ValueKind::Signed, index_axis("row", D), dim,
                     "R(δ): one 2×2 rotation per sin/cos pair", std::min(avail_w, rh + 200), rh);
