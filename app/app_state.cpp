@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/panels/view_state.hpp"
+
 namespace attnviz::app {
 
 namespace {
@@ -104,6 +106,10 @@ std::uint64_t matrix_checksum(const Mat& M) {
 }
 
 std::string state_json_line(const AppState& state) {
+    return state_json(state).dump();
+}
+
+nlohmann::json state_json(const AppState& state) {
     nlohmann::json j;
     j["stage"] = current_stage_name(state);
     j["stage_index"] = state.stage_cursor;
@@ -119,6 +125,14 @@ std::string state_json_line(const AppState& state) {
     j["status"] = state.status;
     j["status_is_error"] = state.status_is_error;
     j["issues"] = int(state.issues.size());
+    j["text_input_active"] = state.text_input_active;
+    j["scene_path"] = state.scene_path;
+    j["scene_title"] = state.scene_title;
+    j["text"] = state.config.text;
+    j["source_text"] = state.config.source_text;
+    j["pinned_row"] = state.pinned_row;
+    j["mouse"] = {state.mouse_x, state.mouse_y};
+    j["cross_attention_box"] = state.views ? state.views->controls.cross : false;
     std::string checksum;
     if (state.trace) {
         const int head = std::max(0, std::min(state.head, state.trace->heads - 1));
@@ -148,7 +162,7 @@ std::string state_json_line(const AppState& state) {
     nlohmann::json rects = nlohmann::json::object();
     for (const auto& [name, r] : state.widget_rects) rects[name] = {r.x, r.y, r.w, r.h};
     j["widgets"] = rects;
-    return j.dump();
+    return j;
 }
 
 }  // namespace attnviz::app

@@ -9,12 +9,16 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/config.hpp"
 #include "core/trace.hpp"
 
 namespace attnviz::app {
 
 enum class MainView { Stage, HeadsGrid, Compare };
+
+struct ViewStates;  // app/panels/view_state.hpp
 
 struct AppState {
     // --- the document ----------------------------------------------------------------------
@@ -43,6 +47,14 @@ struct AppState {
     int pinned_row = -1;  // query row pinned by a click (-1 = none)
     int hover_row = -1, hover_col = -1;
 
+    /// Per-view memory (zoom, choices); see app/panels/view_state.hpp. Reset on scene load.
+    /// mutable: remembering a zoom is not a change of the document, and const views draw too.
+    mutable std::shared_ptr<ViewStates> views;
+    /// A text field has the keyboard (ImGui's WantTextInput), for the state log and scripts.
+    bool text_input_active = false;
+    /// Where ImGui saw the mouse this frame (window pixels; -1 when outside), for the state log.
+    int mouse_x = -1, mouse_y = -1;
+
     // --- export ----------------------------------------------------------------------------
     std::string export_dir = "attnviz-exports";
     int export_scale = 2;  // 1, 2 or 4
@@ -67,6 +79,8 @@ struct AppState {
     // --- requests from the command line ---------------------------------------------------------
     /// `--lab NAME`: the lab to open at start-up. draw_labs()/draw_labs_menu() open it and clear it.
     std::string requested_lab;
+    /// A stage to put the cursor on when the next trace arrives (restored workspace), else "".
+    std::string requested_stage;
 
     // --- test hooks -----------------------------------------------------------------------------
     /// Screen rectangles (window pixels) of a few widgets, by name ("temperature", ...), so the GUI
@@ -108,8 +122,11 @@ std::string stage_phase(const std::string& stage_name);
 /// FNV-1a over the float bits of a matrix: changes whenever any value changes (for the state log).
 std::uint64_t matrix_checksum(const Mat& M);
 
-/// One JSON line describing what is on screen (stage, head, temperature, weights checksum, export
-/// path, ...), written by `attnviz --state-log FILE` each time it changes; the GUI tests read it.
+/// What is on screen (stage, head, temperature, weights checksum, export path, widget rectangles,
+/// whether a text field has the keyboard, ...): written by `attnviz --state-log FILE` each time it
+/// changes, and what `--script` waits on. The GUI tests read it.
+nlohmann::json state_json(const AppState& state);
+/// state_json as one line.
 std::string state_json_line(const AppState& state);
 
 }  // namespace attnviz::app

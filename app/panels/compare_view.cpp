@@ -17,6 +17,7 @@
 
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
+#include "app/panels/view_state.hpp"
 #include "app/panels/views_internal.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
@@ -129,9 +130,9 @@ void shutdown_compare_view() {
 
 void draw_compare_view(AppState& state) {
     const Trace& tr = *state.trace;
-    static bool phi_initialised = false;
-    static PhiKind phi = PhiKind::Elu1;
-    if (!phi_initialised) phi = tr.config.phi, phi_initialised = true;
+    CompareView& cv = views(state).compare;
+    if (!cv.phi_chosen) cv.phi = tr.config.phi;
+    PhiKind& phi = cv.phi;
     const int head = std::clamp(state.head, 0, std::max(0, tr.heads - 1));
 
     ImGui::Text("Head %d: the same Q, K, V through softmax and linear attention.   \u03c6 =", head);
@@ -139,7 +140,7 @@ void draw_compare_view(AppState& state) {
     ImGui::SetNextItemWidth(ImGui::CalcTextSize(phi_label(PhiKind::Softmax)).x + 40);
     if (ImGui::BeginCombo("##phi", phi_label(phi))) {
         for (PhiKind p : {PhiKind::Elu1, PhiKind::Relu, PhiKind::Softmax})
-            if (ImGui::Selectable(phi_label(p), p == phi)) phi = p;
+            if (ImGui::Selectable(phi_label(p), p == phi)) phi = p, cv.phi_chosen = true;
         ImGui::EndCombo();
     }
     ImGui::SameLine();
@@ -195,8 +196,9 @@ void draw_compare_view(AppState& state) {
 
     // Layout: a 2 x 2 grid. softmax | linear on top, their difference and the numbers below.
     // One zoom/pan state for all three pictures: they always show the same cells.
-    static HeatmapViewState shared_view;
-    static int hover_r = -1, hover_c = -1;  // last frame's hovered cell, outlined in all three
+    HeatmapViewState& shared_view = cv.zoom;
+    int& hover_r = cv.hover_r;  // last frame's hovered cell, outlined in all three
+    int& hover_c = cv.hover_c;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = 14;
     const float w = std::floor((avail.x - gap) * 0.5f), h = std::floor((avail.y - gap) * 0.5f);

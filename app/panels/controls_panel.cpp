@@ -14,6 +14,7 @@
 
 #include "app/fonts.hpp"
 #include "app/panels/panels.hpp"
+#include "app/panels/view_state.hpp"
 #include "io/npy.hpp"
 
 namespace attnviz::app {
@@ -140,8 +141,9 @@ void draw_controls_panel(AppState& state) {
     issues.show({"text"});
     // The box stays open while the second text is empty (being retyped); meanwhile the layer is
     // self-attention, which is what an empty source text means.
-    static std::string stashed_source = "le chat noir dort sur le tapis";
-    static bool cross = false;
+    ControlsView& cv = views(state).controls;
+    std::string& stashed_source = cv.stashed_source;
+    bool& cross = cv.cross;
     if (c.cross_attention()) cross = true;
     if (ImGui::Checkbox("Cross-attention (second text)", &cross)) {
         if (cross) {
@@ -304,7 +306,7 @@ void draw_controls_panel(AppState& state) {
         if (ImGui::Button("Clear custom mask")) c.custom_mask = MaskGrid{};
         // A mask made elsewhere (numpy: np.save("mask.npy", np.triu(np.ones((n, n)), 1))): nonzero
         // hides the key. A broken file only costs a message; the mask being edited is kept.
-        static std::string mask_path = "mask.npy";
+        std::string& mask_path = views(state).controls.mask_path;
         ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x - 120.0f));
         ImGui::InputText("##mask_npy", &mask_path);
         ImGui::SameLine();

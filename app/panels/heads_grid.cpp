@@ -13,6 +13,7 @@
 
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
+#include "app/panels/view_state.hpp"
 #include "app/panels/views_internal.hpp"
 
 namespace attnviz::app {
@@ -50,7 +51,8 @@ ColorRange shared_range(const std::vector<const CachedMatrix*>& tiles) {
 
 void draw_heads_grid(AppState& state) {
     const Trace& tr = *state.trace;
-    static std::string stage_name = "weights";
+    HeadsGridView& hv = views(state).heads_grid;
+    std::string& stage_name = hv.stage_name;
     const std::vector<std::string> choices = grid_stage_choices(tr);
     if (choices.empty()) {
         ImGui::TextDisabled("This trace has no per-head stages.");
@@ -109,7 +111,7 @@ void draw_heads_grid(AppState& state) {
     const float tile_h = (avail.y - gap * float(grid_rows - 1)) / float(grid_rows);
     const bool labels = tile_w >= 300 && tile_h >= 240;
 
-    static std::map<int, HeatmapViewState> views;
+    std::map<int, HeatmapViewState>& zoom = hv.zoom;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int h = 0; h < heads; ++h) {
@@ -137,7 +139,7 @@ void draw_heads_grid(AppState& state) {
         o.title = title;
         const std::string id = "head" + std::to_string(h);
         const HeatmapResult r = heatmap_widget(
-            id.c_str(), views[h], HeatmapInput{tiles[std::size_t(h)], &st.rows, &st.cols, false, &range}, o);
+            id.c_str(), zoom[h], HeatmapInput{tiles[std::size_t(h)], &st.rows, &st.cols, false, &range}, o);
         state.widget_rects["head_tile_" + std::to_string(h)] =
             AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
         if (h == state.head) {

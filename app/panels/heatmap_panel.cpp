@@ -19,6 +19,7 @@
 #include "app/compute_worker.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
+#include "app/panels/view_state.hpp"
 #include "app/panels/views_internal.hpp"
 #include "core/explain.hpp"
 
@@ -294,7 +295,7 @@ void draw_linked_qk(const AppState& state, int head, int row, int key, float w, 
     if (qi < 0 || ki < 0) return;
     const Stage& Qs = tr.stages[std::size_t(qi)];
     const Stage& Ks = tr.stages[std::size_t(ki)];
-    static HeatmapViewState qv, kv;
+    StageView& sv = views(state).stage;
     const CachedMatrix& Qc = cached_stage(tr, state.trace_generation, qi);
     const CachedMatrix& Kc = cached_stage(tr, state.trace_generation, ki, /*transposed=*/true);
     HeatmapOptions o;
@@ -313,14 +314,14 @@ void draw_linked_qk(const AppState& state, int head, int row, int key, float w, 
     o.highlight.row = row;
     o.title = q_title.c_str();
     o.col_labels = false;  // dimensions 0..d_k-1: the tooltip says which
-    heatmap_widget("linkedQ", qv, HeatmapInput{&Qc, &Qs.rows, &Qs.cols, false}, o);
+    heatmap_widget("linkedQ", sv.q_zoom, HeatmapInput{&Qc, &Qs.rows, &Qs.cols, false}, o);
     ImGui::SetCursorScreenPos(ImVec2(start.x + std::floor(w * 0.5f) + 4, start.y));
     o.highlight.row = -1;
     o.highlight.col = key;
     o.title = k_title.c_str();
     o.col_labels = true;
     o.row_labels = false;
-    heatmap_widget("linkedK", kv, HeatmapInput{&Kc, &Ks.rows, &Ks.cols, true}, o);
+    heatmap_widget("linkedK", sv.k_zoom, HeatmapInput{&Kc, &Ks.rows, &Ks.cols, true}, o);
 }
 
 void draw_mask_tools(AppState& state, const Trace& tr) {
@@ -383,13 +384,13 @@ void draw_stage_view(AppState& state) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float strip_h = show_pin ? std::clamp(avail.y * 0.4f, 200.0f, 360.0f) : 0.0f;
 
-    static std::map<std::string, HeatmapViewState> views;  // zoom/pan per stage name
+    std::map<std::string, HeatmapViewState>& zoom = views(state).stage.zoom;  // per stage name
     const CachedMatrix& cm = cached_stage(tr, state.trace_generation, si);
     HeatmapOptions opt;
     opt.height = std::max(120.0f, avail.y - strip_h);
     opt.highlight.row = show_pin ? state.pinned_row : -1;
     const HeatmapResult r =
-        heatmap_widget("stage", views[st.name], HeatmapInput{&cm, &st.rows, &st.cols, false}, opt);
+        heatmap_widget("stage", zoom[st.name], HeatmapInput{&cm, &st.rows, &st.cols, false}, opt);
 
     state.widget_rects["heatmap"] = AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
     state.hover_row = r.hovered ? r.row : -1;
@@ -414,7 +415,7 @@ void draw_stage_view(AppState& state) {
         const bool linked = is_attention_matrix(st) && st.head >= 0;
         // The key the linked Kᵀ view outlines: the hovered one, else the strongest for this query.
         int key = (r.hovered && r.row == row) ? r.col : -1;
-        static int chart_hover = -1;  // last frame's bar under the mouse
+        int& chart_hover = views(state).stage.chart_hover;  // last frame's bar under the mouse
         if (key < 0) key = chart_hover;
         if (key < 0 || key >= int(cm.M->cols())) {
             Eigen::Index best = 0;

@@ -72,11 +72,8 @@ LabEntry* labs_table(int* count) {
     return labs;
 }
 
-// Opens the lab named in state.requested_lab ("name" or "name:tab") and clears the request.
-void handle_request(AppState& state) {
-    if (state.requested_lab.empty()) return;
-    std::string name = state.requested_lab;
-    state.requested_lab.clear();
+// Opens the lab named `request` ("name" or "name:tab"); reports an unknown name.
+void open_requested_lab(AppState& state, std::string name) {
     int tab = -1;
     const auto colon = name.find(':');
     if (colon != std::string::npos) {
@@ -98,7 +95,32 @@ void handle_request(AppState& state) {
     state.set_status("--lab: there is no lab '" + name + "'; the labs are " + names, true);
 }
 
+// Opens the labs named in state.requested_lab (comma-separated) and clears the request.
+void handle_request(AppState& state) {
+    if (state.requested_lab.empty()) return;
+    const std::string request = state.requested_lab;
+    state.requested_lab.clear();
+    std::size_t start = 0;
+    while (start <= request.size()) {
+        const auto comma = request.find(',', start);
+        const std::string one =
+            request.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!one.empty()) open_requested_lab(state, one);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+}
+
 }  // namespace
+
+std::vector<std::string> open_lab_names() {
+    int count = 0;
+    LabEntry* labs = labs_table(&count);
+    std::vector<std::string> out;
+    for (int i = 0; i < count; ++i)
+        if (labs[i].open) out.push_back(labs[i].name);
+    return out;
+}
 
 void draw_labs_menu(AppState& state) {
     handle_request(state);

@@ -9,6 +9,9 @@
 // draw_labs() creates its own floating windows. Fonts for emphasis: app_font() in app/fonts.hpp.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "app/app_state.hpp"
 
 namespace attnviz::app {
@@ -38,5 +41,7 @@ void shutdown_views();
 /// Draws every open lab window; the Labs menu toggles them.
 void draw_labs(AppState& state);
 void draw_labs_menu(AppState& state);
+/// Canonical names of the open labs (the workspace keeps them).
+std::vector<std::string> open_lab_names();
 
 }  // namespace attnviz::app

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "app/fonts.hpp"
-#include "app/key_taps.hpp"
 #include "app/panels/panels.hpp"
+#include "app/panels/view_state.hpp"
 
 namespace attnviz::app {
 
@@ -39,24 +39,6 @@ ImU32 phase_colour(const std::string& phase, float alpha) {
     return ImGui::GetColorU32(c);
 }
 
-void handle_keys(AppState& state) {
-    const ImGuiIO& io = ImGui::GetIO();
-    if (io.WantTextInput) return;  // typing in a field: the keys are text
-    if (key_tapped(GLFW_KEY_RIGHT)) step_stage(state, +1);
-    if (key_tapped(GLFW_KEY_LEFT)) step_stage(state, -1);
-    if (key_tapped(GLFW_KEY_HOME, 0, false)) state.stage_cursor = 0;
-    if (key_tapped(GLFW_KEY_END, 0, false)) state.stage_cursor = std::max(0, stage_count(state) - 1);
-    if (key_tapped(GLFW_KEY_SPACE, 0, false)) {
-        state.playing = !state.playing;
-        state.play_last_advance = ImGui::GetTime();
-    }
-    if (state.trace) {
-        const int h = state.trace->heads;
-        if (key_tapped(GLFW_KEY_UP)) state.head = std::max(0, state.head - 1);
-        if (key_tapped(GLFW_KEY_DOWN)) state.head = std::min(h - 1, state.head + 1);
-    }
-}
-
 void advance_play(AppState& state) {
     if (!state.playing) return;
     const double now = ImGui::GetTime();
@@ -72,7 +54,6 @@ void advance_play(AppState& state) {
 }  // namespace
 
 void draw_pipeline_strip(AppState& state) {
-    handle_keys(state);
     advance_play(state);
 
     // --- transport row --------------------------------------------------------------------------
@@ -180,8 +161,8 @@ void draw_pipeline_strip(AppState& state) {
     float x = origin.x;
     std::string phase_prev;
     float phase_start_x = x;
-    static int last_scrolled_cursor = -1;
-    static std::uint64_t last_scrolled_generation = 0;
+    int& last_scrolled_cursor = views(state).pipeline.last_scrolled_cursor;
+    std::uint64_t& last_scrolled_generation = views(state).pipeline.last_scrolled_generation;
 
     auto close_phase = [&](float end_x) {
         if (phase_prev.empty()) return;

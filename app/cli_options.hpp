@@ -1,0 +1,42 @@
+// The GUI's command line: `attnviz [--scene FILE] [--screenshot OUT.png] ...` (the headless
+// subcommands dump/render/... have their own parsers in io/). Parsed into Options; a bad flag is one
+// line on stderr and exit code 2 (app/main.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/app_state.hpp"
+
+namespace attnviz::app {
+
+struct Options {
+    std::string scene;
+    std::string screenshot;
+    std::string stage;
+    std::optional<int> head;
+    std::optional<int> pin;  // query row to pin at start (a figure for slides, the README)
+    int frames = 5;
+    std::vector<std::string> sets;
+    std::optional<MainView> view;
+    std::string lab;
+    std::string state_log;
+    std::string frame_log;
+    std::string script;             // --script FILE: scripted input (GUI tests), see app/script.hpp
+    bool restore_workspace = true;  // --fresh: start without the saved workspace
+    std::optional<float> ui_scale;
+    int width = 1600, height = 1000;
+};
+
+struct UsageError {
+    std::string message;
+};
+
+/// The --help text.
+extern const char* const kUsage;
+
+/// Parses argv; throws UsageError with a one-line message.
+Options parse_args(int argc, char** argv, bool* help, bool* version);
+
+}  // namespace attnviz::app

@@ -1,0 +1,144 @@
+#include "app/commands.hpp"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "app/fonts.hpp"
+#include "app/key_taps.hpp"
+#include "app/panels/panels.hpp"
+#include "app/shell.hpp"
+#include "io/scene.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+void save_scene(Shell& s) {
+    if (s.state.scene_path.empty())
+        s.dialogs.save_as_requested = true;
+    else
+        save_scene_to(s.state, s.state.scene_path);
+}
+
+void set_head(Shell& s, int delta) {
+    if (!s.state.trace) return;
+    s.state.head = std::clamp(s.state.head + delta, 0, std::max(0, s.state.trace->heads - 1));
+}
+
+void toggle_play(Shell& s) {
+    s.state.playing = !s.state.playing;
+    s.state.play_last_advance = ImGui::GetTime();
+    if (s.state.playing && s.state.stage_cursor >= stage_count(s.state) - 1)
+        s.state.stage_cursor = 0;  // replay
+}
+
+bool has_trace(const Shell& s) {
+    return s.state.trace != nullptr;
+}
+
+std::vector<Command> make_commands() {
+    constexpr int C = GLFW_MOD_CONTROL;
+    return {
+        // File
+        {"open_scene", "File", "Open scene…", GLFW_KEY_O, C, false, true, "Ctrl+O", "open a scene",
+         [](Shell& s) { s.dialogs.open_requested = true; }, nullptr},
+        {"save_scene", "File", "Save scene", GLFW_KEY_S, C, false, true, "Ctrl+S", "save the scene",
+         save_scene, nullptr},
+        {"save_scene_as", "File", "Save scene as…", GLFW_KEY_S, C | GLFW_MOD_SHIFT, false, true,
+         "Ctrl+Shift+S", "save the scene under a new name",
+         [](Shell& s) { s.dialogs.save_as_requested = true; }, nullptr},
+        {"export_png", "File", "Export current stage as PNG", GLFW_KEY_E, C, false, true, "Ctrl+E",
+         "export the current stage as a PNG figure", [](Shell& s) { export_current_png(s.state); },
+         has_trace},
+        {"save_window", "File", "Save the window as PNG", GLFW_KEY_F12, 0, false, true, "F12",
+         "save the whole window as PNG", [](Shell& s) { s.capture_window = true; }, nullptr},
+        {"reset_scene", "File", "Reset to the scene's settings", 0, 0, false, true, "", "",
+         [](Shell& s) {
+             s.state.config = s.state.scene_config;
+             s.state.link_head_dims = s.state.config.d_k == 0 && s.state.config.d_v == 0;
+         },
+         nullptr},
+        {"builtin_example", "File", "Built-in example", 0, 0, false, true, "", "",
+         [](Shell& s) { load_scene_into(s.state, default_scene(), ""); }, nullptr},
+        {"quit", "File", "Quit", GLFW_KEY_Q, C, false, true, "Ctrl+Q", "quit (the workspace is kept)",
+         [](Shell& s) { s.request_quit(); }, nullptr},
+        // Stepping through the computation (keys only; the pipeline strip has the buttons)
+        {"next_stage", nullptr, "Next stage", GLFW_KEY_RIGHT, 0, true, false, "→", "next stage",
+         [](Shell& s) { step_stage(s.state, +1); }, nullptr},
+        {"previous_stage", nullptr, "Previous stage", GLFW_KEY_LEFT, 0, true, false, "←", "previous stage",
+         [](Shell& s) { step_stage(s.state, -1); }, nullptr},
+        {"first_stage", nullptr, "First stage", GLFW_KEY_HOME, 0, false, false, "Home", "first stage",
+         [](Shell& s) { s.state.stage_cursor = 0; }, nullptr},
+        {"last_stage", nullptr, "Last stage", GLFW_KEY_END, 0, false, false, "End", "last stage",
+         [](Shell& s) { s.state.stage_cursor = std::max(0, stage_count(s.state) - 1); }, nullptr},
+        {"previous_head", nullptr, "Previous head", GLFW_KEY_UP, 0, true, false, "↑", "previous head",
+         [](Shell& s) { set_head(s, -1); }, nullptr},
+        {"next_head", nullptr, "Next head", GLFW_KEY_DOWN, 0, true, false, "↓", "next head",
+         [](Shell& s) { set_head(s, +1); }, nullptr},
+        {"play", nullptr, "Play / pause", GLFW_KEY_SPACE, 0, false, false, "Space",
+         "play / pause the step-through", toggle_play, nullptr},
+        // Help
+        {"shortcuts", "Help", "Keyboard shortcuts", 0, 0, false, true, "", "",
+         [](Shell& s) { s.show_keys = true; }, nullptr},
+        {"about", "Help", "About attnviz", 0, 0, false, true, "", "", [](Shell& s) { s.show_about = true; },
+         nullptr},
+    };
+}
+
+}  // namespace
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> table = make_commands();
+    return table;
+}
+
+const Command* find_command(const std::string& id) {
+    for (const Command& c : commands())
+        if (id == c.id) return &c;
+    return nullptr;
+}
+
+void dispatch_shortcuts(Shell& shell) {
+    const bool typing = ImGui::GetIO().WantTextInput;  // a text field has the keys: they are text
+    for (const Command& c : commands()) {
+        if (c.key == 0 || (typing && !c.in_text)) continue;
+        if (c.enabled && !c.enabled(shell)) continue;
+        if (key_tapped(c.key, c.mods, c.repeat)) c.run(shell);
+    }
+}
+
+void draw_command_menu(Shell& shell, const char* menu) {
+    const char* previous_group = nullptr;
+    for (const Command& c : commands()) {
+        if (!c.menu || std::strcmp(c.menu, menu) != 0) continue;
+        // A separator before Reset and before Quit, as menus group them.
+        if (previous_group && (std::strcmp(c.id, "export_png") == 0 || std::strcmp(c.id, "quit") == 0))
+            ImGui::Separator();
+        previous_group = c.id;
+        const bool enabled = !c.enabled || c.enabled(shell);
+        if (ImGui::MenuItem(c.label, c.keys[0] ? c.keys : nullptr, false, enabled)) c.run(shell);
+    }
+}
+
+void draw_shortcut_table() {
+    if (!ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) return;
+    auto row = [](const char* keys, const char* help) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::PushFont(app_font(FontRole::Bold));
+        ImGui::TextUnformatted(keys);
+        ImGui::PopFont();
+        ImGui::TableSetColumnIndex(1);
+        ImGui::TextUnformatted(help);
+    };
+    for (const Command& c : commands())
+        if (c.key != 0) row(c.keys, c.help);
+    row("mouse wheel / drag", "zoom / pan the heatmap (double-click resets)");
+    row("click a row", "pin that query: its weights as bars");
+    ImGui::EndTable();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,58 @@
+// What each view remembers between frames (zoom and pan, choices, the last hovered cell), one object
+// per view instead of function-local statics. AppState owns them (state.views); load_scene_into()
+// drops them, so a newly opened scene starts with fresh views and nothing of the previous scene's
+// view leaks into it. Caches of computed results (textures, hover derivations) are not view state:
+// they are keyed by the trace generation and live with their views' code.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "app/app_state.hpp"
+#include "app/panels/heatmap_widget.hpp"
+#include "core/config.hpp"
+
+namespace attnviz::app {
+
+struct ControlsView {
+    std::string stashed_source = "le chat noir dort sur le tapis";  // the second text while unticked
+    bool cross = false;                                             // the cross-attention box is open
+    std::string mask_path = "mask.npy";                             // the custom mask's .npy field
+};
+
+struct StageView {
+    std::map<std::string, HeatmapViewState> zoom;  // zoom/pan per stage name
+    HeatmapViewState q_zoom, k_zoom;               // the pinned row's Q row and Kᵀ column
+    int chart_hover = -1;                          // last frame's bar under the mouse
+};
+
+struct HeadsGridView {
+    std::string stage_name = "weights";
+    std::map<int, HeatmapViewState> zoom;  // per head
+};
+
+struct CompareView {
+    bool phi_chosen = false;  // until the user picks one, φ follows the trace's config
+    PhiKind phi = PhiKind::Elu1;
+    HeatmapViewState zoom;  // one zoom for the three pictures: they show the same cells
+    int hover_r = -1, hover_c = -1;
+};
+
+struct PipelineView {
+    int last_scrolled_cursor = -1;
+    std::uint64_t last_scrolled_generation = 0;
+};
+
+struct ViewStates {
+    ControlsView controls;
+    StageView stage;
+    HeadsGridView heads_grid;
+    CompareView compare;
+    PipelineView pipeline;
+};
+
+/// The views' state of `state`, created on first use (and after a scene load dropped it).
+ViewStates& views(const AppState& state);
+
+}  // namespace attnviz::app

@@ -1,0 +1,454 @@
+#include "app/shell.hpp"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_internal.h>  // which widget holds the keyboard at the end of the frame
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "app/commands.hpp"
+#include "app/panels/panels.hpp"
+#include "app/render/frame.hpp"
+#include "app/render/heatmap_texture.hpp"
+#include "app/settings.hpp"
+#include "core/error.hpp"
+#include "io/figure.hpp"
+#include "io/files.hpp"
+#include "io/scene.hpp"
+
+#ifndef ATTNVIZ_VERSION
+#define ATTNVIZ_VERSION "0.1.0"
+#endif
+
+namespace attnviz::app {
+
+namespace {
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void apply_style(float scale) {
+    ImGuiStyle style;
+    ImGui::StyleColorsDark(&style);
+    style.WindowRounding = 0.0f;
+    style.FrameRounding = 3.0f;
+    style.GrabRounding = 3.0f;
+    style.WindowBorderSize = 1.0f;
+    style.FramePadding = ImVec2(6, 4);
+    style.ItemSpacing = ImVec2(8, 5);
+    style.WindowPadding = ImVec2(10, 8);
+    style.ScrollbarSize = 12.0f;
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.115f, 0.13f, 1.0f);
+    style.Colors[ImGuiCol_ChildBg] = ImVec4(0, 0, 0, 0);
+    style.Colors[ImGuiCol_MenuBarBg] = ImVec4(0.16f, 0.165f, 0.19f, 1.0f);
+    style.Colors[ImGuiCol_Border] = ImVec4(0.25f, 0.26f, 0.30f, 1.0f);
+    style.Colors[ImGuiCol_TextDisabled] = ImVec4(0.62f, 0.63f, 0.67f, 1.0f);  // readable grey
+    style.ScaleAllSizes(scale);
+    ImGui::GetStyle() = style;
+}
+
+// Every string the app may show from the trace, so the font atlas has its glyphs.
+void feed_trace_text(FontManager& fonts, const Trace& t) {
+    for (const auto& s : t.stages) {
+        fonts.add_text(s.title);
+        fonts.add_text(s.formula);
+        fonts.add_text(s.explanation);
+        fonts.add_text(s.rows.name);
+        fonts.add_text(s.cols.name);
+    }
+    for (const auto* v : {t.query_tokens.get(), t.key_tokens.get(), t.vocab.get()})
+        if (v)
+            for (const auto& tok : *v) fonts.add_text(tok);
+}
+
+void feed_state_text(FontManager& fonts, const AppState& state) {
+    fonts.add_text(state.config.text);
+    fonts.add_text(state.config.source_text);
+    fonts.add_text(state.scene_title);
+    fonts.add_text(state.scene_note);
+    fonts.add_text(state.status);
+    for (const auto& i : state.issues) fonts.add_text(i.message);
+}
+
+// Finds "... something.png" in a status message (when an export function did not fill
+// last_export_path).
+std::string png_path_in(const std::string& status) {
+    const auto end = status.rfind(".png");
+    if (end == std::string::npos) return "";
+    auto begin = status.rfind(' ', end);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    return status.substr(begin, end + 4 - begin);
+}
+
+}  // namespace
+
+Shell::Shell(Options options) : opt_(std::move(options)) {
+    load_settings(state);
+    if (opt_.ui_scale) state.ui_scale = *opt_.ui_scale;
+    // The document: the scene asked for, else the last session's workspace, else the built-in example.
+    // A screenshot run is a batch job: it leaves the learner's workspace alone.
+    workspace_.set_enabled(opt_.screenshot.empty());
+    const bool restored = opt_.scene.empty() && opt_.restore_workspace && workspace_.restore(state);
+    if (!restored) {
+        const std::string status = state.status;  // a broken workspace's message survives the load
+        const bool status_is_error = state.status_is_error;
+        const Scene scene = opt_.scene.empty() ? default_scene() : load_scene(opt_.scene);  // throws Error
+        load_scene_into(state, scene, opt_.scene);
+        state.set_status(status, status_is_error);
+    }
+    try {
+        for (const std::string& kv : opt_.sets) {
+            const auto eq = kv.find('=');
+            set_config_key(state.config, kv.substr(0, eq), kv.substr(eq + 1));
+        }
+    } catch (const ConfigError& e) {
+        throw UsageError{one_line(e.what())};
+    }
+    if (!opt_.sets.empty()) state.link_head_dims = state.config.d_k == 0 && state.config.d_v == 0;
+    if (opt_.view) state.view = *opt_.view;
+    if (!opt_.lab.empty()) state.requested_lab = opt_.lab;
+    settings_at_start_ = settings_json(state);
+    worker_ = std::make_unique<ComputeWorker>(state.compute_threads);
+}
+
+Shell::~Shell() = default;
+
+bool Shell::open_hooks() {
+    std::string error;
+    if (!hooks_.open(opt_, &error)) {
+        std::fprintf(stderr, "attnviz: %s\n", one_line(error).c_str());
+        return false;
+    }
+    return true;
+}
+
+void Shell::init_graphics() {
+    apply_style(state.ui_scale);
+    std::string shader_error;
+    if (!render::init_heatmap_shader(&shader_error))
+        state.set_status("Heatmap shader failed: " + one_line(shader_error), true);
+    fonts_.set_scale(state.ui_scale);
+    applied_scale_ = state.ui_scale;
+}
+
+double Shell::input_wait_seconds() const {
+    // Keep drawing while a trace is computing, playing, or a panel waits for a background answer;
+    // a test's frames come at most every 5 ms; otherwise wait for input (the machine is shared).
+    if (state.updating || state.playing || state.redraw_soon) return 0.0;
+    if (hooks_.drives_frames()) return 0.005;
+    return 0.1;
+}
+
+void Shell::begin_frame(double wait_ms) {
+    const double now = now_seconds();
+    if (start_time_ == 0) start_time_ = now;
+    wait_ms_ = wait_ms;
+    previous_frame_start_ = frame_start_;
+    frame_start_ = now;
+    state.redraw_soon = false;
+
+    // --- results from the worker ------------------------------------------------------------------
+    if (auto result = worker_->poll()) {
+        if (result->ok()) {
+            accept_trace(state, result->trace, result->ms);
+            feed_trace_text(fonts_, *state.trace);
+            if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
+            compute_error_shown_ = false;
+        } else {
+            state.set_status(one_line(result->error), true);
+            compute_error_shown_ = true;
+        }
+    }
+
+    // --- validate and submit edits (only valid configs are computed) ------------------------------
+    if (!validated_any_ || state.config != validated_) {
+        try {
+            state.issues = validate(state.config);
+        } catch (const std::exception& e) {
+            state.issues = {{"text", one_line(e.what())}};
+        }
+        validated_ = state.config;
+        validated_any_ = true;
+        if (state.issues.empty() && (!submitted_any_ || state.config != submitted_)) {
+            worker_->submit(state.config);
+            submitted_ = state.config;
+            submitted_any_ = true;
+        }
+    }
+    if (worker_->threads() != state.compute_threads) worker_->set_threads(state.compute_threads);
+    state.updating = worker_->busy();
+    if (state.trace) apply_startup_requests();
+
+    // --- fonts and scale (between frames, never inside one) -----------------------------------------
+    feed_state_text(fonts_, state);
+    if (state.ui_scale != applied_scale_) {
+        apply_style(state.ui_scale);
+        fonts_.set_scale(state.ui_scale);
+        applied_scale_ = state.ui_scale;
+    }
+    if (fonts_.needs_rebuild()) {
+        fonts_.rebuild();
+        render::recreate_font_texture();
+        frame_start_ = now_seconds();  // a one-off rebuild is not the frame's cost
+    }
+}
+
+void Shell::apply_startup_requests() {
+    if (!state.requested_stage.empty()) {  // a restored workspace's stage (silently skipped if gone)
+        select_stage(state, state.requested_stage);
+        state.requested_stage.clear();
+    }
+    if (startup_applied_) return;
+    startup_applied_ = true;
+    if (!opt_.stage.empty() && !select_stage(state, opt_.stage)) {
+        std::string names;
+        for (const auto& n : state.trace->stage_names()) names += (names.empty() ? "" : ", ") + n;
+        std::fprintf(stderr, "attnviz: --stage: this trace has no stage '%s' (stages: %s)\n",
+                     opt_.stage.c_str(), names.c_str());
+        exit_code_ = 2;
+        quit_ = true;
+        return;
+    }
+    if (opt_.head) {
+        if (*opt_.head >= state.trace->heads) {
+            std::fprintf(stderr, "attnviz: --head: %d is out of range; this layer has heads 0 to %d\n",
+                         *opt_.head, state.trace->heads - 1);
+            exit_code_ = 2;
+            quit_ = true;
+            return;
+        }
+        state.head = *opt_.head;
+    }
+    if (opt_.pin) {
+        if (*opt_.pin >= state.trace->n) {
+            std::fprintf(stderr, "attnviz: --pin: row %d is out of range; this text has rows 0 to %d\n",
+                         *opt_.pin, state.trace->n - 1);
+            exit_code_ = 2;
+            quit_ = true;
+            return;
+        }
+        state.pinned_row = *opt_.pin;
+    }
+}
+
+void Shell::feed_input(GLFWwindow* window) {
+    hooks_.feed_input(window, state);
+}
+
+void Shell::draw() {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const bool on = ImGui::IsMousePosValid(&mouse);
+    state.mouse_x = on ? int(std::floor(mouse.x)) : -1;
+    state.mouse_y = on ? int(std::floor(mouse.y)) : -1;
+    dispatch_shortcuts(*this);
+    draw_menu_bar();
+    draw_layout();
+    draw_labs(state);
+    dialogs.draw(state);
+    draw_help_windows();
+    // An export may have reported its path only in the status line.
+    if (!state.status_is_error && state.last_export_path.empty()) {
+        const std::string p = png_path_in(state.status);
+        if (!p.empty()) state.last_export_path = p;
+    }
+}
+
+void Shell::draw_menu_bar() {
+    if (!ImGui::BeginMainMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+        draw_command_menu(*this, "File");
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        if (ImGui::MenuItem("Stage", nullptr, state.view == MainView::Stage)) state.view = MainView::Stage;
+        if (ImGui::MenuItem("Heads grid", nullptr, state.view == MainView::HeadsGrid))
+            state.view = MainView::HeadsGrid;
+        if (ImGui::MenuItem("Compare softmax / linear", nullptr, state.view == MainView::Compare))
+            state.view = MainView::Compare;
+        ImGui::Separator();
+        if (ImGui::BeginMenu("UI scale")) {
+            for (float s : {0.75f, 1.0f, 1.25f, 1.5f, 2.0f}) {
+                char label[16];
+                std::snprintf(label, sizeof label, "%.0f%%", double(s * 100));
+                if (ImGui::MenuItem(label, nullptr, std::fabs(state.ui_scale - s) < 1e-3f))
+                    state.ui_scale = s;
+            }
+            ImGui::EndMenu();
+        }
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Labs")) {
+        draw_labs_menu(state);
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Help")) {
+        draw_command_menu(*this, "Help");
+        ImGui::EndMenu();
+    }
+    // The scene's title, on the right of the menu bar.
+    const std::string title = state.scene_title + (state.config != state.scene_config ? "  (modified)" : "");
+    const float tw = ImGui::CalcTextSize(title.c_str()).x;
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20.0f, ImGui::GetWindowWidth() - tw - 16.0f));
+    ImGui::TextDisabled("%s", title.c_str());
+    ImGui::EndMainMenuBar();
+}
+
+// Fixed windows relative to the work area (below the menu bar): the pipeline strip across the top
+// (the map of the computation), controls on the left, the main view in the centre, the formula and
+// export panels on the right, the status bar at the bottom.
+void Shell::draw_layout() {
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    const ImVec2 wp = vp->WorkPos, ws = vp->WorkSize;
+    const float s = state.ui_scale;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float line = ImGui::GetTextLineHeight();
+    const float status_h = ImGui::GetFrameHeight() + style.WindowPadding.y * 2.0f;
+    const float left_w = std::min(380.0f * s, ws.x * 0.3f);
+    const float right_w = std::min(390.0f * s, ws.x * 0.3f);
+    const float strip_h = style.WindowPadding.y * 2.0f + ImGui::GetFrameHeight() + style.ItemSpacing.y +
+                          (line + 2.0f) + (line + (13.0f * s + 1.0f) * 2.0f + 7.5f) + style.ScrollbarSize +
+                          6.0f;
+    const float body_h = ws.y - status_h;
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                   ImGuiWindowFlags_NoBringToFrontOnFocus;
+    auto place = [](float x, float y, float w, float h) {
+        ImGui::SetNextWindowPos(ImVec2(x, y));
+        ImGui::SetNextWindowSize(ImVec2(std::max(w, 1.0f), std::max(h, 1.0f)));
+    };
+
+    place(wp.x, wp.y + strip_h, left_w, body_h - strip_h);
+    if (ImGui::Begin("Controls", nullptr, fixed)) draw_controls_panel(state);
+    ImGui::End();
+
+    place(wp.x, wp.y, ws.x, strip_h);
+    if (ImGui::Begin("Pipeline", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar))
+        draw_pipeline_strip(state);
+    ImGui::End();
+
+    const float centre_w = ws.x - left_w - right_w;
+    place(wp.x + left_w, wp.y + strip_h, centre_w, body_h - strip_h);
+    if (ImGui::Begin("##main", nullptr,
+                     fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
+                         ImGuiWindowFlags_NoScrollWithMouse))
+        draw_main_view(state);
+    ImGui::End();
+
+    const float explain_h = (body_h - strip_h) * 0.64f;
+    place(wp.x + ws.x - right_w, wp.y + strip_h, right_w, explain_h);
+    if (ImGui::Begin("Explanation", nullptr, fixed)) draw_formula_panel(state);
+    ImGui::End();
+    place(wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w, body_h - strip_h - explain_h);
+    if (ImGui::Begin("Export", nullptr, fixed)) draw_export_panel(state);
+    ImGui::End();
+
+    place(wp.x, wp.y + body_h, ws.x, status_h);
+    if (ImGui::Begin("##status", nullptr,
+                     fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
+                         ImGuiWindowFlags_NoScrollWithMouse))
+        draw_status_bar(state);
+    ImGui::End();
+}
+
+void Shell::draw_help_windows() {
+    if (show_keys) {
+        ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing,
+                                ImVec2(0.5f, 0.5f));
+        if (ImGui::Begin("Keyboard shortcuts", &show_keys,
+                         ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse)) {
+            draw_shortcut_table();
+            ImGui::TextDisabled("Stage and head keys work whenever no text field is being edited.");
+        }
+        ImGui::End();
+    }
+    if (show_about) {
+        ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing,
+                                ImVec2(0.5f, 0.5f));
+        ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0));
+        if (ImGui::Begin("About attnviz", &show_about,
+                         ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse)) {
+            ImGui::PushFont(app_font(FontRole::Large));
+            ImGui::TextUnformatted("attnviz " ATTNVIZ_VERSION);
+            ImGui::PopFont();
+            ImGui::TextWrapped(
+                "Attention, computed live. Every stage of one attention layer (tokens, embeddings, "
+                "positions, Q, K, V, scores, scaling, mask, softmax, per-head outputs, concat, W_O, "
+                "residual) is a heatmap with its formula; change a setting and watch every matrix "
+                "change.\n\nAttention(Q, K, V) = softmax(QKᵀ / √d_k) V");
+            ImGui::Spacing();
+            ImGui::TextDisabled("Dear ImGui %s, GLFW %s", IMGUI_VERSION, glfwGetVersionString());
+        }
+        ImGui::End();
+    }
+}
+
+void Shell::save_window_capture(int fb_w, int fb_h) {
+    Image image;
+    image.width = fb_w;
+    image.height = fb_h;
+    render::read_framebuffer(fb_w, fb_h, &image.rgba);
+    const std::string path = state.export_dir + "/window_" + timestamp_for_filename() + ".png";
+    try {
+        make_dirs(state.export_dir);
+        write_png(path, image);
+        state.last_export_path = path;
+        state.set_status("Saved the window to " + path, false);
+    } catch (const std::exception& e) {
+        state.set_status(one_line(e.what()), true);
+    }
+}
+
+void Shell::end_frame(int fb_w, int fb_h) {
+    // The status bar's frame time: the previous frame's whole cost including its swap (the interval
+    // between frame starts) but not the time spent asleep waiting for input, so an idle window does
+    // not read as 10 fps.
+    if (previous_frame_start_ > 0) {
+        const double interval_ms = (frame_start_ - previous_frame_start_) * 1000.0;
+        const double cost_ms = std::max(0.0, interval_ms - wait_ms_);
+        frame_ms_avg_ = frame_ms_avg_ == 0 ? cost_ms : 0.9 * frame_ms_avg_ + 0.1 * cost_ms;
+    }
+    state.frame_ms = frame_ms_avg_;
+    if (capture_window) {
+        capture_window = false;
+        save_window_capture(fb_w, fb_h);
+    }
+    // Ready for a screenshot: the trace for the final config is on screen, or there is none because
+    // the config is invalid / failed (then the screenshot shows the explanation).
+    const bool ready = !state.updating &&
+                       (state.trace ? startup_applied_ : (!state.issues.empty() || state.status_is_error));
+    // A text field holds the keyboard now, at the end of this frame (io.WantTextInput describes the
+    // start of the frame: a script waiting on it before typing would type into a field that was
+    // just closed, or not yet opened).
+    const ImGuiContext& g = *GImGui;
+    state.text_input_active = g.ActiveId != 0 && g.ActiveId == g.InputTextState.ID;
+    hooks_.after_render(state, fb_w, fb_h, ready, &quit_, &exit_code_);
+    workspace_.tick(state, frame_start_);
+    swap_start_ = now_seconds();
+}
+
+void Shell::after_swap() {
+    const double t = now_seconds();
+    hooks_.log_frame(frame_index_, t - start_time_,
+                     previous_frame_start_ > 0 ? (frame_start_ - previous_frame_start_) * 1000.0 : 0.0,
+                     wait_ms_, (swap_start_ - frame_start_) * 1000.0, (t - swap_start_) * 1000.0,
+                     state.updating, state.trace_generation, state.config.temperature);
+    ++frame_index_;
+}
+
+void Shell::shutdown() {
+    if (settings_json(state) != settings_at_start_) {
+        const std::string err = save_settings(state);
+        if (!err.empty()) std::fprintf(stderr, "attnviz: settings not saved: %s\n", err.c_str());
+    }
+    const std::string err = workspace_.flush(state);
+    if (!err.empty()) std::fprintf(stderr, "attnviz: workspace not saved: %s\n", one_line(err).c_str());
+    worker_->shutdown();
+    shutdown_views();
+    render::shutdown_heatmap_shader();
+}
+
+}  // namespace attnviz::app

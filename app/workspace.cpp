@@ -1,0 +1,157 @@
+#include "app/workspace.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "app/panels/panels.hpp"
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/scene.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+constexpr int kWorkspaceVersion = 1;
+constexpr std::uintmax_t kMaxWorkspaceBytes = 64u << 20;  // far above any real workspace
+
+const char* view_name(MainView v) {
+    switch (v) {
+        case MainView::Stage:
+            return "stage";
+        case MainView::HeadsGrid:
+            return "heads";
+        case MainView::Compare:
+            return "compare";
+    }
+    return "stage";
+}
+
+}  // namespace
+
+std::string workspace_json(const AppState& state) {
+    nlohmann::ordered_json j;
+    j["attnviz_workspace"] = kWorkspaceVersion;
+    j["scene_path"] = state.scene_path;
+    j["scene_title"] = state.scene_title;
+    j["scene_note"] = state.scene_note;
+    j["config"] = config_to_json(state.config);
+    j["scene_config"] = config_to_json(state.scene_config);
+    j["link_head_dims"] = state.link_head_dims;
+    j["view"] = view_name(state.view);
+    j["stage"] = current_stage_name(state);
+    j["head"] = state.head;
+    j["pinned_row"] = state.pinned_row;
+    j["labs"] = open_lab_names();
+    return j.dump(1) + "\n";
+}
+
+void apply_workspace_json(const std::string& text, AppState& state) {
+    nlohmann::ordered_json j;
+    try {
+        j = nlohmann::ordered_json::parse(text);
+    } catch (const std::exception& e) {
+        throw Error(std::string("not JSON (") + e.what() + ")");
+    }
+    if (!j.is_object() || !j.contains("attnviz_workspace"))
+        throw Error("not an attnviz workspace (no \"attnviz_workspace\" key)");
+    if (j["attnviz_workspace"] != kWorkspaceVersion)
+        throw Error("workspace format " + j["attnviz_workspace"].dump() + " is not one this version reads");
+    // Everything is read into a copy first: a broken file changes nothing.
+    AppState s;
+    try {
+        apply_config_json(s.config, j.at("config"), "workspace");
+        apply_config_json(s.scene_config, j.at("scene_config"), "workspace");
+        s.scene_path = j.value("scene_path", std::string());
+        s.scene_title = j.value("scene_title", std::string("Built-in example"));
+        s.scene_note = j.value("scene_note", std::string());
+        s.link_head_dims = j.value("link_head_dims", true);
+        const std::string v = j.value("view", std::string("stage"));
+        s.view = v == "heads" ? MainView::HeadsGrid : v == "compare" ? MainView::Compare : MainView::Stage;
+        s.head = std::max(0, j.value("head", 0));
+        s.pinned_row = std::max(-1, j.value("pinned_row", -1));
+        s.requested_stage = j.value("stage", std::string());
+        std::string labs;
+        for (const auto& l : j.value("labs", nlohmann::ordered_json::array()))
+            if (l.is_string()) labs += (labs.empty() ? "" : ",") + l.get<std::string>();
+        s.requested_lab = labs;
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw Error(std::string("a field has the wrong type (") + e.what() + ")");
+    }
+    state.config = s.config;
+    state.scene_config = s.scene_config;
+    state.scene_path = s.scene_path;
+    state.scene_title = s.scene_title;
+    state.scene_note = s.scene_note;
+    state.link_head_dims = s.link_head_dims;
+    state.view = s.view;
+    state.head = s.head;
+    state.pinned_row = s.pinned_row;
+    state.requested_stage = s.requested_stage;
+    state.requested_lab = s.requested_lab;
+    state.views.reset();
+}
+
+std::string WorkspaceKeeper::path() const {
+    if (!path_.empty()) return path_;
+    try {
+        return user_config_dir() + "/workspace.json";
+    } catch (const std::exception&) {
+        return "";
+    }
+}
+
+bool WorkspaceKeeper::restore(AppState& state) {
+    if (!enabled_) return false;
+    const std::string p = path();
+    std::error_code ec;
+    if (p.empty() || !std::filesystem::exists(p, ec)) return false;
+    try {
+        if (!std::filesystem::is_regular_file(p, ec)) throw Error("not a regular file");
+        const auto size = std::filesystem::file_size(p, ec);
+        if (ec || size > kMaxWorkspaceBytes) throw Error("larger than 64 MiB");
+        const std::string text = read_file(p);
+        apply_workspace_json(text, state);
+        last_saved_ = workspace_json(state);
+        return true;
+    } catch (const std::exception& e) {
+        const std::string aside = p + ".broken-" + timestamp_for_filename();
+        std::string what = e.what();
+        for (char& c : what)
+            if (c == '\n' || c == '\r') c = ' ';
+        if (std::rename(p.c_str(), aside.c_str()) == 0)
+            state.set_status("The saved workspace could not be read (" + what + "); it was set aside as " +
+                                 aside + " and the app starts fresh.",
+                             true);
+        else
+            state.set_status("The saved workspace could not be read (" + what + "); the app starts fresh.",
+                             true);
+        return false;
+    }
+}
+
+void WorkspaceKeeper::tick(const AppState& state, double now_s, double min_interval_s) {
+    if (now_s - last_save_s_ < min_interval_s) return;
+    last_save_s_ = now_s;  // also when unchanged: comparing costs a JSON dump, not more than every 2 s
+    flush(state);
+}
+
+std::string WorkspaceKeeper::flush(const AppState& state) {
+    if (!enabled_) return "";
+    const std::string p = path();
+    if (p.empty()) return "";
+    const std::string j = workspace_json(state);
+    if (j == last_saved_) return "";
+    try {
+        write_file_atomic(p, j);
+        last_saved_ = j;
+        return "";
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+}  // namespace attnviz::app
