@@ -1,0 +1,123 @@
+// The learner's workspace (app/workspace.hpp): everything made round-trips; a broken file changes
+// nothing and is reported in one line and set aside; saving is atomic and only when changed.
+#include "app/workspace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+
+namespace attnviz::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        path = fs::temp_directory_path() / ("attnviz_ws_" + std::to_string(::getpid()) + "_" +
+                                            std::to_string(reinterpret_cast<std::uintptr_t>(this)));
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+AppState made_state() {
+    AppState s;
+    s.config.text = "猫 sat on the mat";
+    s.config.heads = 2;
+    s.config.temperature = 0.25;
+    s.config.mask = MaskKind::Custom;
+    s.config.custom_mask.set_blocked(0, 2, true);
+    s.config.custom_mask.set_blocked(3, 1, true);
+    s.scene_title = "Mine";
+    s.scene_note = "a note";
+    s.scene_path = "/tmp/mine.json";
+    s.view = MainView::Compare;
+    s.head = 1;
+    s.pinned_row = 2;
+    return s;
+}
+
+TEST(Workspace, RoundTripsWhatTheLearnerMade) {
+    const AppState a = made_state();
+    AppState b;
+    apply_workspace_json(workspace_json(a), b);
+    EXPECT_TRUE(b.config == a.config);
+    EXPECT_TRUE(b.config.custom_mask.is_blocked(3, 1));
+    EXPECT_EQ(b.scene_title, "Mine");
+    EXPECT_EQ(b.scene_note, "a note");
+    EXPECT_EQ(b.scene_path, "/tmp/mine.json");
+    EXPECT_EQ(b.view, MainView::Compare);
+    EXPECT_EQ(b.head, 1);
+    EXPECT_EQ(b.pinned_row, 2);
+    EXPECT_EQ(workspace_json(b), workspace_json(a));
+}
+
+TEST(Workspace, BrokenTextChangesNothing) {
+    for (const std::string& bad :
+         {std::string("{"), std::string("[]"), std::string("{\"x\": 1}"),
+          std::string("{\"attnviz_workspace\": 99}"),
+          std::string("{\"attnviz_workspace\": 1, \"config\": {\"heads\": \"many\"}, "
+                      "\"scene_config\": {}}"),
+          std::string("{\"attnviz_workspace\": 1, \"config\": {\"hedas\": 2}, "
+                      "\"scene_config\": {}}")}) {
+        AppState s = made_state();
+        const std::string before = workspace_json(s);
+        EXPECT_THROW(apply_workspace_json(bad, s), Error) << bad;
+        EXPECT_EQ(workspace_json(s), before) << bad;
+    }
+}
+
+TEST(Workspace, KeeperRestoresSavesOnlyChangesAndSetsBrokenFilesAside) {
+    TempDir dir;
+    const std::string path = (dir.path / "workspace.json").string();
+    WorkspaceKeeper keeper;
+    keeper.set_path(path);
+    AppState s;
+    EXPECT_FALSE(keeper.restore(s));  // nothing saved yet: silent
+    EXPECT_EQ(s.status, "");
+
+    AppState a = made_state();
+    EXPECT_EQ(keeper.flush(a), "");
+    ASSERT_TRUE(fs::exists(path));
+    const auto written = fs::last_write_time(path);
+    keeper.tick(a, 100.0);  // unchanged: not written again
+    EXPECT_EQ(fs::last_write_time(path), written);
+
+    WorkspaceKeeper other;
+    other.set_path(path);
+    AppState b;
+    EXPECT_TRUE(other.restore(b));
+    EXPECT_TRUE(b.config == a.config);
+
+    std::ofstream(path) << "{\"attnviz_workspace\": 1, \"config\": ";  // truncated by a crash elsewhere
+    AppState c;
+    WorkspaceKeeper third;
+    third.set_path(path);
+    EXPECT_FALSE(third.restore(c));
+    EXPECT_TRUE(c.status_is_error);
+    EXPECT_NE(c.status.find("set aside"), std::string::npos) << c.status;
+    EXPECT_EQ(c.status.find('\n'), std::string::npos);
+    EXPECT_FALSE(fs::exists(path));
+    int aside = 0;
+    for (const auto& e : fs::directory_iterator(dir.path))
+        aside += e.path().filename().string().rfind("workspace.json.broken-", 0) == 0;
+    EXPECT_EQ(aside, 1);
+}
+
+TEST(Workspace, DisabledKeeperNeitherReadsNorWrites) {
+    TempDir dir;
+    const std::string path = (dir.path / "workspace.json").string();
+    WorkspaceKeeper keeper;
+    keeper.set_path(path);
+    keeper.set_enabled(false);
+    EXPECT_EQ(keeper.flush(made_state()), "");
+    EXPECT_FALSE(fs::exists(path));
+}
+
+}  // namespace
+}  // namespace attnviz::app
