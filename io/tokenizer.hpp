@@ -11,6 +11,7 @@
 // Added tokens are shown exactly as written in the file ("<|endoftext|>").
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,11 @@ class Tokenizer {
     /// From the texts of vocab.json and merges.txt.
     static std::shared_ptr<const Tokenizer> from_gpt2(std::string_view vocab_json,
                                                       std::string_view merges_txt);
+    /// The same, with the file names to use in error messages.
+    static std::shared_ptr<const Tokenizer> from_gpt2_named(std::string_view vocab_json,
+                                                            const std::string& vocab_name,
+                                                            std::string_view merges_txt,
+                                                            const std::string& merges_name);
 
     std::vector<int> encode(std::string_view utf8) const;  // throws attnviz::TextError on invalid UTF-8
     std::vector<TokenPiece> encode_pieces(std::string_view utf8) const;
@@ -64,7 +70,7 @@ class Tokenizer {
 
 /// Largest tokenizer file accepted (vocab.json, merges.txt, tokenizer.json): 64 MiB.
 constexpr std::size_t kMaxTokenizerFileBytes = std::size_t{64} << 20;
-/// Longest text encode() accepts: 16 MiB.
-constexpr std::size_t kMaxTokenizeTextBytes = std::size_t{16} << 20;
+/// Longest text encode() accepts: 4 MiB.
+constexpr std::size_t kMaxTokenizeTextBytes = std::size_t{4} << 20;
 
 }  // namespace attnviz
