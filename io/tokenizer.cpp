@@ -411,10 +411,14 @@ enum class TokenKind : std::uint8_t { Gap, Vocab, Added };
 
 struct Tokenizer::Impl {
     std::string description;
-    std::unordered_map<std::string, int> vocab;           // byte-level token string -> id
-    std::vector<std::string> tokens;                      // [vocab_size] raw token string per id
-    std::vector<TokenKind> kinds;                         // [vocab_size]
-    std::vector<bool> special;                            // [vocab_size]
+    std::unordered_map<std::string, int> vocab;  // byte-level token string -> id
+    struct Entry {
+        std::string token;  // as spelled in the file (byte-level characters, or an added token's text)
+        TokenKind kind = TokenKind::Gap;
+        bool special = false;
+    };
+    std::unordered_map<int, Entry> entries;  // id -> token; sparse, so a file with one huge id stays small
+    int max_id = -1;
     std::unordered_map<std::uint64_t, MergeRule> merges;  // (left id, right id) -> rule
     std::array<int, 256> byte_id{};                       // byte -> id of its one-character token, -1
     bool ignore_merges = false;
@@ -429,22 +433,26 @@ struct Tokenizer::Impl {
     std::unique_ptr<Regex> byte_level_regex;     // GPT-2 pattern when ByteLevel.use_regex
     bool add_prefix_space = false;
 
+    /// The token with this id; Error("token id N is not in the vocabulary") for gaps and strangers.
+    const Entry& entry(int id) const {
+        const auto it = entries.find(id);
+        if (it == entries.end()) throw Error("token id " + std::to_string(id) + " is not in the vocabulary");
+        return it->second;
+    }
+
     // --- building ---------------------------------------------------------------------------
 
     void set_token(int id, const std::string& token, TokenKind kind, const std::string& where) {
         if (id < 0 || id > kMaxTokenId)
             throw Error(where + ": id " + std::to_string(id) + " of token " + quote_token(token) +
                         " is out of range (0 to " + std::to_string(kMaxTokenId) + ")");
-        if (std::size_t(id) >= tokens.size()) {
-            tokens.resize(std::size_t(id) + 1);
-            kinds.resize(std::size_t(id) + 1, TokenKind::Gap);
-            special.resize(std::size_t(id) + 1, false);
-        }
-        if (kinds[id] != TokenKind::Gap && tokens[id] != token)
-            throw Error(where + ": id " + std::to_string(id) + " is given to both " +
-                        quote_token(tokens[id]) + " and " + quote_token(token));
-        if (kinds[id] == TokenKind::Gap || kind == TokenKind::Added) kinds[id] = kind;
-        tokens[id] = token;
+        Entry& e = entries[id];
+        if (e.kind != TokenKind::Gap && e.token != token)
+            throw Error(where + ": id " + std::to_string(id) + " is given to both " + quote_token(e.token) +
+                        " and " + quote_token(token));
+        if (e.kind == TokenKind::Gap || kind == TokenKind::Added) e.kind = kind;
+        e.token = token;
+        max_id = std::max(max_id, id);
     }
 
     void add_vocab(const std::string& token, std::int64_t id, const std::string& where) {
@@ -471,13 +479,13 @@ struct Tokenizer::Impl {
     void add_added(AddedToken t, const std::string& where) {
         if (t.content.empty()) throw Error(where + ": an added token has empty content");
         set_token(t.id, t.content, TokenKind::Added, where);
-        special[t.id] = t.special;
+        entries[t.id].special = t.special;
         added_by_content[t.content] = t.id;
         added.push_back(std::move(t));
     }
 
     void finish(const std::string& where) {
-        if (tokens.empty()) throw Error(where + ": the vocabulary is empty");
+        if (entries.empty()) throw Error(where + ": the vocabulary is empty");
         const ByteTable& bt = byte_table();
         for (int b = 0; b < 256; ++b) {
             const auto it = vocab.find(bt.to_utf8[b]);
@@ -701,6 +709,7 @@ std::string json_type(const json& obj, const std::string& where) {
 void read_vocab(Impl& m, const json& vocab, const std::string& where) {
     if (!vocab.is_object()) throw Error(where + " is " + type_name(vocab) + ", not an object of token: id");
     m.vocab.reserve(vocab.size());
+    m.entries.reserve(vocab.size());
     for (const auto& [token, id] : vocab.items()) m.add_vocab(token, json_id(id, where, token), where);
 }
 
@@ -823,7 +832,7 @@ void read_added_tokens(Impl& m, const json& list, const std::string& where) {
 }
 
 std::string count_text(const Impl& m) {
-    return std::to_string(m.tokens.size()) + " tokens";
+    return std::to_string(m.max_id + 1) + " tokens";
 }
 
 }  // namespace
@@ -909,6 +918,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_tokenizer_json(std::string_view
     read_vocab(*m, member(model, "vocab", name + ": model"), name + ": model.vocab");
     const json& merges = member(model, "merges", name + ": model");
     if (!merges.is_array()) throw Error(name + ": model.merges is " + type_name(merges) + ", not an array");
+    m->merges.reserve(merges.size());
     for (std::size_t i = 0; i < merges.size(); ++i) {
         const std::string at = name + ": model.merges[" + std::to_string(i) + "]";
         const json& e = merges[i];
@@ -987,25 +997,23 @@ std::vector<TokenPiece> Tokenizer::encode_pieces(std::string_view utf8) const {
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
     std::string bytes;
     for (int id : ids) {
-        if (id < 0 || id >= vocab_size() || impl_->kinds[id] == TokenKind::Gap)
-            throw Error("token id " + std::to_string(id) + " is not in the vocabulary");
-        if (impl_->kinds[id] == TokenKind::Added)
-            bytes += impl_->tokens[id];
+        const Impl::Entry& e = impl_->entry(id);
+        if (e.kind == TokenKind::Added)
+            bytes += e.token;
         else
-            bytes += token_bytes(impl_->tokens[id]);
+            bytes += token_bytes(e.token);
     }
     return lossy_utf8(bytes);
 }
 
 std::string Tokenizer::token_text(int id) const {
-    if (id < 0 || id >= vocab_size() || impl_->kinds[id] == TokenKind::Gap)
-        throw Error("token id " + std::to_string(id) + " is not in the vocabulary");
-    if (impl_->kinds[id] == TokenKind::Added) return impl_->tokens[id];
-    return readable_bytes(token_bytes(impl_->tokens[id]));
+    const Impl::Entry& e = impl_->entry(id);
+    if (e.kind == TokenKind::Added) return e.token;
+    return readable_bytes(token_bytes(e.token));
 }
 
 int Tokenizer::vocab_size() const {
-    return int(impl_->tokens.size());
+    return impl_->max_id + 1;
 }
 
 std::optional<int> Tokenizer::token_id(std::string_view token) const {
@@ -1022,7 +1030,8 @@ std::string Tokenizer::description() const {
 }
 
 bool Tokenizer::is_special(int id) const {
-    return id >= 0 && id < vocab_size() && impl_->special[std::size_t(id)];
+    const auto it = impl_->entries.find(id);
+    return it != impl_->entries.end() && it->second.special;
 }
 
 }  // namespace attnviz

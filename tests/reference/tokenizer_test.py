@@ -173,6 +173,24 @@ def build_layouts(root):
     return layouts
 
 
+def readable(b):
+    """The documented rule: complete valid UTF-8 sequences as text, every other byte as \\xNN."""
+    out = []
+    i = 0
+    while i < len(b):
+        for n in (1, 2, 3, 4):
+            try:
+                out.append(b[i:i + n].decode("utf-8"))
+                i += n
+                break
+            except UnicodeDecodeError:
+                pass
+        else:
+            out.append("\\x%02x" % b[i])
+            i += 1
+    return "".join(out)
+
+
 def _valid_utf8(b):
     try:
         b.decode("utf-8")
@@ -202,15 +220,19 @@ def main():
                 checked += 1
                 if got != want:
                     failures.append("%s: %r: attnviz %s, reference %s" % (name, s, got, want))
-            # Readable pieces: the bytes of every piece joined give the text back (NFC aside).
-            s = "Hello 世界 😀 cats"
-            pieces = tokenize(directory, s, pieces=True)
-            if [p["id"] for p in pieces] != reference.encode(s):
-                failures.append("%s: --pieces ids differ from plain ids" % name)
-            joined = "".join(p["text"] for p in pieces)
-            if "\\x" not in joined and joined != s:
-                failures.append("%s: pieces %r do not join to %r" % (name, joined, s))
-            checked += 1
+            # Readable pieces: each token's bytes as UTF-8 where valid, other bytes as \xNN escapes.
+            inverse = {i: t for t, i in reference.vocab.items()}
+            for s in ["Hello 世界 😀 cats", "毛茸茸的蓝色生物在翠绿的森林里漫步。", "a<|endoftext|>b"]:
+                pieces = tokenize(directory, s, pieces=True)
+                if [p["id"] for p in pieces] != reference.encode(s):
+                    failures.append("%s: --pieces ids differ from plain ids for %r" % (name, s))
+                    continue
+                for p in pieces:
+                    want = [c for c, i in reference.added.items() if i == p["id"]]
+                    want = want[0] if want else readable(reference.token_bytes(inverse[p["id"]]))
+                    if p["text"] != want:
+                        failures.append("%s: token %d shown as %r, expected %r" % (name, p["id"], p["text"], want))
+                checked += 1
 
     gpt2_dir = os.environ.get("ATTNVIZ_GPT2_DIR")
     if gpt2_dir:
