@@ -967,6 +967,10 @@ std::shared_ptr<const Tokenizer> Tokenizer::load_gpt2_files(const std::string& v
 }
 
 std::shared_ptr<const Tokenizer> Tokenizer::load_dir(const std::string& dir) {
+    if (is_regular_file(dir)) {  // a tokenizer.json given directly
+        if (dir.size() >= 5 && dir.compare(dir.size() - 5, 5, ".json") == 0) return load_tokenizer_json(dir);
+        throw Error(dir + ": expected a model folder (with tokenizer.json, or vocab.json + merges.txt)");
+    }
     const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
     if (is_regular_file(base + "tokenizer.json")) return load_tokenizer_json(base + "tokenizer.json");
     if (is_regular_file(base + "vocab.json") && is_regular_file(base + "merges.txt"))

@@ -27,7 +27,8 @@ struct TokenPiece {
 
 class Tokenizer {
   public:
-    /// From a model folder: tokenizer.json (preferred) or vocab.json + merges.txt. Throws
+    /// From a model folder: tokenizer.json (preferred) or vocab.json + merges.txt (a path to a
+    /// tokenizer.json file is accepted too). Throws
     /// attnviz::Error naming the file and the problem ("tokenizer.json: model.type 'Unigram' is not
     /// supported (BPE only)").
     static std::shared_ptr<const Tokenizer> load_dir(const std::string& dir);

@@ -190,6 +190,7 @@ TEST(Tokenizer, Gpt2FilesMatchTokenizerJson) {
     EXPECT_EQ(Tokenizer::load_dir(dir.path)->encode("hello world"), tok->encode("hello world"));
     // tokenizer.json is preferred when both are there.
     write_file_atomic(dir.path + "/tokenizer.json", s.tokenizer_json().dump());
+    EXPECT_EQ(Tokenizer::load_dir(dir.path + "/tokenizer.json")->vocab_size(), 265);
     EXPECT_NE(Tokenizer::load_dir(dir.path)->description().find("byte-level BPE, 265 tokens"),
               std::string::npos)
         << Tokenizer::load_dir(dir.path)->description();
