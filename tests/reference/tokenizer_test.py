@@ -83,6 +83,7 @@ STRINGS = [
     "!!!??? ... ---",
     "   \n   \n",
     "The cat's tail, THE CAT'S TAIL",
+    "a\x85 b\u2028\u2028c\u3000\u3000d\u00a0\u00a0e",  # Unicode White_Space beyond ASCII
 ]
 
 
