@@ -1,6 +1,7 @@
 // `attnviz tokenize --model DIR --text "..."`: see io/tokenize_command.hpp.
 #include "io/tokenize_command.hpp"
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,6 +27,11 @@ const std::vector<CliOption>& tokenize_options() {
 }
 
 std::string read_text_file(const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);  // refuse a huge file before reading it
+    if (!ec && size > kMaxTokenizeTextBytes)
+        throw TextError(path + ": larger than the " + std::to_string(kMaxTokenizeTextBytes >> 20) +
+                        " MiB that can be tokenized");
     std::string text = read_file(path);
     if (text.size() > kMaxTokenizeTextBytes)
         throw TextError(path + ": larger than the " + std::to_string(kMaxTokenizeTextBytes >> 20) +
