@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/tokenize_command.hpp"
 
 namespace attnviz {
 namespace {
@@ -448,6 +449,42 @@ TEST(TokenizerFiles, FolderWithoutTokenizerFiles) {
               dir.path + ": no tokenizer.json, and no vocab.json + merges.txt");
     EXPECT_NE(error_of([&] { Tokenizer::load_dir(dir.path + "/missing"); }).find("not a directory"),
               std::string::npos);
+}
+
+int run_tokenize(std::vector<std::string> args, std::string* out, std::string* err) {
+    args.insert(args.begin(), "tokenize");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int rc = run_tokenize_command(int(argv.size()), argv.data());
+    *out = ::testing::internal::GetCapturedStdout();
+    *err = ::testing::internal::GetCapturedStderr();
+    return rc;
+}
+
+TEST(TokenizeCommand, PrintsIdsOrPiecesAsJson) {
+    const Spec s = hello_spec();
+    TempDir dir;
+    write_file_atomic(dir.path + "/tokenizer.json", s.tokenizer_json().dump());
+    std::string out, err;
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world"}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "[" + std::to_string(s.id("hello")) + "," + std::to_string(s.id(" world")) + "]\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", " world", "--pieces"}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "[{\"id\":" + std::to_string(s.id(" world")) + ",\"text\":\" world\"}]\n");
+    write_file_atomic(dir.path + "/text.txt", "hello");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text-file", dir.path + "/text.txt"}, &out, &err), 0)
+        << err;
+    EXPECT_EQ(out, "[" + std::to_string(s.id("hello")) + "]\n");
+
+    EXPECT_EQ(run_tokenize({"--model", dir.path}, &out, &err), 2);
+    EXPECT_EQ(err, "attnviz tokenize: give the text with exactly one of --text TEXT or --text-file FILE\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path + "/none", "--text", "x"}, &out, &err), 1);
+    EXPECT_EQ(err, "attnviz tokenize: " + dir.path +
+                       "/none: not a directory (expected a model folder with tokenizer.json)\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "bad \xff"}, &out, &err), 1);
+    EXPECT_EQ(err, "attnviz tokenize: the text is not valid UTF-8 (byte 4)\n");
+    EXPECT_EQ(out, "");
 }
 
 TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
