@@ -1,0 +1,502 @@
+// Tokenizers: BPE merge order, the two merge formats, added tokens, NFC, ignore_merges, the readable
+// token text rule, decode, vocab gaps, refusal of hostile files with one clear line, and speed.
+// (Agreement with an independent Python reference on real trained merges: tests/reference.)
+#include "io/tokenizer.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/tokenize_command.hpp"
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct TempDir {
+    TempDir() {
+        std::string t = (fs::temp_directory_path() / "attnviz-tok-XXXXXX").string();
+        path = ::mkdtemp(t.data());
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    std::string path;
+};
+
+/// GPT-2's byte -> character table, written out here from its definition (printable Latin-1 bytes
+/// stand for themselves; the others take U+0100 upwards in byte order).
+std::string byte_char(unsigned char b) {
+    const auto printable = [](int c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || c >= 174; };
+    int cp = b;
+    if (!printable(b)) {
+        cp = 256;
+        for (int c = 0; c < b; ++c) cp += printable(c) ? 0 : 1;
+    }
+    std::string s;
+    if (cp < 0x80) {
+        s += char(cp);
+    } else {
+        s += char(0xC0 | (cp >> 6));
+        s += char(0x80 | (cp & 0x3F));
+    }
+    return s;
+}
+
+std::string chars(std::string_view bytes) {
+    std::string s;
+    for (unsigned char b : bytes) s += byte_char(b);
+    return s;
+}
+
+/// A vocabulary with the 256 byte tokens (id = byte value) plus the results of `merges` (byte
+/// strings "a b"), in order, ids from 256.
+struct Spec {
+    json vocab = json::object();
+    json merges = json::array();
+    int next_id = 256;
+    Spec() {
+        for (int b = 0; b < 256; ++b) vocab[byte_char(static_cast<unsigned char>(b))] = b;
+    }
+    Spec& merge(std::string_view a, std::string_view b) {
+        merges.push_back(chars(a) + " " + chars(b));
+        const std::string m = chars(a) + chars(b);
+        if (!vocab.contains(m)) vocab[m] = next_id++;
+        return *this;
+    }
+    int id(std::string_view bytes) const { return vocab.at(chars(bytes)).get<int>(); }
+
+    json tokenizer_json(json pre_tokenizer = json(), json normalizer = json(),
+                        json added = json::array()) const {
+        if (pre_tokenizer.is_null())
+            pre_tokenizer = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
+        return {{"version", "1.0"},
+                {"added_tokens", added},
+                {"normalizer", normalizer},
+                {"pre_tokenizer", pre_tokenizer},
+                {"decoder", {{"type", "ByteLevel"}}},
+                {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"ignore_merges", false}}}};
+    }
+    std::shared_ptr<const Tokenizer> load(const json& j) const {
+        return Tokenizer::from_tokenizer_json(j.dump());
+    }
+    std::shared_ptr<const Tokenizer> load() const { return load(tokenizer_json()); }
+};
+
+Spec hello_spec() {
+    Spec s;
+    s.merge("l", "l").merge("h", "e").merge("he", "ll").merge("hell", "o").merge(" ", "w").merge("o", "r");
+    s.merge(" w", "or").merge(" wor", "l").merge(" worl", "d");
+    return s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+json added(const std::string& content, int id, bool special = true, bool lstrip = false,
+           bool rstrip = false) {
+    return {{"id", id},         {"content", content},  {"single_word", false}, {"lstrip", lstrip},
+            {"rstrip", rstrip}, {"normalized", false}, {"special", special}};
+}
+
+json qwen_pre_tokenizer(const std::string& pattern) {
+    return {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+}
+
+const char* kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// ------------------------------------------------------------------------------------------------
+
+TEST(Tokenizer, MergesByRankIntoWholeWords) {
+    const Spec s = hello_spec();
+    const auto tok = s.load();
+    EXPECT_EQ(tok->encode("hello world"), (std::vector<int>{s.id("hello"), s.id(" world")}));
+    // "hellx": merges stop at "hell"; unmerged bytes stay single-byte tokens.
+    EXPECT_EQ(tok->encode("hellx"), (std::vector<int>{s.id("hell"), 'x'}));
+    // Rank order, not left-to-right: "ll" (rank 0) is merged before "he" (rank 1) in "hell".
+    EXPECT_EQ(tok->encode("ell"), (std::vector<int>{'e', s.id("ll")}));
+    EXPECT_EQ(tok->encode("lll"), (std::vector<int>{s.id("ll"), 'l'}));
+    EXPECT_EQ(tok->encode("llll"), (std::vector<int>{s.id("ll"), s.id("ll")}));
+    EXPECT_EQ(tok->encode(""), std::vector<int>{});
+}
+
+TEST(Tokenizer, GptRegexSplitsBeforeMerging) {
+    Spec s;
+    s.merge("a", "b").merge("b", " ").merge(" ", "c");
+    const auto tok = s.load();
+    // "ab cd": the GPT-2 regex gives "ab", " cd": "b " can never merge across the split.
+    EXPECT_EQ(tok->encode("ab cd"), (std::vector<int>{s.id("ab"), s.id(" c"), 'd'}));
+    // Whitespace runs: "\s+(?!\S)" leaves the last space to the next word.
+    EXPECT_EQ(tok->encode("x   c"), (std::vector<int>{'x', ' ', ' ', s.id(" c")}));
+    // Contractions are their own words.
+    EXPECT_EQ(tok->encode("it's"), (std::vector<int>{'i', 't', '\'', 's'}));
+}
+
+TEST(Tokenizer, MergesAsStringsOrPairsGiveTheSameIds) {
+    const Spec s = hello_spec();
+    json j = s.tokenizer_json();
+    json pairs = json::array();
+    for (const auto& m : s.merges) {
+        const std::string t = m.get<std::string>();
+        const auto sp = t.find(' ');
+        pairs.push_back({t.substr(0, sp), t.substr(sp + 1)});
+    }
+    j["model"]["merges"] = pairs;
+    EXPECT_EQ(s.load(j)->encode("hello world hello"), s.load()->encode("hello world hello"));
+}
+
+TEST(Tokenizer, Gpt2FilesMatchTokenizerJson) {
+    const Spec s = hello_spec();
+    json vocab = s.vocab;
+    vocab["<|endoftext|>"] = s.next_id;
+    std::string merges = "#version: 0.2\n";
+    for (const auto& m : s.merges) merges += m.get<std::string>() + "\n";
+    const auto tok = Tokenizer::from_gpt2(vocab.dump(), merges);
+    EXPECT_EQ(tok->encode("hello world<|endoftext|>hello"),
+              (std::vector<int>{s.id("hello"), s.id(" world"), s.next_id, s.id("hello")}));
+    EXPECT_TRUE(tok->is_special(s.next_id));
+    EXPECT_EQ(tok->token_id("<|endoftext|>"), s.next_id);
+    EXPECT_EQ(tok->vocab_size(), s.next_id + 1);
+    EXPECT_NE(tok->description().find("GPT-2 byte-level BPE, " + std::to_string(s.next_id + 1) + " tokens"),
+              std::string::npos)
+        << tok->description();
+
+    TempDir dir;
+    write_file_atomic(dir.path + "/vocab.json", vocab.dump());
+    write_file_atomic(dir.path + "/merges.txt", merges);
+    EXPECT_EQ(Tokenizer::load_dir(dir.path)->encode("hello world"), tok->encode("hello world"));
+    // tokenizer.json is preferred when both are there.
+    write_file_atomic(dir.path + "/tokenizer.json", s.tokenizer_json().dump());
+    EXPECT_EQ(Tokenizer::load_dir(dir.path + "/tokenizer.json")->vocab_size(), 265);
+    EXPECT_NE(Tokenizer::load_dir(dir.path)->description().find("byte-level BPE, 265 tokens"),
+              std::string::npos)
+        << Tokenizer::load_dir(dir.path)->description();
+}
+
+TEST(Tokenizer, ReadableTextOfTokens) {
+    Spec s;
+    const std::string ni = "\xe4\xbd\xa0";  // 你
+    s.merge("\xe4", "\xbd").merge("\xe4\xbd", "\xa0").merge(" ", "c").merge(" c", "a").merge(" ca", "t");
+    const auto tok = s.load();
+    EXPECT_EQ(tok->token_text(s.id(" cat")), " cat");            // "Ġcat" shown as " cat"
+    EXPECT_EQ(tok->token_text(s.id(ni)), ni);                    // a whole CJK character
+    EXPECT_EQ(tok->token_text(s.id("\xe4\xbd")), "\\xe4\\xbd");  // half of one: escapes
+    EXPECT_EQ(tok->token_text(0xa0), "\\xa0");
+    EXPECT_EQ(tok->token_text('\n'), "\n");
+    EXPECT_EQ(tok->token_id(chars(" cat")), s.id(" cat"));  // token_id takes the file's spelling
+    EXPECT_EQ(tok->token_id("no such token"), std::nullopt);
+
+    const auto pieces = tok->encode_pieces(" cat" + ni);
+    ASSERT_EQ(pieces.size(), 2u);
+    EXPECT_EQ(pieces[0].id, s.id(" cat"));
+    EXPECT_EQ(pieces[0].text, " cat");
+    EXPECT_EQ(pieces[1].text, ni);
+}
+
+TEST(Tokenizer, DecodeJoinsBytesAndReplacesInvalidUtf8) {
+    Spec s;
+    s.merge("\xe4", "\xbd");
+    const auto tok = s.load();
+    const std::string text = "cats \xe4\xbd\xa0\xe5\xa5\xbd! \xf0\x9f\x98\x80";  // 你好 😀
+    EXPECT_EQ(tok->decode(tok->encode(text)), text);
+    EXPECT_EQ(tok->decode({s.id("\xe4\xbd"), 0xa0}), "\xe4\xbd\xa0");
+    EXPECT_EQ(tok->decode({s.id("\xe4\xbd")}), "\xef\xbf\xbd");  // one U+FFFD for the cut sequence
+    EXPECT_EQ(tok->decode({'a', 0xff, 'b'}),
+              "a\xef\xbf\xbd"
+              "b");
+    EXPECT_EQ(error_of([&] { tok->decode({-1}); }), "token id -1 is not in the vocabulary");
+    EXPECT_EQ(error_of([&] { tok->decode({100000}); }), "token id 100000 is not in the vocabulary");
+}
+
+TEST(Tokenizer, InvalidUtf8TextIsATextError) {
+    const auto tok = hello_spec().load();
+    EXPECT_THROW(tok->encode("abc\xff"), TextError);
+    EXPECT_THROW(tok->encode("\xe4\xbd"), TextError);      // truncated
+    EXPECT_THROW(tok->encode("\xc0\xaf"), TextError);      // overlong
+    EXPECT_THROW(tok->encode("\xed\xa0\x80"), TextError);  // surrogate
+    EXPECT_EQ(error_of([&] { tok->encode("ab\xff"); }), "the text is not valid UTF-8 (byte 2)");
+}
+
+TEST(Tokenizer, AddedTokensAreSplitFirstLongestMatchAndNeverMerged) {
+    const Spec s = hello_spec();
+    const int eot = 300, im = 301, im_start = 302, tool = 303;
+    const json add = json::array({added("<|endoftext|>", eot), added("<|im|>", im),
+                                  added("<|im|>start", im_start), added("<tool>", tool, false, true, true)});
+    const auto tok = s.load(s.tokenizer_json(json(), json(), add));
+    EXPECT_EQ(tok->encode("hello<|endoftext|>hello"), (std::vector<int>{s.id("hello"), eot, s.id("hello")}));
+    EXPECT_EQ(tok->encode("<|im|>start<|im|>"), (std::vector<int>{im_start, im}));
+    // lstrip/rstrip: the spaces around <tool> are part of it.
+    EXPECT_EQ(tok->encode("hello <tool> hello"), (std::vector<int>{s.id("hello"), tool, s.id("hello")}));
+    EXPECT_TRUE(tok->is_special(eot));
+    EXPECT_FALSE(tok->is_special(tool));
+    EXPECT_FALSE(tok->is_special(s.id("hello")));
+    EXPECT_EQ(tok->token_text(eot), "<|endoftext|>");
+    EXPECT_EQ(tok->decode({s.id("hello"), eot}), "hello<|endoftext|>");
+    EXPECT_EQ(tok->vocab_size(), 304);
+}
+
+TEST(Tokenizer, VocabWithGapsHasSizeLargestIdPlusOne) {
+    Spec s = hello_spec();
+    s.vocab[chars("zzz")] = 5000;
+    const auto tok = s.load();
+    EXPECT_EQ(tok->vocab_size(), 5001);
+    EXPECT_EQ(tok->token_text(5000), "zzz");
+    EXPECT_EQ(error_of([&] { tok->token_text(4000); }), "token id 4000 is not in the vocabulary");
+}
+
+TEST(Tokenizer, IgnoreMergesTakesAWordInTheVocabWhole) {
+    Spec s = hello_spec();
+    s.vocab[chars(" zzyzx")] = 400;  // no merge builds it
+    json j = s.tokenizer_json(qwen_pre_tokenizer(kQwen2Pattern));
+    EXPECT_EQ(s.load(j)->encode(" zzyzx").size(), 6u);
+    j["model"]["ignore_merges"] = true;
+    EXPECT_EQ(s.load(j)->encode(" zzyzx"), std::vector<int>{400});
+    EXPECT_EQ(s.load(j)->encode("hello world"), (std::vector<int>{s.id("hello"), s.id(" world")}));
+}
+
+TEST(Tokenizer, NfcNormalizerAndSplitRegex) {
+    Spec s;
+    s.merge("\xc3", "\xa9");  // é as one token
+    const json pre = qwen_pre_tokenizer(kQwen2Pattern);
+    const auto nfc = s.load(s.tokenizer_json(pre, {{"type", "NFC"}}));
+    const auto raw = s.load(s.tokenizer_json(pre));
+    const std::string decomposed = "e\xcc\x81";  // e + combining acute
+    EXPECT_EQ(nfc->encode(decomposed), std::vector<int>{s.id("\xc3\xa9")});
+    EXPECT_EQ(raw->encode(decomposed), (std::vector<int>{'e', 0xcc, 0x81}));
+    // Qwen2's pattern: digits one by one; "I'M" matched case-insensitively.
+    EXPECT_EQ(raw->encode("123"), (std::vector<int>{'1', '2', '3'}));
+    EXPECT_NE(nfc->description().find("NFC + Split regex"), std::string::npos) << nfc->description();
+}
+
+TEST(Tokenizer, ThreadsShareOneTokenizer) {
+    const auto tok = hello_spec().load();
+    std::string text;
+    for (int i = 0; i < 2000; ++i) text += "hello world, hello\n";
+    const auto want = tok->encode(text);
+    std::vector<std::vector<int>> got(4);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) threads.emplace_back([&, t] { got[t] = tok->encode(text); });
+    for (auto& th : threads) th.join();
+    for (const auto& g : got) EXPECT_EQ(g, want);
+}
+
+TEST(Tokenizer, HundredKilobytesTokenizeWellUnderASecond) {
+    // A merge-rich vocabulary: every pair of lower-case letters, then doubling merges of 'a'.
+    Spec s;
+    for (char a = 'a'; a <= 'z'; ++a)
+        for (char b = 'a'; b <= 'z'; ++b) s.merge(std::string(1, a), std::string(1, b));
+    std::string run = "aa";         // "a a" is among the letter pairs
+    for (int k = 0; k < 11; ++k) {  // up to a^4096
+        s.merge(run, run);
+        run += run;
+    }
+    const auto tok = s.load(s.tokenizer_json(qwen_pre_tokenizer(kQwen2Pattern), {{"type", "NFC"}}));
+    std::string text;
+    const std::string mix =
+        "The quick brown fox jumps over the lazy dog; for (int i = 0; i < n; ++i) x += 3.14159;\n"
+        "\xe6\xaf\x9b\xe8\x8c\xb8\xe8\x8c\xb8\xe7\x9a\x84 \xf0\x9f\x98\x80  \t 12345 ";
+    while (text.size() < 100 * 1024) text += mix;
+    const std::string one_word(100 * 1024, 'a');  // one 100 KB word: the merge loop must not be O(n^2)
+    for (const std::string* t : std::vector<const std::string*>{&text, &one_word}) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto ids = tok->encode(*t);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::printf("tokenized %zu bytes into %zu tokens in %.1f ms\n", t->size(), ids.size(), seconds * 1e3);
+        EXPECT_LT(seconds, 1.0);
+        EXPECT_EQ(tok->decode(ids), *t);
+    }
+    EXPECT_EQ(tok->encode(std::string(4096, 'a')), std::vector<int>{s.id(std::string(4096, 'a'))});
+}
+
+// ------------------------------------------------------------------------------------------------
+// Hostile and unsupported files: one clear line naming the file and the field.
+
+TEST(TokenizerFiles, UnsupportedModelsAndStepsAreRefusedNamingTheField) {
+    const Spec s = hello_spec();
+    json j = s.tokenizer_json();
+    j["model"]["type"] = "Unigram";
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: model.type 'Unigram' is not supported (BPE only)");
+    j = s.tokenizer_json();
+    j["model"]["type"] = "WordPiece";
+    EXPECT_NE(error_of([&] { s.load(j); }).find("model.type 'WordPiece' is not supported"),
+              std::string::npos);
+    j = s.tokenizer_json();
+    j["model"]["byte_fallback"] = true;
+    EXPECT_NE(error_of([&] { s.load(j); }).find("model.byte_fallback"), std::string::npos);
+    j = s.tokenizer_json({{"type", "Metaspace"}, {"replacement", "\xe2\x96\x81"}});
+    EXPECT_EQ(
+        error_of([&] { s.load(j); }),
+        "tokenizer.json: pre_tokenizer.type 'Metaspace' is not supported (only ByteLevel, after optional "
+        "Split regexes)");
+    j = s.tokenizer_json(json(), {{"type", "Lowercase"}});
+    EXPECT_NE(error_of([&] { s.load(j); }).find("normalizer.type 'Lowercase' is not supported"),
+              std::string::npos);
+    j = s.tokenizer_json();
+    j["pre_tokenizer"] = nullptr;
+    EXPECT_NE(error_of([&] { s.load(j); }).find("pre_tokenizer is null"), std::string::npos);
+    j = s.tokenizer_json();
+    j["decoder"] = {{"type", "WordPiece"}};
+    EXPECT_NE(error_of([&] { s.load(j); }).find("decoder.type 'WordPiece'"), std::string::npos);
+}
+
+TEST(TokenizerFiles, InvalidSplitRegexNamesThePattern) {
+    const Spec s = hello_spec();
+    const std::string e = error_of([&] { s.load(s.tokenizer_json(qwen_pre_tokenizer("(\\p{L}+"))); });
+    EXPECT_NE(
+        e.find("tokenizer.json: pre_tokenizer.pretokenizers[0].pattern: pattern '(\\p{L}+' is not a valid "
+               "regex: missing closing parenthesis"),
+        std::string::npos)
+        << e;
+}
+
+TEST(TokenizerFiles, BadVocabAndMerges) {
+    Spec s = hello_spec();
+    json j = s.tokenizer_json();
+    j["model"]["merges"].push_back(chars("q") + " " + chars("zz"));
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: model.merges[9]: merge 'q zz' names 'zz', which is not in the vocabulary");
+    j = s.tokenizer_json();
+    j["model"]["merges"].push_back(chars("q") + " " + chars("z"));
+    EXPECT_NE(error_of([&] { s.load(j); }).find("makes 'qz', which is not in the vocabulary"),
+              std::string::npos);
+    j = s.tokenizer_json();
+    j["model"]["merges"].push_back("abc");
+    EXPECT_NE(error_of([&] { s.load(j); }).find("'abc' is not a merge of two tokens"), std::string::npos);
+    j = s.tokenizer_json();
+    j["model"]["vocab"]["dup"] = 5;
+    EXPECT_NE(error_of([&] { s.load(j); }).find("tokenizer.json: model.vocab: id 5 is given to both"),
+              std::string::npos);
+    j = s.tokenizer_json();
+    j["model"]["vocab"]["big"] = 2147483648LL;
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: model.vocab: id 2147483648 of token 'big' is out of range (0 to 16777215)");
+    j["model"]["vocab"]["big"] = 18446744073709551615ULL;
+    EXPECT_NE(error_of([&] { s.load(j); }).find("id 18446744073709551615 of token 'big' is out of range"),
+              std::string::npos);
+    j["model"]["vocab"]["big"] = -1;
+    EXPECT_NE(error_of([&] { s.load(j); }).find("id -1 of token 'big' is out of range"), std::string::npos);
+    j["model"]["vocab"]["big"] = 1.5;
+    EXPECT_NE(error_of([&] { s.load(j); }).find("the id of token 'big' is number, not an integer"),
+              std::string::npos);
+    j = s.tokenizer_json(json(), json(), json::array({added("<x>", 5)}));
+    EXPECT_NE(error_of([&] { s.load(j); }).find("added_tokens[0]: id 5 is given to both"), std::string::npos);
+    // Invalid UTF-8 inside a JSON string is refused by the JSON parser.
+    const std::string bad = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\xff\": 0}, \"merges\": []}}";
+    EXPECT_NE(error_of([&] { Tokenizer::from_tokenizer_json(bad); }).find("tokenizer.json: not valid JSON"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] {
+                  Tokenizer::from_gpt2("{\"a\": 0}", "a \xff\n");
+              }).find("merges.txt: not valid UTF-8 (line 1)"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] {
+                  Tokenizer::from_gpt2("{\"a\": 0, \"b\": 1}", "#version: 0.2\na b\n");
+              }).find("merges.txt line 2: merge 'a b' makes 'ab', which is not in the vocabulary"),
+              std::string::npos);
+}
+
+TEST(TokenizerFiles, DeepOrBrokenJsonIsRefusedBeforeParsing) {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    EXPECT_EQ(error_of([&] { Tokenizer::from_tokenizer_json(deep); }),
+              "tokenizer.json: JSON nested more than 64 levels deep (not a tokenizer file)");
+    EXPECT_NE(error_of([&] {
+                  Tokenizer::from_tokenizer_json("{\"model\": ");
+              }).find("tokenizer.json: not valid JSON"),
+              std::string::npos);
+    EXPECT_EQ(error_of([&] { Tokenizer::from_tokenizer_json("[1, 2]"); }),
+              "tokenizer.json: the file is array, not a JSON object");
+    EXPECT_EQ(error_of([&] { Tokenizer::from_tokenizer_json("{}"); }), "tokenizer.json: 'model' is missing");
+}
+
+TEST(TokenizerFiles, HugeFileIsRefusedWithoutReadingIt) {
+    TempDir dir;
+    const std::string path = dir.path + "/vocab.json";
+    { std::ofstream(path) << "{}"; }
+    ASSERT_EQ(::truncate(path.c_str(), 2LL << 30), 0);  // a sparse 2 GiB file
+    write_file_atomic(dir.path + "/merges.txt", "");
+    EXPECT_EQ(error_of([&] { Tokenizer::load_dir(dir.path); }),
+              path + ": file is 2048 MiB, larger than the 64 MiB accepted for tokenizer files");
+}
+
+TEST(TokenizerFiles, FolderWithoutTokenizerFiles) {
+    TempDir dir;
+    EXPECT_EQ(error_of([&] { Tokenizer::load_dir(dir.path); }),
+              dir.path + ": no tokenizer.json, and no vocab.json + merges.txt");
+    EXPECT_NE(error_of([&] { Tokenizer::load_dir(dir.path + "/missing"); }).find("not a directory"),
+              std::string::npos);
+}
+
+int run_tokenize(std::vector<std::string> args, std::string* out, std::string* err) {
+    args.insert(args.begin(), "tokenize");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int rc = run_tokenize_command(int(argv.size()), argv.data());
+    *out = ::testing::internal::GetCapturedStdout();
+    *err = ::testing::internal::GetCapturedStderr();
+    return rc;
+}
+
+TEST(TokenizeCommand, PrintsIdsOrPiecesAsJson) {
+    const Spec s = hello_spec();
+    TempDir dir;
+    write_file_atomic(dir.path + "/tokenizer.json", s.tokenizer_json().dump());
+    std::string out, err;
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world"}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "[" + std::to_string(s.id("hello")) + "," + std::to_string(s.id(" world")) + "]\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", " world", "--pieces"}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "[{\"id\":" + std::to_string(s.id(" world")) + ",\"text\":\" world\"}]\n");
+    write_file_atomic(dir.path + "/text.txt", "hello");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text-file", dir.path + "/text.txt"}, &out, &err), 0)
+        << err;
+    EXPECT_EQ(out, "[" + std::to_string(s.id("hello")) + "]\n");
+
+    EXPECT_EQ(run_tokenize({"--model", dir.path}, &out, &err), 2);
+    EXPECT_EQ(err, "attnviz tokenize: give the text with exactly one of --text TEXT or --text-file FILE\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path + "/none", "--text", "x"}, &out, &err), 1);
+    EXPECT_EQ(err, "attnviz tokenize: " + dir.path +
+                       "/none: not a directory (expected a model folder with tokenizer.json)\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "bad \xff"}, &out, &err), 1);
+    EXPECT_EQ(err, "attnviz tokenize: the text is not valid UTF-8 (byte 4)\n");
+    EXPECT_EQ(out, "");
+}
+
+TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
+    const char* dir = std::getenv("ATTNVIZ_GPT2_DIR");
+    if (!dir || !*dir)
+        GTEST_SKIP() << "set ATTNVIZ_GPT2_DIR to a folder with GPT-2's vocab.json + merges.txt";
+    const auto tok = Tokenizer::load_dir(dir);
+    EXPECT_EQ(tok->encode("hello world"), (std::vector<int>{31373, 995}));
+    EXPECT_EQ(tok->vocab_size(), 50257);
+    EXPECT_EQ(tok->token_text(995), " world");
+    EXPECT_EQ(tok->token_id("<|endoftext|>"), 50256);
+}
+
+}  // namespace
+}  // namespace attnviz
