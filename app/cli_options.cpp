@@ -26,6 +26,7 @@ const char* const kUsage =
     "               [--ui-scale S] [--size WxH]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
     "       attnviz render [--scene FILE] [--set KEY=VALUE ...] --stage NAME [--head H] --out FIG.png\n"
+    "       attnviz tokenize --model DIR --text TEXT [--pieces]   (token ids of a real tokenizer, as JSON)\n"
     "\n"
     "Opens a window that computes one attention layer live and shows every stage as a heatmap.\n"
     "\n"
@@ -127,7 +128,7 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
             throw UsageError{"unknown option " + arg + " (see attnviz --help)"};
         } else {
             throw UsageError{"unexpected argument '" + arg +
-                             "' (commands are dump and render; see attnviz --help)"};
+                             "' (commands are dump, render and tokenize; see attnviz --help)"};
         }
     }
     if (!o.screenshot.empty() && o.screenshot.size() < 5)

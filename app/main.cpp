@@ -27,6 +27,7 @@
 #include "core/memory.hpp"
 #include "io/commands.hpp"
 #include "io/files.hpp"
+#include "io/tokenize_command.hpp"
 
 #ifndef ATTNVIZ_VERSION
 #define ATTNVIZ_VERSION "0.1.0"
@@ -58,6 +59,8 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::strcmp(argv[1], "dump") == 0) return attnviz::run_dump_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "render") == 0)
         return attnviz::run_render_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "tokenize") == 0)
+        return attnviz::run_tokenize_command(argc - 1, argv + 1);
 
     app::Options opt;
     bool help = false, version = false;
