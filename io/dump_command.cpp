@@ -73,7 +73,7 @@ Target inspect_target(const std::string& dir) {
     const std::string manifest = dir + "/manifest.json";
     bool ours = false;
     try {
-        const ojson m = ojson::parse(read_file(manifest));
+        const ojson m = ojson::parse(read_file(manifest, 64u << 20));  // manifests are KiBs
         ours = m.is_object() && m.contains("attnviz_dump");
     } catch (const std::exception&) {
         ours = false;
@@ -152,9 +152,16 @@ int dump_main(int argc, char** argv) {
 
     const std::string tmp = make_unique_dir(out + ".tmp-");
     try {
+        // Stored stages are written straight from the trace (streamed, no copy); a derived stage
+        // (scaled, masked) is materialised one at a time -- the one extra n×m matrix the memory
+        // estimate of validate() allows for.
         for (const Stage& s : trace.stages) {
-            const Mat M = s.matrix();  // n_rows x n_cols
-            write_npy(tmp + "/" + stage_file_name(s), M);
+            if (const Mat* stored = s.stored_matrix()) {
+                write_npy(tmp + "/" + stage_file_name(s), *stored);  // n_rows x n_cols
+            } else {
+                const Mat M = s.matrix();  // n_rows x n_cols
+                write_npy(tmp + "/" + stage_file_name(s), M);
+            }
         }
         write_file_atomic(tmp + "/manifest.json", manifest_json(trace).dump(2) + "\n");
         // mkdtemp makes 0700 directories; the dump should be as readable as any other output.

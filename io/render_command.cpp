@@ -1,5 +1,7 @@
 // `attnviz render`: one stage as a publication figure (PNG), on the CPU, without a display. It is the
 // same picture as the app's "Export PNG" (both call render_stage_figure).
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -32,6 +34,25 @@ std::string joined_stage_names(const Trace& trace) {
     return out;
 }
 
+/// A heads grid holds every head's display copy (n×m floats) at once, on top of what validate()
+/// allows for (the trace and one copy). Refuse, before computing, a grid that would pass the limit.
+void check_grid_memory(const Config& cfg) {
+    require_valid(cfg);
+    const Tokenized t = tokenize_config(cfg);
+    const double n = double(t.query_tokens.size());
+    const double m = double(cfg.cross_attention() ? t.key_tokens.size() : t.query_tokens.size());
+    const double extra = double(std::max(cfg.heads - 1, 0)) * n * m * 4.0;
+    const double total = estimate_trace_bytes(cfg, int(n), int(m), int(t.vocab.size())) + extra;
+    if (total > kMaxTraceBytes) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "--grid: drawing all %d heads at %d×%d needs about %.1f GiB, more than the %.1f GiB "
+                      "limit; draw one head (without --grid), or use fewer tokens or heads",
+                      cfg.heads, int(n), int(m), total / double(1 << 30), kMaxTraceBytes / double(1 << 30));
+        throw Error(buf);
+    }
+}
+
 int render_main(int argc, char** argv) {
     const auto& options = render_options();
     const CliArgs args = parse_cli(argc, argv, options);
@@ -55,6 +76,7 @@ int render_main(int argc, char** argv) {
     if (auto t = args.get("--threads")) compute.threads = cli_int("--threads", *t, 0, 256);
 
     const Scene scene = scene_from_cli(args);
+    if (args.has("--grid")) check_grid_memory(scene.config);
     const Trace trace = compute_trace(scene.config, compute);
     if (trace.find(stage_name, 0) < 0 && trace.find(stage_name) < 0) {
         throw UsageError("--stage: no stage named '" + stage_name +
