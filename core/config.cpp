@@ -127,8 +127,12 @@ std::string enum_choices() {
     return out;
 }
 
+// "\"value\"", cut to about 60 bytes (at a character boundary) so a message stays one short line.
 std::string quoted(std::string_view s) {
-    return "\"" + std::string(s) + "\"";
+    if (s.size() <= 64) return "\"" + std::string(s) + "\"";
+    std::size_t cut = 60;
+    while (cut > 0 && (std::uint8_t(s[cut]) & 0xC0) == 0x80) --cut;
+    return "\"" + std::string(s.substr(0, cut)) + "...\" (" + std::to_string(s.size()) + " bytes)";
 }
 
 [[noreturn]] void bad_value(std::string_view key, std::string_view value, const std::string& accepted) {
@@ -260,10 +264,20 @@ std::string format_bytes(double bytes) {
     return buf;
 }
 
+// The divisors of d_model, smallest first, at most 64 of them ("1, 2, 4 or 8"). O(√d_model) and in
+// 64-bit arithmetic, so it stays fast and exact up to INT_MAX: validate() runs on the UI thread.
 std::string divisors_text(int d_model) {
-    std::vector<int> divs;
-    for (int k = 1; k <= d_model && divs.size() < 64; ++k)
-        if (d_model % k == 0) divs.push_back(k);
+    if (d_model < 1) return "1";
+    const std::int64_t d = d_model;
+    std::vector<std::int64_t> small, large;  // k <= sqrt(d) and their partners d / k
+    for (std::int64_t k = 1; k * k <= d; ++k) {
+        if (d % k != 0) continue;
+        small.push_back(k);
+        if (k != d / k) large.push_back(d / k);
+    }
+    std::vector<std::int64_t> divs(small.begin(), small.end());
+    divs.insert(divs.end(), large.rbegin(), large.rend());
+    if (divs.size() > 64) divs.resize(64);
     std::string out;
     for (std::size_t i = 0; i < divs.size(); ++i) {
         if (i > 0) out += (i + 1 == divs.size()) ? " or " : ", ";
@@ -397,19 +411,40 @@ std::string get_config_key(const Config& c, std::string_view key) {
 double estimate_trace_bytes(const Config& cfg, int n_, int m_, int vocab_) {
     // All in double: the point is to catch configs whose sizes would overflow an int.
     const double n = n_, m = m_, V = vocab_, d = cfg.d_model, h = cfg.heads;
-    const double dk = cfg.resolved_d_k(), dv = cfg.resolved_d_v();
+    const double dk = cfg.resolved_d_k(), dv = cfg.resolved_d_v(), hid = cfg.resolved_additive_hidden();
     const double f = 4.0;  // bytes per float
+    const double nm = n * m;
+    const bool linear = cfg.attention == AttentionKind::Linear;
     // The quadratic part: per head, softmax and kernel scoring store the scores and the weights;
-    // linear attention stores only the implied weights (display). Scaled/masked are derived lazily.
-    const double nm_matrices = cfg.attention == AttentionKind::Linear ? 1.0 : 2.0;
-    double bytes = h * n * m * f * nm_matrices;
+    // linear attention stores only the implied weights (display), and only while all heads' fit in
+    // 1 GiB (compute_trace omits them above that). Scaled/masked are derived lazily.
+    double pattern = linear ? h * nm * f : h * nm * f * 2.0;
+    if (linear && pattern > kMaxLinearWeightsBytes) pattern = 0;
+    double bytes = pattern;
+    // Linear attention with a window or custom mask materialises φ(Q)φ(K)ᵀ per head as well.
+    if (linear && pattern > 0 && (cfg.mask == MaskKind::Window || cfg.mask == MaskKind::Custom))
+        bytes += h * nm * f;
+    // One more n×m float matrix held by whoever uses the trace: a derived stage (scaled, masked)
+    // materialised by `dump`, or the display copy of a stage that figures and the GUI draw.
+    if (pattern > 0) bytes += nm * f;
+    // Masks: the trace's n×m booleans, the copy display_matrix() makes, and the custom grid itself.
+    if (cfg.mask != MaskKind::None) bytes += 2.0 * nm;
+    bytes += double(cfg.custom_mask.blocked.size());
     // Per head: W_Q, W_K, W_V, Q, K, V, head output (+ rotated Q, K for RoPE, KV/phi for linear).
     bytes += h * f * (2 * d * dk + d * dv + n * dk + m * dk + m * dv + n * dv);
     if (cfg.positional == Positional::Rope) bytes += h * f * (n + m) * dk;
-    if (cfg.attention == AttentionKind::Linear) bytes += h * f * ((n + m) * dk + dk * dv + n);
+    if (linear) bytes += h * f * ((n + m) * dk + dk * dv + n);
+    // Scoring parameters and temporaries: additive keeps W_q, W_k (d_k × hidden), Q·W_q (n × hidden),
+    // K·W_k and one tanh block (m × hidden) per head; bilinear W (d_k × d_k) and Q·W (n × d_k).
+    if (!linear && cfg.scoring == Scoring::Additive)
+        bytes += h * f * (2 * dk * hid + hid + (n + 2 * m) * hid);
+    if (!linear && cfg.scoring == Scoring::Bilinear) bytes += h * f * (dk * dk + n * dk);
     // Layer-wide: one-hot n×V, embedding table V×d_model, positional, input, source, concat, W_O,
     // output, residual, layer norms -- about eight n×d_model-sized matrices.
     bytes += f * (n * V + V * d + 8 * (n + m) * d + h * dv * d + n * h * dv);
+    // Bookkeeping: every stage's title, formula, explanation and axes (about 2 KiB each, some 14 stages
+    // per head), the token strings, and each head's row entropies.
+    bytes += (14.0 * h + 12.0) * 2048.0 + 64.0 * (n + m + V) + h * n * f;
     return bytes;
 }
 

@@ -107,10 +107,17 @@ void require_valid(const Config& cfg);
 /// Largest trace validate() accepts, in bytes (3 GiB).
 inline constexpr double kMaxTraceBytes = 3.0 * 1024.0 * 1024.0 * 1024.0;
 
-/// Rough bytes a trace of `cfg` holds for n query tokens, m key tokens and a vocabulary of `vocab`:
-/// per head the stored n×m matrices (scores + weights for softmax and kernels, the implied weights
-/// for linear attention: heads·n·m·4 bytes·(2 or 1)) plus the activations (one-hot, embeddings, Q, K,
-/// V, head outputs, concat, output, ...). validate() rejects configs above kMaxTraceBytes.
+/// compute_trace omits linear attention's implied n×m weights when all heads' would exceed this.
+inline constexpr double kMaxLinearWeightsBytes = 1024.0 * 1024.0 * 1024.0;
+
+/// Bytes a config can cause to be held at once, for n query tokens, m key tokens and a vocabulary of
+/// `vocab`: the trace itself (per head the stored n×m matrices -- scores + weights for softmax and
+/// kernels, the implied weights for linear attention -- plus W_Q/W_K/W_V, Q, K, V, head outputs, the
+/// scoring parameters and temporaries including additive_hidden, the layer-wide activations, masks,
+/// the custom mask grid, labels and explanations) plus ONE more n×m float matrix and mask that a
+/// consumer materialises on top of it (a derived stage written by `dump`, the display copy drawn by a
+/// figure or the GUI). validate() rejects configs above kMaxTraceBytes. Consumers that hold more
+/// (a heads grid keeps every head's display copy) must add their own part and check again.
 double estimate_trace_bytes(const Config& cfg, int n, int m, int vocab);
 
 /// Every key accepted by set_config_key(), in a stable order: text, source_text, length, max_tokens,

@@ -14,6 +14,7 @@
 #include <list>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -250,31 +251,44 @@ constexpr double kWeightCacheBytes = 256.0 * 1024.0 * 1024.0;
 // sinusoidal positional table (kind 1, ≈ 13 ms of sin/cos at 1024×768).
 MatPtr cached_matrix(int kind, int rows, int cols, double param, std::uint64_t seed,
                      const std::function<Mat()>& make) {
+    using Key = std::tuple<int, int, int, double, std::uint64_t>;
+    struct KeyHash {
+        std::size_t operator()(const Key& k) const {
+            std::size_t h = std::hash<std::uint64_t>()(std::get<4>(k));
+            auto mix = [&h](std::size_t v) { h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2); };
+            mix(std::size_t(std::get<0>(k)));
+            mix(std::size_t(std::get<1>(k)));
+            mix(std::size_t(std::get<2>(k)));
+            mix(std::hash<double>()(std::get<3>(k)));
+            return h;
+        }
+    };
     struct Entry {
-        int kind, rows, cols;
-        double param;
-        std::uint64_t seed;
+        Key key;
         MatPtr M;
     };
     static std::mutex mutex;
     static std::list<Entry> lru;  // most recently used first
+    // Key -> position in lru: a lookup is O(1), so thousands of narrow heads do not scan the list.
+    static std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
     static double bytes = 0;
+    const Key key{kind, rows, cols, param, seed};
     {
         std::lock_guard<std::mutex> lock(mutex);
-        for (auto it = lru.begin(); it != lru.end(); ++it) {
-            if (it->kind == kind && it->rows == rows && it->cols == cols && it->param == param &&
-                it->seed == seed) {
-                lru.splice(lru.begin(), lru, it);
-                return lru.front().M;
-            }
+        if (auto it = index.find(key); it != index.end()) {
+            lru.splice(lru.begin(), lru, it->second);
+            return lru.front().M;
         }
     }
     MatPtr M = std::make_shared<const Mat>(make());  // computed outside the lock
     std::lock_guard<std::mutex> lock(mutex);
-    lru.push_front(Entry{kind, rows, cols, param, seed, M});
+    if (auto it = index.find(key); it != index.end()) return it->second->M;  // another thread made it
+    lru.push_front(Entry{key, M});
+    index[key] = lru.begin();
     bytes += double(M->size()) * sizeof(float);
     while (bytes > kWeightCacheBytes && lru.size() > 1) {
         bytes -= double(lru.back().M->size()) * sizeof(float);
+        index.erase(lru.back().key);
         lru.pop_back();
     }
     return M;
@@ -403,8 +417,6 @@ struct HeadResult {
     Vec entropy;                          // n (empty when A is null)
     std::string preset_text;              // designed-head explanation
 };
-
-constexpr double kMaxLinearWeightsBytes = 1024.0 * 1024.0 * 1024.0;  // 1 GiB for all heads' implied weights
 
 }  // namespace
 

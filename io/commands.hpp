@@ -16,4 +16,11 @@ int run_dump_command(int argc, char** argv);  // argv[0] == "dump"
 /// Writes the same figure the app's "Export PNG" writes, on the CPU.
 int run_render_command(int argc, char** argv);  // argv[0] == "render"
 
+/// Everything `attnviz dump` / `attnviz render` check before computing anything: the flags and their
+/// values, the scene (--scene, then every --set), validate() and, for `render --grid`, the grid's
+/// memory. Throws UsageError / attnviz::Error exactly as the commands would; touches no output file.
+/// Used by the command-line fuzz harness (tests/fuzz/cli_fuzz.cpp).
+void check_dump_arguments(int argc, char** argv);
+void check_render_arguments(int argc, char** argv);
+
 }  // namespace attnviz

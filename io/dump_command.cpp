@@ -73,7 +73,7 @@ Target inspect_target(const std::string& dir) {
     const std::string manifest = dir + "/manifest.json";
     bool ours = false;
     try {
-        const ojson m = ojson::parse(read_file(manifest));
+        const ojson m = ojson::parse(read_file(manifest, 64u << 20));  // manifests are KiBs
         ours = m.is_object() && m.contains("attnviz_dump");
     } catch (const std::exception&) {
         ours = false;
@@ -126,23 +126,43 @@ ojson manifest_json(const Trace& trace) {
     return m;
 }
 
-int dump_main(int argc, char** argv) {
+/// A dump request, checked: flags, values and the scene (validated).
+struct DumpRequest {
+    bool help = false;
+    std::string out;
+    ComputeOptions compute;
+    Scene scene;
+};
+
+DumpRequest parse_dump_request(int argc, char** argv) {
     const auto& options = dump_options();
     const CliArgs args = parse_cli(argc, argv, options);
+    DumpRequest r;
     if (args.has("--help")) {
-        std::cout << cli_usage("attnviz dump", options, {"--out"})
+        r.help = true;
+        return r;
+    }
+    require_flag(args, options, "--out");
+    r.out = without_trailing_slashes(*args.get("--out"));
+    if (r.out.empty()) throw UsageError("--out needs a directory name");
+    if (auto t = args.get("--threads")) r.compute.threads = cli_int("--threads", *t, 0, 256);
+    r.scene = scene_from_cli(args);
+    require_valid(r.scene.config);
+    return r;
+}
+
+int dump_main(int argc, char** argv) {
+    // Everything that can be wrong with the request is found before anything touches the disk.
+    const DumpRequest request = parse_dump_request(argc, argv);
+    if (request.help) {
+        std::cout << cli_usage("attnviz dump", dump_options(), {"--out"})
                   << "Writes every stage of the attention layer as a float32 .npy file (per-head stages as "
                      "NAME_hHEAD.npy) and manifest.json.\n";
         return 0;
     }
-    require_flag(args, options, "--out");
-    const std::string out = without_trailing_slashes(*args.get("--out"));
-    if (out.empty()) throw UsageError("--out needs a directory name");
-    ComputeOptions compute;
-    if (auto t = args.get("--threads")) compute.threads = cli_int("--threads", *t, 0, 256);
-
-    // Everything that can be wrong with the request is found before anything touches the disk.
-    const Scene scene = scene_from_cli(args);
+    const std::string& out = request.out;
+    const ComputeOptions& compute = request.compute;
+    const Scene& scene = request.scene;
     inspect_target(out);
     const Trace trace = compute_trace(scene.config, compute);
 
@@ -152,9 +172,16 @@ int dump_main(int argc, char** argv) {
 
     const std::string tmp = make_unique_dir(out + ".tmp-");
     try {
+        // Stored stages are written straight from the trace (streamed, no copy); a derived stage
+        // (scaled, masked) is materialised one at a time -- the one extra n×m matrix the memory
+        // estimate of validate() allows for.
         for (const Stage& s : trace.stages) {
-            const Mat M = s.matrix();  // n_rows x n_cols
-            write_npy(tmp + "/" + stage_file_name(s), M);
+            if (const Mat* stored = s.stored_matrix()) {
+                write_npy(tmp + "/" + stage_file_name(s), *stored);  // n_rows x n_cols
+            } else {
+                const Mat M = s.matrix();  // n_rows x n_cols
+                write_npy(tmp + "/" + stage_file_name(s), M);
+            }
         }
         write_file_atomic(tmp + "/manifest.json", manifest_json(trace).dump(2) + "\n");
         // mkdtemp makes 0700 directories; the dump should be as readable as any other output.
@@ -197,6 +224,10 @@ int dump_main(int argc, char** argv) {
 }
 
 }  // namespace
+
+void check_dump_arguments(int argc, char** argv) {
+    (void)parse_dump_request(argc, argv);
+}
 
 int run_dump_command(int argc, char** argv) {
     return run_cli_command("attnviz dump", [&] { return dump_main(argc, argv); });

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -75,9 +76,39 @@ std::string find_resource_dir(const char* env_name, const std::string& name, con
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, std::string_view bytes) {
+std::string file_kind_text(unsigned mode) {
+    switch (mode & S_IFMT) {
+        case S_IFREG:
+            return "a regular file";
+        case S_IFDIR:
+            return "a directory";
+        case S_IFLNK:
+            return "a symbolic link";
+        case S_IFIFO:
+            return "a FIFO";
+        case S_IFSOCK:
+            return "a socket";
+        case S_IFCHR:
+            return "a character device";
+        case S_IFBLK:
+            return "a block device";
+        default:
+            return "not a regular file";
+    }
+}
+
+void write_file_atomic_chunks(const std::string& path, const std::function<bool(std::string& chunk)>& next) {
     auto fail = [&](int err) -> void { throw Error("cannot write " + path + ": " + std::strerror(err)); };
     if (path.empty() || path.back() == '/') fail(EISDIR);
+
+    // Only a regular file (or nothing) may be replaced: renaming over a symlink, FIFO or device
+    // (/dev/null as root!) would destroy it. Checked before anything is created.
+    struct stat old {};
+    const bool exists = ::lstat(path.c_str(), &old) == 0;
+    if (exists && !S_ISREG(old.st_mode)) {
+        throw Error("cannot write " + path + ": it is " + file_kind_text(old.st_mode) +
+                    ", not a regular file; choose another file name");
+    }
 
     // The temp file lives in the target's directory so that rename() is atomic (same filesystem).
     // The leading dot keeps half-written files out of casual directory listings.
@@ -93,24 +124,32 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
 
     // mkstemp creates 0600; give the file the permissions a plain open() would: keep the mode of a
     // file we replace, else 0666 minus the umask.
-    mode_t mode = 0666 & ~current_umask();
-    struct stat old {};
-    if (::stat(path.c_str(), &old) == 0) {
-        if (S_ISDIR(old.st_mode)) fail_and_clean(EISDIR);
-        mode = old.st_mode & 07777;
-    }
+    const mode_t mode = exists ? mode_t(old.st_mode & 07777) : mode_t(0666 & ~current_umask());
     if (::fchmod(fd, mode) != 0) fail_and_clean(errno);
 
-    const char* p = bytes.data();
-    std::size_t left = bytes.size();
-    while (left > 0) {
-        const ssize_t w = ::write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            fail_and_clean(errno);
+    std::string chunk;
+    for (;;) {
+        chunk.clear();
+        bool more = false;
+        try {
+            more = next(chunk);
+        } catch (...) {
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            throw;
         }
-        p += w;
-        left -= std::size_t(w);
+        const char* p = chunk.data();
+        std::size_t left = chunk.size();
+        while (left > 0) {
+            const ssize_t w = ::write(fd, p, left);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                fail_and_clean(errno);
+            }
+            p += w;
+            left -= std::size_t(w);
+        }
+        if (!more) break;
     }
     // fsync before rename: otherwise a crash could leave the new name pointing at an empty file.
     if (::fsync(fd) != 0) fail_and_clean(errno);
@@ -118,6 +157,13 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
         const int err = errno;
         ::unlink(tmp.c_str());
         fail(err);
+    }
+    // Check again: something other than a regular file may have appeared meanwhile.
+    struct stat now {};
+    if (::lstat(path.c_str(), &now) == 0 && !S_ISREG(now.st_mode)) {
+        ::unlink(tmp.c_str());
+        throw Error("cannot write " + path + ": it is " + file_kind_text(now.st_mode) +
+                    ", not a regular file; choose another file name");
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int err = errno;
@@ -132,17 +178,50 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
     }
 }
 
-std::string read_file(const std::string& path) {
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+    write_file_atomic_chunks(path, [&](std::string& chunk) {
+        chunk.assign(bytes.data(), bytes.size());
+        return false;
+    });
+}
+
+int open_regular_file(const std::string& path, std::uint64_t& size) {
     auto fail = [&](int err) -> void { throw Error("cannot read " + path + ": " + std::strerror(err)); };
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail(errno);
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
         ::close(fd);
-        fail(EISDIR);
+        fail(err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw Error("cannot read " + path + ": it is " + file_kind_text(st.st_mode) + ", not a regular file");
+    }
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    size = std::uint64_t(std::max<off_t>(st.st_size, 0));
+    return fd;
+}
+
+std::string read_file(const std::string& path, std::uint64_t max_bytes) {
+    auto fail = [&](int err) -> void { throw Error("cannot read " + path + ": " + std::strerror(err)); };
+    auto too_large = [&](std::uint64_t size) -> void {
+        const auto text = [](std::uint64_t b) {
+            return b < (1u << 20) ? std::to_string(b) + " bytes" : std::to_string(b >> 20) + " MiB";
+        };
+        throw Error("cannot read " + path + ": too large (" + text(size) + " > " + text(max_bytes) + ")");
+    };
+    std::uint64_t size = 0;
+    const int fd = open_regular_file(path, size);
+    if (size > max_bytes) {
+        ::close(fd);
+        too_large(size);
     }
     std::string out;
-    if (st.st_size > 0) out.reserve(std::size_t(st.st_size));
+    out.reserve(std::size_t(size));
     char buf[1 << 16];
     for (;;) {
         const ssize_t r = ::read(fd, buf, sizeof(buf));
@@ -153,6 +232,10 @@ std::string read_file(const std::string& path) {
             fail(err);
         }
         if (r == 0) break;
+        if (out.size() + std::size_t(r) > max_bytes) {  // the file grew while we read it
+            ::close(fd);
+            too_large(out.size() + std::size_t(r));
+        }
         out.append(buf, std::size_t(r));
     }
     ::close(fd);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,11 +11,29 @@
 namespace attnviz {
 
 /// Writes `bytes` to `path` atomically. Throws attnviz::Error with a clear message ("cannot write
-/// /x/y.png: Permission denied") on failure. Creates no directories.
+/// /x/y.png: Permission denied") on failure. Creates no directories. Only a regular file (or
+/// nothing) at `path` is replaced: a symlink, FIFO, device or directory there is refused ("cannot
+/// write /dev/null: it is a character device, not a regular file; choose another file name").
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
-/// Reads a whole file. Throws attnviz::Error("cannot read FILE: reason").
-std::string read_file(const std::string& path);
+/// Same, with the content produced piece by piece: `next(chunk)` fills `chunk` (cleared before each
+/// call) and returns false once there is nothing more. For files too large to build in memory first.
+void write_file_atomic_chunks(const std::string& path, const std::function<bool(std::string& chunk)>& next);
+
+/// Default cap of read_file: 64 MiB (scenes, settings, shaders are far smaller).
+inline constexpr std::uint64_t kDefaultReadCap = 64ull * 1024 * 1024;
+
+/// Reads a whole regular file of at most `max_bytes` bytes. Throws attnviz::Error("cannot read FILE:
+/// reason"): for a missing file, a directory, FIFO or device ("... is a FIFO, not a regular file"), and a
+/// file larger than the cap ("cannot read FILE: too large (2048 MiB > 64 MiB)"). Never blocks on a FIFO.
+std::string read_file(const std::string& path, std::uint64_t max_bytes = kDefaultReadCap);
+
+/// Opens a regular file for reading (O_RDONLY | O_CLOEXEC), refusing anything else as read_file does,
+/// and returns its descriptor and size. Throws attnviz::Error("cannot read FILE: ...").
+int open_regular_file(const std::string& path, std::uint64_t& size);
+
+/// "a FIFO", "a directory", "a symbolic link", "a character device", ... for an lstat/stat mode.
+std::string file_kind_text(unsigned mode);
 
 /// Creates a directory and its parents if missing. Throws attnviz::Error on failure.
 void make_dirs(const std::string& path);

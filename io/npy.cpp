@@ -1,5 +1,10 @@
 #include "io/npy.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -53,9 +58,11 @@ std::size_t find_key(const std::string& header, const std::string& key, const st
 
 }  // namespace
 
-std::string npy_bytes(const Mat& M) {
-    const auto rows = std::size_t(M.rows()), cols = std::size_t(M.cols());
-    // Byte for byte what numpy 1.24 writes for np.save(f, a.astype('<f4')) of a 2-D C-order array.
+namespace {
+
+/// Magic, version and header of a 2-D '<f4' C-order array: byte for byte what numpy 1.24 writes for
+/// np.save(f, a.astype('<f4')).
+std::string npy_header(std::size_t rows, std::size_t cols) {
     std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
                          std::to_string(cols) + "), }";
     const std::string first = std::to_string(rows);
@@ -64,49 +71,85 @@ std::string npy_bytes(const Mat& M) {
     const std::size_t padlen = kAlign - ((kMagicLen + 2 + 2 + hlen) % kAlign);
     header.append(padlen, ' ');
     header += '\n';
-
     std::string out;
-    out.reserve(10 + header.size() + rows * cols * 4);
     out.append(kMagic, kMagicLen);
     out += char(1);  // format version 1.0
     out += char(0);
     put_u16le(out, std::uint16_t(header.size()));
     out += header;
-    // Row-major Mat is C order already; write each float's bits little-endian explicitly so the
-    // file is right on any host.
-    for (std::size_t i = 0; i < rows; ++i) {
-        for (std::size_t j = 0; j < cols; ++j) {
+    return out;
+}
+
+/// Appends rows [first, last) of M as little-endian float32 (explicitly, so the file is right on any host).
+void append_rows_le(std::string& out, const Mat& M, Eigen::Index first, Eigen::Index last) {
+    for (Eigen::Index i = first; i < last; ++i) {
+        for (Eigen::Index j = 0; j < M.cols(); ++j) {
             std::uint32_t bits;
-            const float v = M(Eigen::Index(i), Eigen::Index(j));
+            const float v = M(i, j);
             std::memcpy(&bits, &v, 4);
             for (int k = 0; k < 4; ++k) out += char((bits >> (8 * k)) & 0xff);
         }
     }
+}
+
+}  // namespace
+
+std::string npy_bytes(const Mat& M) {
+    std::string out = npy_header(std::size_t(M.rows()), std::size_t(M.cols()));
+    out.reserve(out.size() + std::size_t(M.rows()) * std::size_t(M.cols()) * 4);
+    append_rows_le(out, M, 0, M.rows());
     return out;
 }
 
 void write_npy(const std::string& path, const Mat& M) {
-    write_file_atomic(path, npy_bytes(M));
+    // Streamed a block of rows at a time: a 16384² stage is written without a second 1 GiB copy.
+    const Eigen::Index rows_per_chunk =
+        std::max<Eigen::Index>(1, (Eigen::Index(1) << 18) / std::max<Eigen::Index>(1, M.cols()));
+    Eigen::Index row = -1;  // -1: the header comes first
+    write_file_atomic_chunks(path, [&](std::string& chunk) {
+        if (row < 0) {
+            chunk = npy_header(std::size_t(M.rows()), std::size_t(M.cols()));
+            row = 0;
+        } else {
+            const Eigen::Index end = std::min(M.rows(), row + rows_per_chunk);
+            append_rows_le(chunk, M, row, end);
+            row = end;
+        }
+        return row < M.rows();
+    });
 }
 
-Mat parse_npy(const std::string& b, const std::string& name) {
+namespace {
+
+/// What the header of a .npy file says. `b` holds at least the magic and the whole header.
+struct NpyHeader {
+    int item = 4;  // bytes per value: 4 ('<f4') or 8 ('<f8')
+    bool fortran = false;
+    std::uint64_t rows = 0, cols = 0;
+    std::size_t data_start = 0;  // offset of the first value
+};
+
+/// Bytes of magic + version + header length field + header, from the first 12 bytes (or fewer:
+/// then the file is truncated). Throws for a bad magic or version.
+std::size_t npy_prefix_size(const std::string& b, const std::string& name) {
     if (b.size() < kMagicLen || b.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
         broken(name, "bad magic (not a NumPy .npy file)");
     if (b.size() < kMagicLen + 4) broken(name, "truncated header");
     const int major = std::uint8_t(b[6]);
-    std::size_t header_len = 0, header_start = 0;
-    if (major == 1) {
-        header_len = get_le(b, 8, 2);
-        header_start = 10;
-    } else if (major == 2 || major == 3) {
+    if (major == 1) return 10 + std::size_t(get_le(b, 8, 2));
+    if (major == 2 || major == 3) {
         if (b.size() < 12) broken(name, "truncated header");
-        header_len = get_le(b, 8, 4);
-        header_start = 12;
-    } else {
-        broken(name, "unsupported format version " + std::to_string(major) + "." +
-                         std::to_string(int(std::uint8_t(b[7]))));
+        return 12 + std::size_t(get_le(b, 8, 4));
     }
-    if (b.size() - header_start < header_len) broken(name, "truncated header");
+    broken(name, "unsupported format version " + std::to_string(major) + "." +
+                     std::to_string(int(std::uint8_t(b[7]))));
+}
+
+NpyHeader parse_npy_header(const std::string& b, const std::string& name) {
+    const std::size_t prefix = npy_prefix_size(b, name);
+    const std::size_t header_start = std::uint8_t(b[6]) == 1 ? 10 : 12;
+    const std::size_t header_len = prefix - header_start;
+    if (b.size() < prefix) broken(name, "truncated header");
     const std::string header = b.substr(header_start, header_len);
     if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
         broken(name, "bad header (no dictionary)");
@@ -163,40 +206,62 @@ Mat parse_npy(const std::string& b, const std::string& name) {
     if (rows > kMaxDim || cols > kMaxDim || (cols != 0 && rows > (std::uint64_t(1) << 40) / cols))
         broken(name, "array too large (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
 
-    const std::size_t data_start = header_start + header_len;
-    const std::uint64_t need = rows * cols * std::uint64_t(item);
-    const std::uint64_t have = b.size() - data_start;
+    NpyHeader h;
+    h.item = item;
+    h.fortran = fortran;
+    h.rows = rows;
+    h.cols = cols;
+    h.data_start = header_start + header_len;
+    return h;
+}
+
+/// Throws unless exactly the data of `h` follows the header (`have` bytes after data_start).
+void check_data_size(const NpyHeader& h, std::uint64_t have, const std::string& name) {
+    const std::uint64_t need = h.rows * h.cols * std::uint64_t(h.item);
     if (have < need)
         broken(name, "truncated data (expected " + std::to_string(need) + " bytes for shape " +
-                         std::to_string(rows) + " x " + std::to_string(cols) + ", found " +
+                         std::to_string(h.rows) + " x " + std::to_string(h.cols) + ", found " +
                          std::to_string(have) + ")");
     if (have > need) broken(name, std::to_string(have - need) + " unexpected bytes after the data");
+}
 
+/// Value k of the data (C or Fortran order as stored), little-endian, as float.
+float npy_value(const char* data, std::uint64_t k, int item) {
+    if (item == 4) {
+        std::uint32_t bits = 0;
+        for (int t = 3; t >= 0; --t) bits = (bits << 8) | std::uint8_t(data[k * 4 + std::uint64_t(t)]);
+        float v;
+        std::memcpy(&v, &bits, 4);
+        return v;
+    }
+    std::uint64_t bits = 0;
+    for (int t = 7; t >= 0; --t) bits = (bits << 8) | std::uint8_t(data[k * 8 + std::uint64_t(t)]);
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return float(d);
+}
+
+}  // namespace
+
+Mat parse_npy(const std::string& b, const std::string& name) {
+    const NpyHeader h = parse_npy_header(b, name);
+    check_data_size(h, b.size() - h.data_start, name);
+    const std::uint64_t rows = h.rows, cols = h.cols;
+    const bool fortran = h.fortran;
     Mat M(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));  // rows x cols
-    const char* data = b.data() + data_start;
+    const char* data = b.data() + h.data_start;
     for (std::uint64_t k = 0; k < rows * cols; ++k) {
         // C order: k = i*cols + j. Fortran order: k = j*rows + i.
         const std::uint64_t i = fortran ? k % rows : k / cols;
         const std::uint64_t j = fortran ? k / rows : k % cols;
-        float v;
-        if (item == 4) {
-            std::uint32_t bits = 0;
-            for (int t = 3; t >= 0; --t) bits = (bits << 8) | std::uint8_t(data[k * 4 + std::uint64_t(t)]);
-            std::memcpy(&v, &bits, 4);
-        } else {
-            std::uint64_t bits = 0;
-            for (int t = 7; t >= 0; --t) bits = (bits << 8) | std::uint8_t(data[k * 8 + std::uint64_t(t)]);
-            double d;
-            std::memcpy(&d, &bits, 8);
-            v = float(d);
-        }
-        M(Eigen::Index(i), Eigen::Index(j)) = v;
+        M(Eigen::Index(i), Eigen::Index(j)) = npy_value(data, k, h.item);
     }
     return M;
 }
 
 Mat read_npy(const std::string& path) {
-    return parse_npy(read_file(path), path);
+    // The largest array the app handles is a 16384² mask or stage; 2 GiB covers it as float64.
+    return parse_npy(read_file(path, kMaxNpyFileBytes), path);
 }
 
 std::string csv_text(const Mat& M) {
@@ -220,23 +285,68 @@ void write_csv(const std::string& path, const Mat& M) {
 }
 
 MaskGrid read_mask_npy(const std::string& path) {
-    const std::string bytes = read_file(path);
-    const Mat M = parse_npy(bytes, path);  // rows x cols (a 1-D array arrives as one column)
-    if (M.rows() < 1 || M.cols() < 1) throw Error("mask " + path + " is empty");
-    if (M.rows() > 16384 || M.cols() > 16384)
-        throw Error("mask " + path + " is " + std::to_string(M.rows()) + "×" + std::to_string(M.cols()) +
+    // Streamed: the header first (sizes checked before any data is read), then the values a block at
+    // a time straight into the grid, so a 16384² float64 mask costs its 256 MiB grid, not 2 GiB of
+    // file plus a 1 GiB float matrix.
+    std::uint64_t size = 0;
+    const int fd = open_regular_file(path, size);
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    // Reads exactly `count` bytes at the current position, or as many as the file still has.
+    auto read_some = [&](std::string& out, std::size_t count) {
+        out.resize(count);
+        std::size_t got = 0;
+        while (got < count) {
+            const ssize_t r = ::read(fd, out.data() + got, count - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
+            if (r == 0) break;
+            got += std::size_t(r);
+        }
+        out.resize(got);
+    };
+    std::string head;
+    read_some(head, 12);
+    const std::size_t prefix = npy_prefix_size(head, path);
+    if (prefix > kMaxNpyHeaderBytes)
+        broken(path, "header of " + std::to_string(prefix) + " bytes (numpy writes a few hundred)");
+    std::string rest;
+    read_some(rest, prefix > head.size() ? prefix - head.size() : 0);
+    head += rest;
+    if (head.size() > prefix) head.resize(prefix);  // 12 bytes read, the header is shorter
+    const NpyHeader h = parse_npy_header(head, path);
+    if (h.rows < 1 || h.cols < 1) throw Error("mask " + path + " is empty");
+    if (h.rows > 16384 || h.cols > 16384)
+        throw Error("mask " + path + " is " + std::to_string(h.rows) + "×" + std::to_string(h.cols) +
                     "; at most 16384×16384 (queries × keys)");
+    check_data_size(h, size >= h.data_start ? size - h.data_start : 0, path);
+    if (::lseek(fd, off_t(h.data_start), SEEK_SET) < 0)
+        throw Error("cannot read " + path + ": " + std::strerror(errno));
+
     MaskGrid grid;
-    grid.rows = int(M.rows());
-    grid.cols = int(M.cols());
-    grid.blocked.assign(std::size_t(grid.rows) * std::size_t(grid.cols), 0);
-    for (int i = 0; i < grid.rows; ++i) {
-        for (int j = 0; j < grid.cols; ++j) {
-            const float v = M(i, j);
+    grid.rows = int(h.rows);
+    grid.cols = int(h.cols);
+    grid.blocked.assign(std::size_t(grid.rows) * std::size_t(grid.cols), 0);  // rows x cols
+    const std::uint64_t total = h.rows * h.cols;
+    const std::uint64_t per_block = (std::uint64_t(1) << 20) / std::uint64_t(h.item);  // values per read
+    std::string block;
+    for (std::uint64_t k0 = 0; k0 < total; k0 += per_block) {
+        const std::uint64_t count = std::min(per_block, total - k0);
+        read_some(block, std::size_t(count) * std::size_t(h.item));
+        if (block.size() != count * std::uint64_t(h.item))
+            broken(path, "truncated data (the file shrank while it was read)");
+        for (std::uint64_t t = 0; t < count; ++t) {
+            const std::uint64_t k = k0 + t;
+            // C order: k = i*cols + j. Fortran order: k = j*rows + i.
+            const std::uint64_t i = h.fortran ? k % h.rows : k / h.cols;
+            const std::uint64_t j = h.fortran ? k / h.rows : k % h.cols;
+            const float v = npy_value(block.data(), t, h.item);
             if (std::isnan(v))
                 throw Error("mask " + path + " has NaN at (" + std::to_string(i) + ", " + std::to_string(j) +
                             "); use 0 for visible and 1 for hidden");
-            grid.blocked[std::size_t(i) * std::size_t(grid.cols) + std::size_t(j)] = v != 0.0f ? 1 : 0;
+            grid.blocked[std::size_t(i * h.cols + j)] = v != 0.0f ? 1 : 0;
         }
     }
     return grid;

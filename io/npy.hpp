@@ -1,6 +1,7 @@
 // NumPy .npy files (format 1.0): little-endian float32 ('<f4'), C order, 2-D. Readable by numpy.load.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/config.hpp"
@@ -15,11 +16,16 @@ void write_npy(const std::string& path, const Mat& M);
 /// Parses .npy bytes: accepts 1-D or 2-D, '<f4' or '<f8', C or Fortran order; a 1-D array becomes
 /// one column. Throws attnviz::Error("broken .npy file FILE: reason") on anything else.
 Mat parse_npy(const std::string& bytes, const std::string& name_for_errors = "input");
+/// Largest .npy file read_npy reads (2 GiB + 4 KiB: a 16384² float64 array and its header).
+inline constexpr std::uint64_t kMaxNpyFileBytes = (2ull << 30) + 4096;
+/// Largest .npy header accepted (numpy writes 128 bytes or a few hundred).
+inline constexpr std::size_t kMaxNpyHeaderBytes = 64 * 1024;
 Mat read_npy(const std::string& path);
 
 /// A custom attention mask from a .npy file made with numpy: a 2-D array, rows = queries, columns =
 /// keys, nonzero = the key is hidden from that query (as in `custom_mask`). Throws attnviz::Error for
-/// a broken file, a non-2-D array, NaN values or more than 16384 rows/columns.
+/// a broken file, a non-2-D array, NaN values or more than 16384 rows/columns. Streams the file: peak
+/// memory is the rows×cols-byte grid plus 1 MiB.
 MaskGrid read_mask_npy(const std::string& path);
 
 /// CSV: one row per line, comma-separated, full float precision; -inf written as "-inf".

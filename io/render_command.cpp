@@ -1,5 +1,7 @@
 // `attnviz render`: one stage as a publication figure (PNG), on the CPU, without a display. It is the
 // same picture as the app's "Export PNG" (both call render_stage_figure).
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -32,36 +34,82 @@ std::string joined_stage_names(const Trace& trace) {
     return out;
 }
 
-int render_main(int argc, char** argv) {
+/// A heads grid holds every head's display copy (n×m floats) at once, on top of what validate()
+/// allows for (the trace and one copy). Refuse, before computing, a grid that would pass the limit.
+void check_grid_memory(const Config& cfg) {
+    require_valid(cfg);
+    const Tokenized t = tokenize_config(cfg);
+    const double n = double(t.query_tokens.size());
+    const double m = double(cfg.cross_attention() ? t.key_tokens.size() : t.query_tokens.size());
+    const double extra = double(std::max(cfg.heads - 1, 0)) * n * m * 4.0;
+    const double total = estimate_trace_bytes(cfg, int(n), int(m), int(t.vocab.size())) + extra;
+    if (total > kMaxTraceBytes) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "--grid: drawing all %d heads at %d×%d needs about %.1f GiB, more than the %.1f GiB "
+                      "limit; draw one head (without --grid), or use fewer tokens or heads",
+                      cfg.heads, int(n), int(m), total / double(1 << 30), kMaxTraceBytes / double(1 << 30));
+        throw Error(buf);
+    }
+}
+
+/// A render request, checked: flags, values, the scene (validated) and the grid's memory.
+struct RenderRequest {
+    bool help = false;
+    std::string stage_name, out;
+    int head = 0;
+    bool grid = false;
+    FigureOptions figure;
+    ComputeOptions compute;
+    Scene scene;
+};
+
+RenderRequest parse_render_request(int argc, char** argv) {
     const auto& options = render_options();
     const CliArgs args = parse_cli(argc, argv, options);
+    RenderRequest r;
     if (args.has("--help")) {
-        std::cout << cli_usage("attnviz render", options, {"--stage", "--out"})
+        r.help = true;
+        return r;
+    }
+    require_flag(args, options, "--stage");
+    require_flag(args, options, "--out");
+    r.stage_name = *args.get("--stage");
+    r.out = *args.get("--out");
+    r.head = args.has("--head") ? cli_int("--head", *args.get("--head"), 0, 1 << 20) : 0;
+    if (auto s = args.get("--scale")) {
+        r.figure.scale = cli_int("--scale", *s, 1, 4);
+        if (r.figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
+    }
+    if (auto t = args.get("--threads")) r.compute.threads = cli_int("--threads", *t, 0, 256);
+    r.grid = args.has("--grid");
+    r.scene = scene_from_cli(args);
+    require_valid(r.scene.config);
+    if (r.grid) check_grid_memory(r.scene.config);
+    return r;
+}
+
+int render_main(int argc, char** argv) {
+    const RenderRequest request = parse_render_request(argc, argv);
+    if (request.help) {
+        std::cout << cli_usage("attnviz render", render_options(), {"--stage", "--out"})
                   << "Draws one stage of the attention layer as a figure: title, formula, token labels and "
                      "a colour bar.\n";
         return 0;
     }
-    require_flag(args, options, "--stage");
-    require_flag(args, options, "--out");
-    const std::string stage_name = *args.get("--stage");
-    const std::string out = *args.get("--out");
-    const int head = args.has("--head") ? cli_int("--head", *args.get("--head"), 0, 1 << 20) : 0;
-    FigureOptions figure;
-    if (auto s = args.get("--scale")) {
-        figure.scale = cli_int("--scale", *s, 1, 4);
-        if (figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
-    }
-    ComputeOptions compute;
-    if (auto t = args.get("--threads")) compute.threads = cli_int("--threads", *t, 0, 256);
-
-    const Scene scene = scene_from_cli(args);
+    const std::string& stage_name = request.stage_name;
+    const std::string& out = request.out;
+    const int head = request.head;
+    const FigureOptions& figure = request.figure;
+    const ComputeOptions& compute = request.compute;
+    const Scene& scene = request.scene;
     const Trace trace = compute_trace(scene.config, compute);
     if (trace.find(stage_name, 0) < 0 && trace.find(stage_name) < 0) {
         throw UsageError("--stage: no stage named '" + stage_name +
                          "' in this configuration (stages: " + joined_stage_names(trace) + ")");
     }
     Image image;
-    if (args.has("--grid")) {
+    if (request.grid) {
         image = render_heads_grid_figure(trace, stage_name, figure);
     } else {
         const Stage* stage = trace.get(stage_name, head);
@@ -77,6 +125,10 @@ int render_main(int argc, char** argv) {
 }
 
 }  // namespace
+
+void check_render_arguments(int argc, char** argv) {
+    (void)parse_render_request(argc, argv);
+}
 
 int run_render_command(int argc, char** argv) {
     return run_cli_command("attnviz render", [&] { return render_main(argc, argv); });

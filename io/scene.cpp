@@ -67,6 +67,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 /// "unknown config key 'hedas' (did you mean 'heads'? known keys: ...)".
 std::string unknown_key_message(const std::string& what, const std::string& key,
                                 const std::vector<std::string>& known) {
+    if (key.size() > 64)  // no suggestion is that far off; keep the message one short line
+        return "unknown " + what + " '" + key.substr(0, 40) + "...' (known keys: " + join(known) + ")";
     std::string best;
     std::size_t best_d = 3;  // suggest only close matches
     for (const auto& k : known) {
@@ -77,7 +79,17 @@ std::string unknown_key_message(const std::string& what, const std::string& key,
            "known keys: " + join(known) + ")";
 }
 
+/// At most ~40 characters describing a JSON value for an error message. Containers are described,
+/// not serialised: dump() recurses once per nesting level and would copy a huge value whole.
 std::string shorten(const ojson& v) {
+    if (v.is_array()) return v.empty() ? "[]" : "an array of " + std::to_string(v.size()) + " values";
+    if (v.is_object()) return v.empty() ? "{}" : "an object of " + std::to_string(v.size()) + " keys";
+    if (v.is_string() && v.get_ref<const std::string&>().size() > 64) {
+        std::string head = v.get_ref<const std::string&>().substr(0, 34);
+        while (!head.empty() && (std::uint8_t(head.back()) & 0xC0) == 0x80) head.pop_back();  // whole chars
+        if (!head.empty() && std::uint8_t(head.back()) >= 0xC0) head.pop_back();
+        return ojson(head).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "...";
+    }
     std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (s.size() > 40) s = s.substr(0, 37) + "...";
     return s;
@@ -204,6 +216,91 @@ std::pair<std::size_t, std::size_t> line_col(const std::string& text, std::size_
     return {line, col};
 }
 
+/// nlohmann's DOM builder with two additions: it refuses nesting deeper than kMaxSceneDepth (so no
+/// later recursion over the value can overflow the stack), and it records where and why parsing
+/// failed -- syntax errors and number overflow (1e400) alike -- instead of throwing without a position.
+class SceneSax {
+  public:
+    explicit SceneSax(ojson& root) : dom_(root, false) {}
+
+    bool null() { return dom_.null(); }
+    bool boolean(bool v) { return dom_.boolean(v); }
+    bool number_integer(ojson::number_integer_t v) { return dom_.number_integer(v); }
+    bool number_unsigned(ojson::number_unsigned_t v) { return dom_.number_unsigned(v); }
+    bool number_float(ojson::number_float_t v, const std::string& s) { return dom_.number_float(v, s); }
+    bool string(std::string& v) { return dom_.string(v); }
+    bool binary(ojson::binary_t& v) { return dom_.binary(v); }
+    bool start_object(std::size_t n) { return deeper() && dom_.start_object(n); }
+    bool key(std::string& k) { return dom_.key(k); }
+    bool end_object() {
+        --depth_;
+        return dom_.end_object();
+    }
+    bool start_array(std::size_t n) { return deeper() && dom_.start_array(n); }
+    bool end_array() {
+        --depth_;
+        return dom_.end_array();
+    }
+    bool parse_error(std::size_t position, const std::string& last_token,
+                     const nlohmann::detail::exception& ex) {
+        failed_ = true;
+        error_ = ex.what();
+        overflow_ = ex.id == 406;  // out_of_range.406: number overflow; point at the number's start
+        error_byte_ = overflow_ && position > last_token.size() ? position - last_token.size() + 1 : position;
+        return false;
+    }
+    bool overflow() const { return overflow_; }
+
+    bool too_deep() const { return too_deep_; }
+    bool failed() const { return failed_; }
+    std::size_t error_byte() const { return error_byte_; }  // 1-based, as nlohmann counts
+    const std::string& error() const { return error_; }
+
+  private:
+    bool deeper() {
+        if (++depth_ > kMaxSceneDepth) too_deep_ = true;
+        return !too_deep_;
+    }
+    nlohmann::detail::json_sax_dom_parser<ojson> dom_;
+    int depth_ = 0;
+    bool too_deep_ = false, failed_ = false, overflow_ = false;
+    std::size_t error_byte_ = 0;
+    std::string error_;
+};
+
+/// Byte offset (0-based) of the bracket that opens nesting level kMaxSceneDepth + 1, outside strings,
+/// or npos. Used to say where a too-deep document goes wrong.
+std::size_t too_deep_at(const std::string& text) {
+    int depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxSceneDepth) return i;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return std::string::npos;
+}
+
+/// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1, column 2: "
+/// prefix: the position is reported by us, in characters.
+std::string json_reason(std::string what) {
+    if (auto p = what.find("column "); p != std::string::npos) {
+        if (auto c = what.find(": ", p); c != std::string::npos) return what.substr(c + 2);
+    }
+    if (auto q = what.find("] "); q != std::string::npos) what = what.substr(q + 2);
+    return what;
+}
+
 }  // namespace
 
 ojson config_to_json(const Config& cfg) {
@@ -230,22 +327,26 @@ void apply_config_json(Config& cfg, const ojson& config, const std::string& name
 }
 
 Scene parse_scene(const std::string& json_text, const std::string& name) {
+    if (json_text.size() > kMaxSceneBytes)
+        throw Error(name + ": too large (" + std::to_string(json_text.size() >> 20) + " MiB > " +
+                    std::to_string(kMaxSceneBytes >> 20) + " MiB); a scene is a few KiB");
     ojson doc;
-    try {
-        doc = ojson::parse(json_text);
-    } catch (const nlohmann::json::parse_error& e) {
-        // e.byte is 1-based: the position of the character that could not be parsed.
-        const auto [line, col] = line_col(json_text, e.byte > 0 ? e.byte - 1 : 0);
-        // nlohmann's message is "[json.exception.parse_error.101] parse error at line 1, column 2:
-        // syntax error while parsing ..."; keep only the part after the position.
-        std::string what = e.what();
-        if (auto p = what.find("column "); p != std::string::npos) {
-            if (auto c = what.find(": ", p); c != std::string::npos) what = what.substr(c + 2);
-        } else if (auto q = what.find("] "); q != std::string::npos) {
-            what = what.substr(q + 2);
+    SceneSax sax(doc);
+    const bool ok = ojson::sax_parse(json_text, &sax);
+    if (!ok || sax.failed() || sax.too_deep()) {
+        if (sax.too_deep()) {
+            const std::size_t at = too_deep_at(json_text);
+            const auto [line, col] = line_col(json_text, at == std::string::npos ? 0 : at);
+            throw Error(name + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                        ": JSON nested more than " + std::to_string(kMaxSceneDepth) +
+                        " levels deep; a scene needs 3");
         }
+        // error_byte is 1-based: the position of the character that could not be parsed.
+        const std::size_t byte = sax.error_byte();
+        const auto [line, col] = line_col(json_text, byte > 0 ? byte - 1 : 0);
+        const std::string what = sax.failed() ? json_reason(sax.error()) : "cannot parse";
         throw Error(name + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                    ": JSON syntax error: " + what);
+                    (sax.overflow() ? ": JSON number out of range: " : ": JSON syntax error: ") + what);
     }
     if (!doc.is_object())
         throw Error(name + ": a scene must be a JSON object like {\"attnviz_scene\": 1, \"config\": {...}}");
@@ -276,7 +377,7 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
 }
 
 Scene load_scene(const std::string& path) {
-    return parse_scene(read_file(path), path);
+    return parse_scene(read_file(path, kMaxSceneBytes), path);
 }
 
 std::string scene_json(const Scene& scene) {

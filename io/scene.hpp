@@ -11,6 +11,7 @@
 // text set_config_key accepts), custom_mask an array of "0"/"1" strings (1 = hidden).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -25,7 +26,13 @@ struct Scene {
     Config config;
 };
 
+/// Largest scene file accepted (16 MiB; scenes are a few KiB) and deepest JSON nesting (a scene needs 3).
+inline constexpr std::size_t kMaxSceneBytes = 16u << 20;
+inline constexpr int kMaxSceneDepth = 64;
+
 /// Parses scene JSON. Throws attnviz::Error: "scene.json:3:14: JSON syntax error: ...",
+/// "scene.json:2:9: JSON number out of range: number overflow parsing '1e400'",
+/// "scene.json:1:65: JSON nested more than 64 levels deep; ...",
 /// "scene.json: unknown config key 'hedas' (known keys: ...)", "scene.json: heads: expected an integer".
 Scene parse_scene(const std::string& json_text, const std::string& name_for_errors = "scene");
 Scene load_scene(const std::string& path);

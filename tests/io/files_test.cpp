@@ -2,6 +2,7 @@
 // earlier file exactly as it was, and leaves no temp file behind.
 #include "io/files.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -83,8 +84,9 @@ TEST(Files, MissingDirectoryGivesPathAndReason) {
 TEST(Files, DirectoryTargetIsRefusedAndLeftAlone) {
     TempDir d;
     fs::create_directory(d.path + "/sub");
-    EXPECT_EQ(error_of([&] { write_file_atomic(d.path + "/sub", "x"); }),
-              "cannot write " + d.path + "/sub: Is a directory");
+    EXPECT_EQ(
+        error_of([&] { write_file_atomic(d.path + "/sub", "x"); }),
+        "cannot write " + d.path + "/sub: it is a directory, not a regular file; choose another file name");
     EXPECT_TRUE(fs::is_directory(d.path + "/sub"));
     EXPECT_EQ(d.entries(), 1u);
 }
@@ -123,7 +125,69 @@ TEST(Files, ReadErrorsNameTheFile) {
     TempDir d;
     EXPECT_EQ(error_of([&] { read_file(d.path + "/nope"); }),
               "cannot read " + d.path + "/nope: No such file or directory");
-    EXPECT_EQ(error_of([&] { read_file(d.path); }), "cannot read " + d.path + ": Is a directory");
+    EXPECT_EQ(error_of([&] { read_file(d.path); }),
+              "cannot read " + d.path + ": it is a directory, not a regular file");
+}
+
+// Only regular files (or nothing) may be replaced: as root, `render --out /dev/null` used to rename a
+// PNG over /dev/null. Never tested on /dev/null itself: a FIFO, a symlink and a directory in a temp dir.
+TEST(Files, NonRegularTargetsAreRefusedAndLeftAlone) {
+    TempDir d;
+    const std::string fifo = d.path + "/fifo", link = d.path + "/link", target = d.path + "/target";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+    write_file_atomic(target, "old");
+    ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+    EXPECT_EQ(error_of([&] { write_file_atomic(fifo, "x"); }),
+              "cannot write " + fifo + ": it is a FIFO, not a regular file; choose another file name");
+    EXPECT_EQ(
+        error_of([&] { write_file_atomic(link, "x"); }),
+        "cannot write " + link + ": it is a symbolic link, not a regular file; choose another file name");
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+    EXPECT_EQ(read_file(target), "old");
+    EXPECT_EQ(d.entries(), 3u);  // no temp file left behind
+    // A regular file is still replaced, keeping its mode.
+    write_file_atomic(target, "new");
+    EXPECT_EQ(read_file(target), "new");
+}
+
+TEST(Files, WriteInChunks) {
+    TempDir d;
+    int calls = 0;
+    write_file_atomic_chunks(d.path + "/c", [&](std::string& chunk) {
+        chunk = "part" + std::to_string(calls);
+        return ++calls < 3;
+    });
+    EXPECT_EQ(read_file(d.path + "/c"), "part0part1part2");
+    // A generator that throws leaves nothing behind.
+    EXPECT_THROW(write_file_atomic_chunks(d.path + "/e", [](std::string&) -> bool { throw Error("boom"); }),
+                 Error);
+    EXPECT_EQ(d.entries(), 1u);
+}
+
+// read_file refuses FIFOs (without blocking on them), directories and devices, and files above the
+// caller's cap -- before reading them: `--scene /dev/zero` used to grow to 8 GiB.
+TEST(Files, ReadRefusesNonRegularFilesAndFilesAboveTheCap) {
+    TempDir d;
+    const std::string fifo = d.path + "/fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+    EXPECT_EQ(error_of([&] { read_file(fifo); }),
+              "cannot read " + fifo + ": it is a FIFO, not a regular file");
+    EXPECT_EQ(error_of([&] { read_file("/dev/zero"); }),
+              "cannot read /dev/zero: it is a character device, not a regular file");
+    // A sparse 2 GiB file costs no disk and is refused from its size alone.
+    const std::string big = d.path + "/big";
+    {
+        const int fd = ::open(big.c_str(), O_CREAT | O_WRONLY, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::ftruncate(fd, off_t(2) << 30), 0);
+        ::close(fd);
+    }
+    EXPECT_EQ(error_of([&] { read_file(big); }), "cannot read " + big + ": too large (2048 MiB > 64 MiB)");
+    write_file_atomic(d.path + "/small", std::string(2000, 'x'));
+    EXPECT_EQ(error_of([&] { read_file(d.path + "/small", 1000); }),
+              "cannot read " + d.path + "/small: too large (2000 bytes > 1000 bytes)");
+    EXPECT_EQ(read_file(d.path + "/small", 2000).size(), 2000u);
 }
 
 TEST(Files, MakeDirsCreatesParentsAndIsIdempotent) {

@@ -64,5 +64,39 @@ TEST(MaskNpy, BrokenFilesAreClearErrors) {
     std::remove(nan_path.c_str());
 }
 
+// Oversize and Fortran-order masks: the size is refused from the header alone (a 2 GiB sparse file
+// costs nothing to make), and Fortran order lands on the right cells.
+TEST(MaskNpy, OversizeHeaderIsRefusedBeforeReadingTheData) {
+    const std::string big = temp_path("big.npy");
+    // A '<f4' 20000 x 20000 header followed by no data.
+    std::string header("\x93NUMPY\x01\x00", 8);
+    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (20000, 20000), }";
+    while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+    dict += '\n';
+    header += char(dict.size() & 0xff);
+    header += char(dict.size() >> 8);
+    header += dict;
+    write_file_atomic(big, header);
+    try {
+        read_mask_npy(big);
+        ADD_FAILURE() << "a 20000×20000 mask was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("at most 16384×16384"), std::string::npos) << e.what();
+    }
+    std::remove(big.c_str());
+    EXPECT_THROW(read_mask_npy("/dev/zero"), Error);  // not a regular file: refused, never read
+}
+
+TEST(MaskNpy, FortranOrderAndFloat64) {
+    const std::string path = std::string(ATTNVIZ_TEST_DATA) + "/numpy_f8_fortran_2x3.npy";
+    const Mat M = read_npy(path);  // 2 x 3
+    const MaskGrid grid = read_mask_npy(path);
+    ASSERT_EQ(grid.rows, 2);
+    ASSERT_EQ(grid.cols, 3);
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 3; ++j)
+            EXPECT_EQ(grid.is_blocked(i, j), M(i, j) != 0.0f) << "cell (" << i << ", " << j << ")";
+}
+
 }  // namespace
 }  // namespace attnviz

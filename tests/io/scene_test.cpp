@@ -2,6 +2,7 @@
 #include "io/scene.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -261,6 +262,64 @@ TEST(Scene, EveryExampleSceneLoadsAndIsValid) {
         EXPECT_EQ(j, i - 1) << "row " << i;
     }
     EXPECT_EQ(load("long_context.json").config.length, 512);
+}
+
+// A note or config value nested 100,000 arrays deep used to overflow the stack while the error
+// message was built; now the nesting is refused while parsing, with its position.
+TEST(Scene, DeepNestingIsRefusedWithItsPosition) {
+    // The top-level object is level 1, so the 64th '[' (column 73) opens level 65.
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    const std::string msg = scene_error("{\"note\": " + deep + "}");
+    EXPECT_EQ(msg, "s.json:1:73: JSON nested more than 64 levels deep; a scene needs 3");
+    const std::string msg2 = scene_error("{\"config\": {\"text\": " + deep + "}}");
+    EXPECT_NE(msg2.find("nested more than 64 levels"), std::string::npos) << msg2;
+    // Unbalanced: only opening brackets.
+    EXPECT_NE(scene_error(std::string(200000, '[')).find("nested more than 64"), std::string::npos);
+    // 60 levels are parsed, and the wrong type is described without serialising the whole value.
+    const std::string ok_deep = std::string(60, '[') + std::string(60, ']');
+    EXPECT_EQ(scene_error("{\"note\": " + ok_deep + "}"),
+              "s.json: note: expected a string, got an array of 1 values");
+}
+
+// 1e400 overflows a double: nlohmann's raw out_of_range escaped without file, line or column.
+TEST(Scene, NumberOverflowNamesLineAndColumn) {
+    EXPECT_EQ(scene_error("{\n  \"config\": {\"temperature\": 1e400}\n}"),
+              "s.json:2:29: JSON number out of range: number overflow parsing '1e400'");
+    EXPECT_EQ(scene_error("{\"config\": {\"heads\": -1e999}}"),
+              "s.json:1:22: JSON number out of range: number overflow parsing '-1e999'");
+}
+
+TEST(Scene, LongValuesAreShortenedInMessages) {
+    const std::string msg = scene_error("{\"config\": {\"heads\": \"" + std::string(100000, 'x') + "\"}}");
+    EXPECT_LT(msg.size(), 200u) << msg;
+    const std::string msg2 = scene_error("{\"config\": {\"" + std::string(100000, 'k') + "\": 1}}");
+    EXPECT_LT(msg2.size(), 600u) << msg2;
+    const std::string msg3 = scene_error("{\"config\": {\"mask\": \"" + std::string(100000, 'x') + "\"}}");
+    EXPECT_LT(msg3.size(), 300u) << msg3;
+}
+
+TEST(Scene, LoadRefusesNonRegularAndHugeFiles) {
+    TempDir d;
+    try {
+        load_scene("/dev/zero");
+        ADD_FAILURE() << "/dev/zero was read";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "cannot read /dev/zero: it is a character device, not a regular file");
+    }
+    const std::string fifo = d.path + "/fifo.json";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+    EXPECT_THROW(load_scene(fifo), Error);  // refused at once, never blocks
+    EXPECT_THROW(load_scene(d.path), Error);
+    const std::string big = d.path + "/big.json";
+    write_file_atomic(big, "");
+    ASSERT_EQ(::truncate(big.c_str(), off_t(2) << 30), 0);  // sparse
+    try {
+        load_scene(big);
+        ADD_FAILURE() << "a 2 GiB scene was read";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "cannot read " + big + ": too large (2048 MiB > 16 MiB)");
+    }
 }
 
 }  // namespace
