@@ -156,10 +156,11 @@ int model_dump_main(int argc, char** argv) {
     if (n > s.max_positions)
         throw Error(std::to_string(n) + " tokens are more than the model's " +
                     std::to_string(s.max_positions) + " positions");
-    const std::uint64_t need = model_forward_bytes(s, n, run);
+    const std::uint64_t need = model_forward_bytes(s, n, run) + model.weight_bytes;
     if (need > kMemoryLimit)
-        throw Error(std::to_string(n) + " tokens with these layers need " + std::to_string(need >> 20) +
-                    " MiB, over the 3 GiB limit; pass --layer L to keep fewer layers' attention");
+        throw Error(
+            std::to_string(n) + " tokens with these layers need " + std::to_string(need >> 20) +
+            " MiB with the weights, over the 3 GiB limit; pass --layer L to keep fewer layers' attention");
     const ModelForward f = run_model(model, in.ids, run);
 
     ojson m = ojson::object();
@@ -263,6 +264,11 @@ int generate_main(int argc, char** argv) {
         throw Error(std::to_string(in.ids.size()) + " prompt tokens + " + std::to_string(count) +
                     " new ones are more than the model's " + std::to_string(model.spec.max_positions) +
                     " positions");
+    const std::uint64_t need =
+        model_forward_bytes(model.spec, int(in.ids.size()) + count, run) + model.weight_bytes;
+    if (need > kMemoryLimit)
+        throw Error(std::to_string(in.ids.size() + std::size_t(count)) + " tokens need " +
+                    std::to_string(need >> 20) + " MiB with the weights, over the 3 GiB limit");
     Rng rng{std::uint64_t(seed)};
     std::vector<int> ids = in.ids, generated;
     for (int t = 0; t < count; ++t) {

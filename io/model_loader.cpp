@@ -168,6 +168,7 @@ struct Checkpoint {
     std::map<std::string, TensorInfo> tensors;
     std::vector<std::shared_ptr<const void>> storage;
     std::uint64_t converted_bytes = 0;
+    std::uint64_t weight_bytes = 0;  // float32 bytes of every tensor used
 };
 
 std::uint64_t dtype_size(const std::string& d) {
@@ -334,6 +335,11 @@ class TensorSource {
                         ", the config implies " + text(shape));
         }
         const std::uint64_t count = t->bytes / dtype_size(t->dtype);
+        ck_.weight_bytes += count * 4;
+        if (ck_.weight_bytes > kMaxModelWeightBytes)
+            throw Error(t->file + ": the model's weights need more than " +
+                        std::to_string(kMaxModelWeightBytes >> 30) + " GiB as float32 (at tensor '" + name +
+                        "'); the app's memory limit is 3 GiB");
         if (t->dtype == "F32") {
             if (reinterpret_cast<std::uintptr_t>(t->data) % alignof(float) == 0)
                 return reinterpret_cast<const float*>(t->data);
@@ -454,6 +460,7 @@ ModelWeights load_model_dir(const std::string& dir) {
         m = load_llama(spec, ck, flag("tie_word_embeddings"), flag("attention_bias"));
     }
     m.storage = std::move(ck.storage);
+    m.weight_bytes = ck.weight_bytes;
     validate_model(m);
     return m;
 }

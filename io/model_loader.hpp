@@ -26,5 +26,7 @@ ModelWeights load_model_dir(const std::string& dir);
 inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
 /// Largest float32 memory the loader converts BF16/F16 weights into (the app's limit is 3 GiB).
 inline constexpr std::uint64_t kMaxConvertedWeightBytes = 2ull << 30;
+/// Largest model accepted: its float32 weights (mapped or converted) within the app's 3 GiB.
+inline constexpr std::uint64_t kMaxModelWeightBytes = 3ull << 30;
 
 }  // namespace attnviz

@@ -225,5 +225,26 @@ TEST(ModelLoader, RefusesBadFilesWithOneClearLine) {
     EXPECT_NE(error_of([&] { load_model_dir(d.path + "/nope"); }).find("config.json"), std::string::npos);
 }
 
+TEST(ModelLoader, RefusesWeightsOverTheMemoryLimit) {
+    // A sparse 4 GiB embedding: the file is valid, the model would not fit in 3 GiB.
+    TempDir d;
+    json c = llama_config();
+    c["vocab_size"] = 1 << 20;
+    c["hidden_size"] = 1024;
+    c["num_attention_heads"] = 16;
+    c["num_key_value_heads"] = 16;
+    json h = {{"model.embed_tokens.weight",
+               {{"dtype", "F32"}, {"shape", {1 << 20, 1024}}, {"data_offsets", {0, 4ull << 30}}}}};
+    std::string header = h.dump();
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string head(8, '\0');
+    const std::uint64_t n = header.size();
+    std::memcpy(&head[0], &n, 8);
+    write_model(d.path, c, head + header);
+    fs::resize_file(d.path + "/model.safetensors", 8 + n + (4ull << 30));
+    const std::string msg = error_of([&] { load_model_dir(d.path); });
+    EXPECT_NE(msg.find("more than 3 GiB"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace attnviz
