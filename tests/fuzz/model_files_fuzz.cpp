@@ -19,7 +19,8 @@
 namespace {
 
 const std::string& model_dir() {
-    static const std::string dir = [] {
+    // Never destroyed: the atexit cleanup below runs after static destructors would.
+    static const std::string& dir = *new std::string([] {
         std::string t = (std::filesystem::temp_directory_path() / "attnviz-model-fuzz-XXXXXX").string();
         FUZZ_CHECK(::mkdtemp(t.data()) != nullptr);
         attnviz::write_file_atomic(
@@ -32,7 +33,7 @@ const std::string& model_dir() {
             std::filesystem::remove_all(model_dir(), ec);
         });
         return t;
-    }();
+    }());
     return dir;
 }
 
