@@ -599,7 +599,14 @@ std::vector<ConfigIssue> validate(const Config& cfg) {
                 (fits(mid) ? lo : hi) = mid;
             }
             std::string what;
-            if (lo >= 1)
+            const double hidden_part =
+                cfg.scoring == Scoring::Additive && cfg.attention != AttentionKind::Linear
+                    ? double(cfg.heads) * 4.0 * (2.0 * cfg.resolved_d_k() + 1.0 + n + 2.0 * m) *
+                          cfg.resolved_additive_hidden()
+                    : 0.0;
+            if (hidden_part > bytes / 2)
+                what = "reduce additive_hidden (now " + std::to_string(cfg.resolved_additive_hidden()) + ")";
+            else if (lo >= 1)
                 what = "use at most about " + std::to_string(lo) + " tokens (length), fewer heads";
             else
                 what = "reduce d_model or heads";
