@@ -148,7 +148,9 @@ int main(int argc, char** argv) {
     while (!glfwWindowShouldClose(window) && !shell->should_quit()) {
         const double wait_start = now_seconds();
         const double wait = shell->input_wait_seconds();
-        if (wait > 0)
+        if (wait < 0)
+            glfwWaitEvents();  // idle: no redraw until something happens
+        else if (wait > 0)
             glfwWaitEventsTimeout(wait);
         else
             glfwPollEvents();

@@ -135,18 +135,26 @@ void Shell::init_graphics() {
     applied_scale_ = state.ui_scale;
 }
 
-double Shell::input_wait_seconds() const {
+double Shell::input_wait_seconds() {
     // Keep drawing while a trace is computing, playing, or a panel waits for a background answer;
     // a test's frames come at most every 5 ms; otherwise wait for input (the machine is shared).
-    if (state.updating || state.playing || state.redraw_soon) return 0.0;
-    if (hooks_.drives_frames()) return 0.005;
-    return 0.1;
+    if (state.updating || state.playing || state.redraw_soon)
+        requested_wait_s_ = 0.0;
+    else if (hooks_.drives_frames())
+        requested_wait_s_ = 0.005;
+    else if (now_seconds() - last_activity_ < 3.0)
+        requested_wait_s_ = 0.25;
+    else
+        requested_wait_s_ = -1.0;
+    return requested_wait_s_;
 }
 
 void Shell::begin_frame(double wait_ms) {
     const double now = now_seconds();
     if (start_time_ == 0) start_time_ = now;
     wait_ms_ = wait_ms;
+    // Activity: something was drawing, or an event ended the wait before its time-out.
+    if (requested_wait_s_ <= 0.005 || wait_ms < requested_wait_s_ * 1000.0 - 1.0) last_activity_ = now;
     previous_frame_start_ = frame_start_;
     frame_start_ = now;
     state.redraw_soon = false;

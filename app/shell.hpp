@@ -35,9 +35,11 @@ class Shell {
     void init_graphics();
 
     /// Before input is read: how long the loop may sleep waiting for input. 0 = poll and draw now
-    /// (a trace is computing, playing, ...); a little while a test drives the frames (so the GUI
-    /// does not spin and starve the compute thread); else 0.1 s (an idle app sleeps until an event).
-    double input_wait_seconds() const;
+    /// (a trace is computing, playing, a background answer is due); 5 ms while a test drives the
+    /// frames (so the GUI does not spin and starve the compute thread); 0.25 s for a few seconds after
+    /// the last input (the workspace gets saved, tooltips settle); otherwise < 0: sleep until an
+    /// event — an idle window draws nothing.
+    double input_wait_seconds();
     /// `wait_ms`: how long the loop slept waiting for input before this frame.
     void begin_frame(double wait_ms);
     /// After the platform backend's NewFrame, before ImGui::NewFrame: scripted input.
@@ -83,6 +85,7 @@ class Shell {
     std::string settings_at_start_;
     double start_time_ = 0, frame_start_ = 0, previous_frame_start_ = 0, swap_start_ = 0;
     double wait_ms_ = 0, frame_ms_avg_ = 0;
+    double requested_wait_s_ = 0, last_activity_ = 0;  // see input_wait_seconds()
     long frame_index_ = 0;
 };
 

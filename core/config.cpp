@@ -424,9 +424,12 @@ double estimate_trace_bytes(const Config& cfg, int n_, int m_, int vocab_) {
     // Linear attention with a window or custom mask materialises φ(Q)φ(K)ᵀ per head as well.
     if (linear && pattern > 0 && (cfg.mask == MaskKind::Window || cfg.mask == MaskKind::Custom))
         bytes += h * nm * f;
-    // One more n×m float matrix held by whoever uses the trace: a derived stage (scaled, masked)
-    // materialised by `dump`, or the display copy of a stage that figures and the GUI draw.
-    if (pattern > 0) bytes += nm * f;
+    // Workspace of whoever uses the trace: the display copy of a stage that figures and the GUI draw
+    // (one n×m matrix), or a derived stage materialised by `dump` or a figure -- `masked` is built as
+    // scaled = S·c (one n×m) and then apply_mask's result (a second), as is `scaled` with ALiBi's bias:
+    // two n×m matrices at once (measured: dump at 14971 causal tokens peaked at 3.6 GiB when only
+    // one was counted). Linear attention has no derived n×m stages: one display copy.
+    if (pattern > 0) bytes += (linear ? 1.0 : 2.0) * nm * f;
     // Masks: the trace's n×m booleans, the copy display_matrix() makes, and the custom grid itself.
     if (cfg.mask != MaskKind::None) bytes += 2.0 * nm;
     bytes += double(cfg.custom_mask.blocked.size());
@@ -596,7 +599,14 @@ std::vector<ConfigIssue> validate(const Config& cfg) {
                 (fits(mid) ? lo : hi) = mid;
             }
             std::string what;
-            if (lo >= 1)
+            const double hidden_part =
+                cfg.scoring == Scoring::Additive && cfg.attention != AttentionKind::Linear
+                    ? double(cfg.heads) * 4.0 * (2.0 * cfg.resolved_d_k() + 1.0 + n + 2.0 * m) *
+                          cfg.resolved_additive_hidden()
+                    : 0.0;
+            if (hidden_part > bytes / 2)
+                what = "reduce additive_hidden (now " + std::to_string(cfg.resolved_additive_hidden()) + ")";
+            else if (lo >= 1)
                 what = "use at most about " + std::to_string(lo) + " tokens (length), fewer heads";
             else
                 what = "reduce d_model or heads";

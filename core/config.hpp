@@ -114,10 +114,11 @@ inline constexpr double kMaxLinearWeightsBytes = 1024.0 * 1024.0 * 1024.0;
 /// `vocab`: the trace itself (per head the stored n×m matrices -- scores + weights for softmax and
 /// kernels, the implied weights for linear attention -- plus W_Q/W_K/W_V, Q, K, V, head outputs, the
 /// scoring parameters and temporaries including additive_hidden, the layer-wide activations, masks,
-/// the custom mask grid, labels and explanations) plus ONE more n×m float matrix and mask that a
-/// consumer materialises on top of it (a derived stage written by `dump`, the display copy drawn by a
-/// figure or the GUI). validate() rejects configs above kMaxTraceBytes. Consumers that hold more
-/// (a heads grid keeps every head's display copy) must add their own part and check again.
+/// the custom mask grid, labels and explanations) plus the workspace a consumer materialises on top
+/// of it: a derived stage written by `dump` (2 n×m floats at once while `masked` is built), or the
+/// display copy and mask drawn by a figure or the GUI. validate() rejects configs above kMaxTraceBytes.
+/// Consumers that hold more (a heads grid keeps every head's display copy) must add their own part and check
+/// again.
 double estimate_trace_bytes(const Config& cfg, int n, int m, int vocab);
 
 /// Every key accepted by set_config_key(), in a stable order: text, source_text, length, max_tokens,

@@ -202,7 +202,9 @@ NpyHeader parse_npy_header(const std::string& b, const std::string& name) {
     if (shape.size() != 1 && shape.size() != 2)
         broken(name, "expected a 1-D or 2-D array, got " + std::to_string(shape.size()) + "-D");
     const std::uint64_t rows = shape[0], cols = shape.size() == 2 ? shape[1] : 1;
-    constexpr auto kMaxDim = std::uint64_t(std::numeric_limits<int>::max());
+    // Each axis at most 2^24: far above the app's 16384 tokens, and a (2e9, 0) array -- no data, but
+    // two billion empty rows for every consumer to walk -- is refused (found by tests/fuzz/npy).
+    constexpr auto kMaxDim = std::uint64_t(1) << 24;
     if (rows > kMaxDim || cols > kMaxDim || (cols != 0 && rows > (std::uint64_t(1) << 40) / cols))
         broken(name, "array too large (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
 

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/json_limits.hpp"
 
 namespace attnviz {
 
@@ -268,29 +269,6 @@ class SceneSax {
     std::string error_;
 };
 
-/// Byte offset (0-based) of the bracket that opens nesting level kMaxSceneDepth + 1, outside strings,
-/// or npos. Used to say where a too-deep document goes wrong.
-std::size_t too_deep_at(const std::string& text) {
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxSceneDepth) return i;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return std::string::npos;
-}
-
 /// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1, column 2: "
 /// prefix: the position is reported by us, in characters.
 std::string json_reason(std::string what) {
@@ -335,7 +313,7 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
     const bool ok = ojson::sax_parse(json_text, &sax);
     if (!ok || sax.failed() || sax.too_deep()) {
         if (sax.too_deep()) {
-            const std::size_t at = too_deep_at(json_text);
+            const std::size_t at = json_too_deep_at(json_text, kMaxSceneDepth);
             const auto [line, col] = line_col(json_text, at == std::string::npos ? 0 : at);
             throw Error(name + ":" + std::to_string(line) + ":" + std::to_string(col) +
                         ": JSON nested more than " + std::to_string(kMaxSceneDepth) +

@@ -10,6 +10,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "io/tokenizer.hpp"
 
+#include "io/json_limits.hpp"
+
 #include <pcre2.h>
 #include <sys/stat.h>
 #include <unicode/normalizer2.h>
@@ -356,25 +358,9 @@ bool is_regular_file(const std::string& path) {
 json parse_json(std::string_view text, const std::string& name) {
     if (text.size() > kMaxTokenizerFileBytes)
         throw Error(name + ": larger than the 64 MiB accepted for tokenizer files");
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxJsonDepth)
-                throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
-                            " levels deep (not a tokenizer file)");
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
+    if (json_too_deep_at(text, kMaxJsonDepth) != std::string_view::npos)
+        throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
+                    " levels deep (not a tokenizer file)");
     try {
         return json::parse(text.begin(), text.end());
     } catch (const json::exception& e) {

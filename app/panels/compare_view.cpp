@@ -173,6 +173,7 @@ void draw_compare_view(AppState& state) {
     }
     if (!have) {
         ImGui::TextDisabled("computing softmax and linear weights\u2026");
+        state.redraw_soon = true;  // keep drawing until the answer can be shown
         return;
     }
     const CompareResult& res = *cache.ready;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,17 @@ std::string lab_export_file_name(const std::string& slug, const std::string& tim
 struct LabContext {
     int requested_tab = -1;  // >= 0: select this tab once (from `--lab NAME:TAB`)
     bool closing = false;    // the window was closed this frame: stop background work
+
+    /// The lab's own state (its sliders, last results, background work), one object per lab window
+    /// owned by the window's entry instead of a function-local static; created on first use.
+    template <typename T>
+    T& state() {
+        if (!state_) state_ = std::make_shared<T>();
+        return *static_cast<T*>(state_.get());
+    }
+
+  private:
+    std::shared_ptr<void> state_;
 };
 
 void draw_lab_positional(AppState& state, LabContext& ctx);

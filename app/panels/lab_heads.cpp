@@ -71,7 +71,7 @@ struct HeadsState {
 }  // namespace
 
 void draw_lab_heads(AppState& state, LabContext& ctx) {
-    static HeadsState s;
+    HeadsState& s = ctx.state<HeadsState>();
     if (ctx.closing) return;
     (void)ctx.requested_tab;
     ctx.requested_tab = -1;

@@ -211,7 +211,7 @@ void draw_cost(LinState& s, AppState& state, float avail_w) {
 }  // namespace
 
 void draw_lab_linear(AppState& state, LabContext& ctx) {
-    static LinState s;
+    LinState& s = ctx.state<LinState>();
     if (ctx.closing) {
         s.sweep.cancel();  // the thread stops after its current measurement; joined later or at exit
         return;

@@ -53,7 +53,7 @@ void controls(PeState& s) {
 }  // namespace
 
 void draw_lab_positional(AppState& state, LabContext& ctx) {
-    static PeState s;
+    PeState& s = ctx.state<PeState>();
     if (ctx.closing) return;
     const LabText& text = lab_text(LabId::PositionalEncoding);
 

@@ -61,7 +61,7 @@ std::string mse_text(double mse) {
 }  // namespace
 
 void draw_lab_scoring(AppState& state, LabContext& ctx) {
-    static NwState s;
+    NwState& s = ctx.state<NwState>();
     if (ctx.closing) return;
     const LabText& text = lab_text(LabId::NadarayaWatson);
 

@@ -37,7 +37,7 @@ void row(const char* what, const std::string& value, const char* how = nullptr) 
 }  // namespace
 
 void draw_lab_size(AppState& state, LabContext& ctx) {
-    static SizeState s;
+    SizeState& s = ctx.state<SizeState>();
     if (ctx.closing) return;
     const LabText& text = lab_text(LabId::Size);
 

@@ -58,7 +58,7 @@ std::vector<T> parse_list(const std::string& text, const char* what) {
 }  // namespace
 
 void draw_lab_temperature(AppState& state, LabContext& ctx) {
-    static TempState s;
+    TempState& s = ctx.state<TempState>();
     if (ctx.closing) return;  // the sampler finishes on its own in well under a second
     const LabText& text = lab_text(LabId::Temperature);
 

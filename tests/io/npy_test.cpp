@@ -185,6 +185,9 @@ TEST(Npy, BrokenFilesGetAReason) {
     EXPECT_EQ(
         npy_error(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999), }", "")),
         "broken .npy file x.npy: array too large (99999999999 x 99999)");
+    // No data but two billion empty rows (found by tests/fuzz/npy: writing it back walked every row).
+    EXPECT_EQ(npy_error(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1779508901, 0), }", "")),
+              "broken .npy file x.npy: array too large (1779508901 x 0)");
     EXPECT_NE(npy_error(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2)", ""))
                   .find("bad header"),
               std::string::npos);
