@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/json_limits.hpp"
 
 namespace attnviz {
 
@@ -68,15 +69,25 @@ struct ConfigReader {
     }
 };
 
+// Every JSON text of a checkpoint (config.json, the safetensors header, the shard index) goes through
+// here: nesting is capped before nlohmann-json (which recurses per level) sees it, and a parse error
+// becomes one line naming the file.
+json parse_json_limited(std::string_view text, const std::string& name, const char* what) {
+    constexpr int kMaxDepth = 64;
+    if (const std::size_t at = json_too_deep_at(text, kMaxDepth); at != std::string_view::npos)
+        throw Error(name + ": " + what + " nests deeper than " + std::to_string(kMaxDepth) +
+                    " levels (at byte " + std::to_string(at) + ")");
+    try {
+        return json::parse(text);
+    } catch (const json::exception& e) {
+        throw Error(name + ": " + what + " is not valid JSON (" + std::string(e.what()) + ")");
+    }
+}
+
 }  // namespace
 
 ModelSpec parse_model_config(std::string_view text, const std::string& name) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception& e) {
-        throw Error(name + ": not valid JSON (" + std::string(e.what()) + ")");
-    }
+    const json j = parse_json_limited(text, name, "the file");
     if (!j.is_object()) throw Error(name + ": expected a JSON object");
     const ConfigReader c{j, name};
     if (!c.present("model_type")) c.fail("model_type", "is missing");
@@ -201,12 +212,8 @@ void map_safetensors(const std::string& path, Checkpoint& ck) {
     if (n > size - 8)
         throw Error(path + ": truncated (header says " + std::to_string(n) + " bytes, the file has " +
                     std::to_string(size - 8) + " after the length)");
-    json header;
-    try {
-        header = json::parse(base + 8, base + 8 + n);
-    } catch (const json::exception& e) {
-        throw Error(path + ": the header is not valid JSON (" + std::string(e.what()) + ")");
-    }
+    const json header = parse_json_limited(
+        std::string_view(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n)), path, "the header");
     if (!header.is_object()) throw Error(path + ": the header is not a JSON object");
     const std::uint64_t data_size = size - 8 - n;
     const unsigned char* data = base + 8 + n;
@@ -254,12 +261,7 @@ Checkpoint open_checkpoint(const std::string& dir) {
     if (::access(single.c_str(), F_OK) == 0) {
         map_safetensors(single, ck);
     } else if (::access(index.c_str(), F_OK) == 0) {
-        json j;
-        try {
-            j = json::parse(read_file(index, 64ull << 20));
-        } catch (const json::exception& e) {
-            throw Error(index + ": not valid JSON (" + std::string(e.what()) + ")");
-        }
+        const json j = parse_json_limited(read_file(index, 64ull << 20), index, "the file");
         if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
             throw Error(index + ": field 'weight_map' is missing or not an object");
         std::map<std::string, bool> shards;
@@ -450,7 +452,7 @@ ModelWeights load_model_dir(const std::string& dir) {
     const std::string config_path = dir + "/config.json";
     const std::string text = read_file(config_path, 4ull << 20);
     const ModelSpec spec = parse_model_config(text, config_path);
-    const json j = json::parse(text);
+    const json j = parse_json_limited(text, config_path, "the file");
     Checkpoint ck = open_checkpoint(dir);
     ModelWeights m;
     if (spec.family == ModelFamily::Gpt2) {

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -219,7 +220,21 @@ TEST(ModelLoader, RefusesBadFilesWithOneClearLine) {
     ASSERT_NE(at, std::string::npos);
     lies.replace(at, 18, "\"data_offsets\":[9,");
     expect(lies, "tensor 'model.embed_tokens.weight' has 311 bytes");
+    // A header nested 100,000 arrays deep is refused before nlohmann-json recurses into it.
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    std::string nested(8, '\0');
+    const std::uint64_t deep_len = deep.size();
+    std::memcpy(&nested[0], &deep_len, 8);
+    expect(nested + deep, "the header nests deeper than 64 levels (at byte 64)");
+    // So is a config.json nested as deep.
+    write_model(d.path, llama_config(), good);
+    {
+        std::ofstream(d.path + "/config.json", std::ios::trunc) << "{\"a\":" << deep << "}";
+    }
+    const std::string cfg_msg = error_of([&] { load_model_dir(d.path); });
+    EXPECT_NE(cfg_msg.find("config.json: the file nests deeper than 64 levels"), std::string::npos) << cfg_msg;
     // No weights at all.
+    write_model(d.path, llama_config(), good);
     fs::remove(d.path + "/model.safetensors");
     EXPECT_NE(error_of([&] { load_model_dir(d.path); }).find("no model.safetensors"), std::string::npos);
     EXPECT_NE(error_of([&] { load_model_dir(d.path + "/nope"); }).find("config.json"), std::string::npos);
