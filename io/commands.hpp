@@ -3,6 +3,9 @@
 // Each prints a one-line error to stderr and returns non-zero on bad flags or values, 0 on success.
 #pragma once
 
+#include <functional>
+#include <string>
+
 namespace attnviz {
 
 /// attnviz dump [--scene FILE] [--set key=value ...] --out DIR
@@ -22,5 +25,13 @@ int run_render_command(int argc, char** argv);  // argv[0] == "render"
 /// Used by the command-line fuzz harness (tests/fuzz/cli_fuzz.cpp).
 void check_dump_arguments(int argc, char** argv);
 void check_render_arguments(int argc, char** argv);
+
+/// Throws attnviz::Error unless `out` is missing, an empty directory or an earlier attnviz dump
+/// (a directory whose manifest.json has "attnviz_dump").
+void check_dump_target(const std::string& out);
+/// Writes a dump directory whole or not at all: fill(tmp) writes into a fresh temporary sibling of
+/// `out` (parents created as needed), which then replaces `out` (checked again as above). On any
+/// exception the temporary directory is removed and the exception rethrown.
+void publish_dump_dir(const std::string& out, const std::function<void(const std::string& tmp)>& fill);
 
 }  // namespace attnviz

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,6 +21,7 @@
 #include "io/cli.hpp"
 #include "io/commands.hpp"
 #include "io/files.hpp"
+#include "io/model_commands.hpp"
 #include "io/npy.hpp"
 #include "io/scene.hpp"
 
@@ -166,12 +168,7 @@ int dump_main(int argc, char** argv) {
     inspect_target(out);
     const Trace trace = compute_trace(scene.config, compute);
 
-    // Parent directories are created on demand, as `mkdir -p` would.
-    const auto slash = out.find_last_of('/');
-    if (slash != std::string::npos && slash > 0) make_dirs(out.substr(0, slash));
-
-    const std::string tmp = make_unique_dir(out + ".tmp-");
-    try {
+    publish_dump_dir(out, [&](const std::string& tmp) {
         // Stored stages are written straight from the trace (streamed, no copy); a derived stage
         // (scaled, masked) is materialised one at a time -- the one extra n×m matrix the memory
         // estimate of validate() allows for.
@@ -184,6 +181,26 @@ int dump_main(int argc, char** argv) {
             }
         }
         write_file_atomic(tmp + "/manifest.json", manifest_json(trace).dump(2) + "\n");
+    });
+    std::cout << "wrote " << trace.stages.size() << " stages (n=" << trace.n << ", m=" << trace.m
+              << ", heads=" << trace.heads << ") to " << out << "/\n";
+    return 0;
+}
+
+}  // namespace
+
+void check_dump_target(const std::string& out) {
+    (void)inspect_target(out);
+}
+
+void publish_dump_dir(const std::string& out, const std::function<void(const std::string& tmp)>& fill) {
+    // Parent directories are created on demand, as `mkdir -p` would.
+    const auto slash = out.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) make_dirs(out.substr(0, slash));
+
+    const std::string tmp = make_unique_dir(out + ".tmp-");
+    try {
+        fill(tmp);
         // mkdtemp makes 0700 directories; the dump should be as readable as any other output.
         ::chmod(
             tmp.c_str(), 0777 & ~[] {
@@ -218,18 +235,14 @@ int dump_main(int argc, char** argv) {
         fs::remove_all(tmp, ec);
         throw;
     }
-    std::cout << "wrote " << trace.stages.size() << " stages (n=" << trace.n << ", m=" << trace.m
-              << ", heads=" << trace.heads << ") to " << out << "/\n";
-    return 0;
 }
-
-}  // namespace
 
 void check_dump_arguments(int argc, char** argv) {
     (void)parse_dump_request(argc, argv);
 }
 
 int run_dump_command(int argc, char** argv) {
+    if (has_model_flag(argc, argv)) return run_model_dump_command(argc, argv);
     return run_cli_command("attnviz dump", [&] { return dump_main(argc, argv); });
 }
 

@@ -1,0 +1,180 @@
+// Real decoder-only transformers (GPT-2 and Llama-style: llama, qwen2, mistral), computed stage by
+// stage. L blocks, each: norm → causal multi-head attention → residual → norm → MLP → residual; then
+// the final norm, the unembedding and the next-token distribution.
+//
+// Weights are viewed in place (WeightRef: a pointer into a mapped checkpoint or a converted buffer),
+// never copied; the buffers are kept alive by ModelWeights::storage. This file knows nothing of
+// files or JSON: io/model_loader.hpp fills ModelWeights from a Hugging Face folder.
+//
+// Shapes: n tokens, d = d_model, h = n_head, g = n_kv_head, dh = d_head, f = d_ff, V = vocab_size.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/shapes.hpp"
+
+namespace attnviz {
+
+enum class ModelFamily { Gpt2, Llama };
+
+/// A read-only float32 matrix viewed in place: [rows, cols], row-major, `stride` floats between rows.
+struct WeightRef {
+    const float* data = nullptr;
+    int rows = 0;
+    int cols = 0;
+    int stride = 0;  // >= cols
+
+    using ConstMap = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
+    bool empty() const { return data == nullptr; }
+    ConstMap map() const { return ConstMap(data, rows, cols, Eigen::OuterStride<>(stride)); }
+    /// Columns [c0, c0 + count) of this matrix, still in place.
+    WeightRef cols_slice(int c0, int count) const { return WeightRef{data + c0, rows, count, stride}; }
+};
+
+/// y = x·W + b with W stored as [out, in] (nn.Linear, out_in = true: y = x·Wᵀ + b) or as [in, out]
+/// (GPT-2's Conv1D, out_in = false).
+struct Linear {
+    WeightRef weight;
+    bool out_in = true;
+    const float* bias = nullptr;  // [out] or null
+    int in_features() const { return out_in ? weight.cols : weight.rows; }
+    int out_features() const { return out_in ? weight.rows : weight.cols; }
+};
+
+/// LayerNorm (weight and bias) or RMSNorm (weight only, bias null), over rows of width `dim`.
+struct Norm {
+    const float* weight = nullptr;  // [dim]
+    const float* bias = nullptr;    // [dim] or null (RMSNorm)
+    int dim = 0;
+};
+
+struct BlockWeights {
+    Norm ln_1, ln_2;
+    Linear q, k, v, o;      // q: d → h·dh, k, v: d → g·dh, o: h·dh → d
+    Linear fc, proj;        // GPT-2 MLP: d → f → d
+    Linear gate, up, down;  // Llama MLP: down(silu(gate(x)) ⊙ up(x))
+};
+
+struct ModelSpec {
+    std::string architecture;  // the config's model_type: "gpt2", "llama", "qwen2", "mistral"
+    ModelFamily family = ModelFamily::Gpt2;
+    int n_layer = 0;
+    int n_head = 0;
+    int n_kv_head = 0;
+    int d_model = 0;
+    int d_head = 0;
+    int d_ff = 0;
+    int vocab_size = 0;
+    int max_positions = 0;  // longest input accepted (n_positions / max_position_embeddings)
+    double norm_eps = 1e-5;
+    double rope_theta = 10000.0;  // Llama family only
+};
+
+struct ModelWeights {
+    ModelSpec spec;
+    WeightRef wte;  // [V, d]
+    WeightRef wpe;  // [max_positions, d] (GPT-2 only)
+    std::vector<BlockWeights> blocks;
+    Norm ln_f;
+    WeightRef lm_head;                                 // [V, d] (the same memory as wte when tied)
+    std::vector<std::shared_ptr<const void>> storage;  // mapped files / converted buffers
+    std::uint64_t weight_bytes = 0;  // float32 bytes of the weights read (mapped in place or converted)
+};
+
+/// Checks every shape against the spec; throws attnviz::Error naming the first mismatch.
+void validate_model(const ModelWeights& model);
+
+// ---------------------------------------------------------------------------------------------
+// Small pure functions (also used by the tests)
+// ---------------------------------------------------------------------------------------------
+
+/// GELU, tanh form (GPT-2's gelu_new): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), elementwise.
+Mat gelu_tanh(const Mat& X);
+/// SiLU: x·σ(x), elementwise.
+Mat silu(const Mat& X);
+/// RMSNorm without gain: x / sqrt(mean(x²) + eps), per row. X: [rows, d].
+Mat rmsnorm_rows(const Mat& X, double eps);
+/// Rotate-half RoPE (Hugging Face's Llama convention) on each head of X [n, heads·dh]: within a head,
+/// coordinate i pairs with i + dh/2, rotated by angle p·θ^(−2i/dh) for the token at position p.
+Mat rope_rotate_half(const Mat& X, int d_head, double theta, int offset = 0);
+/// A norm applied to rows: LayerNorm (with bias) or RMSNorm (without), times the gain. X: [n, d].
+Mat apply_norm(const Mat& X, const Norm& norm, double eps);
+/// x·W (+ b) for rows of X [n, in] → [n, out], split in row blocks over `threads` threads.
+Mat apply_linear(const Mat& X, const Linear& L, int threads = 1);
+
+/// One head of causal self-attention. Q, K: [n, dh], V: [n, dv].
+struct HeadAttention {
+    Mat scores;   // [n, n] Q·Kᵀ unscaled and unmasked (only when keep)
+    Mat weights;  // [n, n] softmax of the causally masked scores/√dh (only when keep)
+    Mat output;   // [n, dv] weights·V
+};
+/// With keep = false, only `output` is filled and the hidden upper triangle is never computed.
+HeadAttention causal_attention_head(const Mat& Q, const Mat& K, const Mat& V, bool keep);
+
+/// One rollout step (Abnar & Zuidema 2020): Â = row-normalise(0.5·mean_h A + 0.5·I), rollout = Â·prev
+/// (prev empty: the first layer, rollout = Â). mean_weights: [n, n].
+Mat rollout_step(const Mat& mean_weights, const Mat& prev);
+
+/// softmax(logits / T) for one row of logits: [V]. T > 0.
+Vec next_token_probs(const RowVec& logits, double temperature);
+
+struct SamplingOptions {
+    double temperature = 1.0;  // 0 = greedy (argmax)
+    int top_k = 0;             // 0 = off
+    double top_p = 1.0;        // 1 = off
+};
+/// Picks the next token from one row of logits [V]: greedy when T = 0, else softmax(logits/T)
+/// restricted to the top-k tokens and then to the smallest set whose probability reaches top_p,
+/// renormalised, sampled with `u` uniform in [0, 1).
+int sample_next_token(const RowVec& logits, const SamplingOptions& options, double u);
+
+// ---------------------------------------------------------------------------------------------
+// The forward pass
+// ---------------------------------------------------------------------------------------------
+
+struct HeadStages {
+    Mat Q, K, V;      // [n, dh] (Q, K after RoPE; K, V the ones this query head uses)
+    Mat scores;       // [n, n]
+    Mat weights;      // [n, n]
+    Mat head_output;  // [n, dh]
+};
+
+struct LayerStages {
+    Mat ln_1;                       // [n, d]
+    Mat attn_out;                   // [n, d]
+    Mat resid_mid;                  // [n, d]
+    Mat ln_2;                       // [n, d]
+    Mat mlp_out;                    // [n, d]
+    Mat resid_post;                 // [n, d]
+    std::vector<HeadStages> heads;  // h entries when this layer's per-head stages are kept, else empty
+};
+
+struct ModelRunOptions {
+    std::vector<bool> keep_heads;  // per layer: keep its per-head stages (empty = every layer)
+    bool keep_layers = true;       // keep the [n, d] stages of every layer
+    bool all_logits = true;        // logits for every position, else only the last row
+    bool rollout = true;
+    int threads = 1;
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+struct ModelForward {
+    std::vector<LayerStages> layers;  // n_layer entries (empty matrices when not kept)
+    Mat ln_f;                         // [n, d]
+    Mat logits;                       // [n, V] (or [1, V] with all_logits = false)
+    Mat rollout;                      // [n, n] (empty without rollout)
+};
+
+/// Runs the model on token ids. Throws attnviz::Error for an empty input, an id outside the
+/// vocabulary or more tokens than max_positions.
+ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids,
+                       const ModelRunOptions& options = {});
+
+/// Bytes run_model needs beyond the weights (the kept stages), to refuse requests over the limit.
+std::uint64_t model_forward_bytes(const ModelSpec& spec, int n, const ModelRunOptions& options);
+
+}  // namespace attnviz

@@ -1,0 +1,307 @@
+// `attnviz dump --model` and `attnviz generate`: see io/model_commands.hpp.
+#include "io/model_commands.hpp"
+
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/model.hpp"
+#include "core/ops.hpp"
+#include "core/thread_pool.hpp"
+#include "io/cli.hpp"
+#include "io/commands.hpp"
+#include "io/files.hpp"
+#include "io/model_loader.hpp"
+#include "io/npy.hpp"
+#include "io/tokenizer.hpp"
+
+namespace attnviz {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr std::uint64_t kMemoryLimit = 3ull << 30;  // the app's 3.0 GiB
+
+/// "12,5,7" → {12, 5, 7}.
+std::vector<int> parse_ids(const std::string& text) {
+    std::vector<int> ids;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t comma = text.find(',', pos);
+        const std::string item =
+            text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        ids.push_back(cli_int("--ids", item, 0, (1 << 30)));
+        if (ids.size() > (1u << 20)) throw UsageError("--ids: too many ids");
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return ids;
+}
+
+/// The input tokens: --ids, or --text through the folder's tokenizer. The tokenizer (when it loads)
+/// also names the tokens.
+struct Input {
+    std::vector<int> ids;
+    std::shared_ptr<const Tokenizer> tokenizer;
+};
+
+Input read_input(const CliArgs& args, const std::string& dir) {
+    if (args.has("--text") == args.has("--ids"))
+        throw UsageError("give the input with exactly one of --text TEXT or --ids 1,2,3");
+    Input in;
+    if (args.has("--text")) {
+        in.tokenizer = Tokenizer::load_dir(dir);
+        in.ids = in.tokenizer->encode(*args.get("--text"));
+        if (in.ids.empty()) throw TextError("--text gives no tokens");
+    } else {
+        in.ids = parse_ids(*args.get("--ids"));
+        try {
+            in.tokenizer = Tokenizer::load_dir(dir);
+        } catch (const Error&) {
+            in.tokenizer = nullptr;  // ids alone need no tokenizer; tokens are then named by their ids
+        }
+    }
+    return in;
+}
+
+std::string token_label(const Input& in, int id) {
+    if (in.tokenizer && id < in.tokenizer->vocab_size()) return in.tokenizer->token_text(id);
+    return std::to_string(id);
+}
+
+/// A 1-D '<f4' .npy file of v.
+std::string npy_1d_bytes(const Vec& v) {
+    std::string header =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
+    const std::size_t total = 10 + header.size() + 1;
+    header.append((64 - total % 64) % 64, ' ');
+    header.push_back('\n');
+    std::string out = "\x93NUMPY";
+    out.push_back('\x01');
+    out.push_back('\x00');
+    out.push_back(char(header.size() & 0xff));
+    out.push_back(char(header.size() >> 8));
+    out += header;
+    const std::size_t at = out.size();
+    out.resize(at + std::size_t(v.size()) * 4);
+    static_assert(sizeof(float) == 4);
+    std::memcpy(&out[at], v.data(), std::size_t(v.size()) * 4);  // little-endian hosts (x86-64, arm64)
+    return out;
+}
+
+const std::vector<CliOption>& model_dump_options() {
+    static const std::vector<CliOption> options = {
+        {"--model", "DIR", "Hugging Face model folder (config.json, model.safetensors, tokenizer files)",
+         false},
+        {"--text", "TEXT", "input text (needs the folder's tokenizer)", false},
+        {"--ids", "1,2,3", "input token ids instead of --text", false},
+        {"--out", "DIR", "directory to write the .npy stages and manifest.json into", false},
+        {"--layer", "L", "write the per-head stages of this layer only (repeatable; default every layer)",
+         true},
+        {"--set", "temperature=T", "temperature of probs (default 1)", true},
+        {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
+    };
+    return options;
+}
+
+ojson stage_entry(const std::string& name, int layer, int head, const Mat& M, const std::string& file) {
+    ojson e = ojson::object();
+    e["name"] = name;
+    e["layer"] = layer >= 0 ? ojson(layer) : ojson(nullptr);
+    e["head"] = head >= 0 ? ojson(head) : ojson(nullptr);
+    e["shape"] = {M.rows(), M.cols()};
+    e["file"] = file;
+    return e;
+}
+
+int model_dump_main(int argc, char** argv) {
+    const auto& options = model_dump_options();
+    const CliArgs args = parse_cli(argc, argv, options);
+    if (args.has("--help")) {
+        std::cout << cli_usage("attnviz dump", options, {"--model", "--out"});
+        return 0;
+    }
+    require_flag(args, options, "--model");
+    require_flag(args, options, "--out");
+    std::string out = *args.get("--out");
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    if (out.empty()) throw UsageError("--out needs a directory name");
+    double temperature = 1.0;
+    for (const std::string& kv : args.all("--set")) {
+        const auto [key, value] = split_key_value(kv);
+        if (key != "temperature")
+            throw UsageError("--set: only temperature=T applies to --model, got '" + key + "'");
+        temperature = cli_double("--set temperature", value, 1e-6, 1e6);
+    }
+    ModelRunOptions run;
+    run.threads =
+        resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+    const std::string dir = *args.get("--model");
+    check_dump_target(out);
+
+    const ModelWeights model = load_model_dir(dir);
+    const ModelSpec& s = model.spec;
+    const Input in = read_input(args, dir);
+    if (args.has("--layer")) {
+        run.keep_heads.assign(std::size_t(s.n_layer), false);
+        for (const std::string& l : args.all("--layer"))
+            run.keep_heads[std::size_t(cli_int("--layer", l, 0, s.n_layer - 1))] = true;
+    }
+    const int n = int(in.ids.size());
+    if (n > s.max_positions)
+        throw Error(std::to_string(n) + " tokens are more than the model's " +
+                    std::to_string(s.max_positions) + " positions");
+    const std::uint64_t need = model_forward_bytes(s, n, run) + model.weight_bytes;
+    if (need > kMemoryLimit)
+        throw Error(
+            std::to_string(n) + " tokens with these layers need " + std::to_string(need >> 20) +
+            " MiB with the weights, over the 3 GiB limit; pass --layer L to keep fewer layers' attention");
+    const ModelForward f = run_model(model, in.ids, run);
+
+    ojson m = ojson::object();
+    m["attnviz_dump"] = 1;
+    m["model"] = {{"architecture", s.architecture}, {"n_layer", s.n_layer}, {"n_head", s.n_head},
+                  {"n_kv_head", s.n_kv_head},       {"d_model", s.d_model}, {"vocab_size", s.vocab_size}};
+    ojson tokens = ojson::array();
+    for (int id : in.ids) tokens.push_back({{"id", id}, {"text", token_label(in, id)}});
+    m["tokens"] = std::move(tokens);
+    m["temperature"] = temperature;
+    publish_dump_dir(out, [&](const std::string& tmp) {
+        ojson stages = ojson::array();
+        auto put = [&](const std::string& name, int layer, int head, const Mat& M) {
+            std::string file = layer >= 0 ? "layer" + std::to_string(layer) + "_" + name : name;
+            if (head >= 0) file += "_h" + std::to_string(head);
+            file += ".npy";
+            write_npy(tmp + "/" + file, M);
+            stages.push_back(stage_entry(name, layer, head, M, file));
+        };
+        for (int l = 0; l < s.n_layer; ++l) {
+            const LayerStages& st = f.layers[std::size_t(l)];
+            put("ln_1", l, -1, st.ln_1);
+            const char* head_names[] = {"Q", "K", "V", "scores", "weights", "head_output"};
+            for (const char* name : head_names) {
+                for (std::size_t h = 0; h < st.heads.size(); ++h) {
+                    const HeadStages& hs = st.heads[h];
+                    const Mat* M = std::strcmp(name, "Q") == 0         ? &hs.Q
+                                   : std::strcmp(name, "K") == 0       ? &hs.K
+                                   : std::strcmp(name, "V") == 0       ? &hs.V
+                                   : std::strcmp(name, "scores") == 0  ? &hs.scores
+                                   : std::strcmp(name, "weights") == 0 ? &hs.weights
+                                                                       : &hs.head_output;
+                    put(name, l, int(h), *M);
+                }
+            }
+            put("attn_out", l, -1, st.attn_out);
+            put("resid_mid", l, -1, st.resid_mid);
+            put("ln_2", l, -1, st.ln_2);
+            put("mlp_out", l, -1, st.mlp_out);
+            put("resid_post", l, -1, st.resid_post);
+        }
+        put("ln_f", -1, -1, f.ln_f);
+        put("logits", -1, -1, f.logits);
+        const Vec probs = next_token_probs(f.logits.row(f.logits.rows() - 1), temperature);  // [V]
+        write_file_atomic(tmp + "/probs.npy", npy_1d_bytes(probs));
+        ojson pe = stage_entry("probs", -1, -1, Mat(), "probs.npy");
+        pe["shape"] = {probs.size()};
+        stages.push_back(std::move(pe));
+        put("rollout", -1, -1, f.rollout);
+        m["stages"] = std::move(stages);
+        write_file_atomic(tmp + "/manifest.json",
+                          m.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n");
+    });
+    std::cout << "wrote " << s.architecture << " (" << s.n_layer << " layers, n=" << n << ") to " << out
+              << "/\n";
+    return 0;
+}
+
+const std::vector<CliOption>& generate_options() {
+    static const std::vector<CliOption> options = {
+        {"--model", "DIR", "Hugging Face model folder", false},
+        {"--text", "TEXT", "prompt text (needs the folder's tokenizer)", false},
+        {"--ids", "1,2,3", "prompt token ids instead of --text", false},
+        {"--tokens", "N", "how many tokens to generate (1..4096)", false},
+        {"--temperature", "T", "sampling temperature, 0 = greedy (default 1)", false},
+        {"--top-k", "K", "sample among the K most likely tokens (0 = all; default 0)", false},
+        {"--top-p", "P", "sample among the smallest set of tokens reaching probability P (default 1)", false},
+        {"--seed", "S", "random seed (default 0)", false},
+        {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
+    };
+    return options;
+}
+
+int generate_main(int argc, char** argv) {
+    const auto& options = generate_options();
+    const CliArgs args = parse_cli(argc, argv, options);
+    if (args.has("--help")) {
+        std::cout << cli_usage("attnviz generate", options, {"--model", "--tokens"});
+        return 0;
+    }
+    require_flag(args, options, "--model");
+    require_flag(args, options, "--tokens");
+    const int count = cli_int("--tokens", *args.get("--tokens"), 1, 4096);
+    SamplingOptions sampling;
+    if (auto t = args.get("--temperature")) sampling.temperature = cli_double("--temperature", *t, 0, 1e6);
+    if (auto k = args.get("--top-k")) sampling.top_k = cli_int("--top-k", *k, 0, 1 << 30);
+    if (auto p = args.get("--top-p")) sampling.top_p = cli_double("--top-p", *p, 1e-9, 1);
+    const int seed = args.has("--seed") ? cli_int("--seed", *args.get("--seed"), 0, 2147483647) : 0;
+    ModelRunOptions run;
+    run.threads =
+        resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+    run.keep_heads.clear();
+    run.keep_layers = false;
+    run.all_logits = false;
+    run.rollout = false;
+    const std::string dir = *args.get("--model");
+    const ModelWeights model = load_model_dir(dir);
+    run.keep_heads.assign(std::size_t(model.spec.n_layer), false);
+    Input in = read_input(args, dir);
+    if (in.ids.size() + std::size_t(count) > std::size_t(model.spec.max_positions))
+        throw Error(std::to_string(in.ids.size()) + " prompt tokens + " + std::to_string(count) +
+                    " new ones are more than the model's " + std::to_string(model.spec.max_positions) +
+                    " positions");
+    const std::uint64_t need =
+        model_forward_bytes(model.spec, int(in.ids.size()) + count, run) + model.weight_bytes;
+    if (need > kMemoryLimit)
+        throw Error(std::to_string(in.ids.size() + std::size_t(count)) + " tokens need " +
+                    std::to_string(need >> 20) + " MiB with the weights, over the 3 GiB limit");
+    Rng rng{std::uint64_t(seed)};
+    std::vector<int> ids = in.ids, generated;
+    for (int t = 0; t < count; ++t) {
+        const ModelForward f = run_model(model, ids, run);
+        const int next = sample_next_token(f.logits.row(0), sampling, rng.uniform());
+        ids.push_back(next);
+        generated.push_back(next);
+    }
+    if (in.tokenizer) {
+        std::cout << in.tokenizer->decode(generated) << "\n";
+    } else {
+        std::string line;
+        for (std::size_t i = 0; i < generated.size(); ++i)
+            line += (i ? "," : "") + std::to_string(generated[i]);
+        std::cout << line << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+bool has_model_flag(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--model") == 0 || std::strncmp(argv[i], "--model=", 8) == 0) return true;
+    return false;
+}
+
+int run_model_dump_command(int argc, char** argv) {
+    return run_cli_command("attnviz dump", [&] { return model_dump_main(argc, argv); });
+}
+
+int run_generate_command(int argc, char** argv) {
+    return run_cli_command("attnviz generate", [&] { return generate_main(argc, argv); });
+}
+
+}  // namespace attnviz

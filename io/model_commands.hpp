@@ -1,0 +1,22 @@
+// Headless commands on real models (Hugging Face folders, io/model_loader.hpp):
+//   attnviz dump --model DIR (--text TEXT | --ids 1,2,3) --out OUT [--layer L ...] [--set temperature=T]
+//   attnviz generate --model DIR (--text TEXT | --ids 1,2,3) --tokens N [--temperature T] [--top-k K]
+//                    [--top-p P] [--seed S]
+#pragma once
+
+namespace attnviz {
+
+/// True when argv (argv[0] = the command) has --model / --model=DIR: `dump` then dumps a real model.
+bool has_model_flag(int argc, char** argv);
+
+/// Every stage of a real model's forward pass as .npy files plus OUT/manifest.json with `model`
+/// (architecture, n_layer, n_head, n_kv_head, d_model, vocab_size), `tokens` ([{id, text}]) and
+/// `stages` ([{name, layer, head, shape, file}]). Per layer: ln_1, Q, K, V, scores, weights,
+/// head_output (per query head), attn_out, resid_mid, ln_2, mlp_out, resid_post; then ln_f,
+/// logits [n, V], probs [V] (last position, softmax(logits / temperature)), rollout [n, n].
+int run_model_dump_command(int argc, char** argv);  // argv[0] == "dump"
+
+/// Prints the continuation of the text, N tokens, greedy when T = 0.
+int run_generate_command(int argc, char** argv);  // argv[0] == "generate"
+
+}  // namespace attnviz

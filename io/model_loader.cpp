@@ -1,0 +1,470 @@
+// config.json + safetensors → ModelWeights. See io/model_loader.hpp.
+#include "io/model_loader.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/json_limits.hpp"
+
+namespace attnviz {
+
+namespace {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// config.json
+// ---------------------------------------------------------------------------------------------
+
+constexpr std::int64_t kMaxDim = 1 << 20;  // any one size of the model (layers, widths, vocabulary)
+
+struct ConfigReader {
+    const json& j;
+    std::string name;
+
+    [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+        throw Error(name + ": field '" + field + "' " + what);
+    }
+    bool present(const std::string& f) const { return j.contains(f) && !j.at(f).is_null(); }
+    int positive(const std::string& f, std::optional<int> fallback = std::nullopt) const {
+        if (!present(f)) {
+            if (fallback) return *fallback;
+            fail(f, "is missing");
+        }
+        const json& v = j.at(f);
+        if (!v.is_number_integer()) fail(f, "must be an integer, got " + v.dump());
+        const std::int64_t x = v.get<std::int64_t>();
+        if (x <= 0 || x > kMaxDim)
+            fail(f, "must be from 1 to " + std::to_string(kMaxDim) + ", got " + v.dump());
+        return int(x);
+    }
+    double number(const std::string& f, double fallback, bool allow_zero) const {
+        if (!present(f)) return fallback;
+        const json& v = j.at(f);
+        if (!v.is_number()) fail(f, "must be a number, got " + v.dump());
+        const double x = v.get<double>();
+        if (!std::isfinite(x) || x < 0 || (!allow_zero && x == 0))
+            fail(f, "must be a positive number, got " + v.dump());
+        return x;
+    }
+    bool boolean(const std::string& f, bool fallback) const {
+        if (!present(f)) return fallback;
+        if (!j.at(f).is_boolean()) fail(f, "must be true or false, got " + j.at(f).dump());
+        return j.at(f).get<bool>();
+    }
+    std::string string(const std::string& f, const std::string& fallback) const {
+        if (!present(f)) return fallback;
+        if (!j.at(f).is_string()) fail(f, "must be a string, got " + j.at(f).dump());
+        return j.at(f).get<std::string>();
+    }
+};
+
+// Every JSON text of a checkpoint (config.json, the safetensors header, the shard index) goes through
+// here: nesting is capped before nlohmann-json (which recurses per level) sees it, and a parse error
+// becomes one line naming the file.
+json parse_json_limited(std::string_view text, const std::string& name, const char* what) {
+    constexpr int kMaxDepth = 64;
+    if (const std::size_t at = json_too_deep_at(text, kMaxDepth); at != std::string_view::npos)
+        throw Error(name + ": " + what + " nests deeper than " + std::to_string(kMaxDepth) +
+                    " levels (at byte " + std::to_string(at) + ")");
+    try {
+        return json::parse(text);
+    } catch (const json::exception& e) {
+        throw Error(name + ": " + what + " is not valid JSON (" + std::string(e.what()) + ")");
+    }
+}
+
+}  // namespace
+
+ModelSpec parse_model_config(std::string_view text, const std::string& name) {
+    const json j = parse_json_limited(text, name, "the file");
+    if (!j.is_object()) throw Error(name + ": expected a JSON object");
+    const ConfigReader c{j, name};
+    if (!c.present("model_type")) c.fail("model_type", "is missing");
+    const std::string type = c.string("model_type", "");
+    ModelSpec s;
+    s.architecture = type;
+    if (type == "gpt2") {
+        s.family = ModelFamily::Gpt2;
+        s.n_layer = c.positive("n_layer");
+        s.n_head = c.positive("n_head");
+        s.n_kv_head = s.n_head;
+        s.d_model = c.positive("n_embd");
+        if (s.d_model % s.n_head != 0)
+            c.fail("n_head", "(" + std::to_string(s.n_head) + ") must divide n_embd (" +
+                                 std::to_string(s.d_model) + ")");
+        s.d_head = s.d_model / s.n_head;
+        s.d_ff = c.positive("n_inner", 4 * s.d_model);
+        s.vocab_size = c.positive("vocab_size");
+        s.max_positions = c.positive("n_positions");
+        s.norm_eps = c.number("layer_norm_epsilon", 1e-5, true);
+        const std::string act = c.string("activation_function", "gelu_new");
+        if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+            c.fail("activation_function", "'" + act + "' is not supported (only gelu_new, the tanh form)");
+    } else if (type == "llama" || type == "qwen2" || type == "mistral") {
+        s.family = ModelFamily::Llama;
+        s.n_layer = c.positive("num_hidden_layers");
+        s.n_head = c.positive("num_attention_heads");
+        s.n_kv_head = c.positive("num_key_value_heads", s.n_head);
+        s.d_model = c.positive("hidden_size");
+        if (!c.present("head_dim") && s.d_model % s.n_head != 0)
+            c.fail("num_attention_heads", "must divide hidden_size when head_dim is not given");
+        s.d_head = c.positive("head_dim", s.d_model / s.n_head);
+        if (s.d_head % 2 != 0) c.fail("head_dim", "must be even for RoPE, got " + std::to_string(s.d_head));
+        if (s.n_head % s.n_kv_head != 0) c.fail("num_key_value_heads", "must divide num_attention_heads");
+        s.d_ff = c.positive("intermediate_size");
+        s.vocab_size = c.positive("vocab_size");
+        s.max_positions = c.positive("max_position_embeddings", 2048);
+        s.norm_eps = c.number("rms_norm_eps", 1e-6, true);
+        s.rope_theta = c.number("rope_theta", 10000.0, false);
+        const std::string act = c.string("hidden_act", "silu");
+        if (act != "silu") c.fail("hidden_act", "'" + act + "' is not supported (only silu)");
+        if (c.present("rope_scaling")) {
+            const json& rs = j.at("rope_scaling");
+            const std::string kind = rs.is_object() && rs.contains("rope_type") && rs["rope_type"].is_string()
+                                         ? rs["rope_type"].get<std::string>()
+                                     : rs.is_object() && rs.contains("type") && rs["type"].is_string()
+                                         ? rs["type"].get<std::string>()
+                                         : rs.dump();
+            if (kind != "default") c.fail("rope_scaling", "'" + kind + "' is not supported (only null)");
+        }
+        if (c.boolean("mlp_bias", false)) c.fail("mlp_bias", "true is not supported");
+        if (type == "qwen2" && c.boolean("use_sliding_window", false))
+            c.fail("use_sliding_window", "true is not supported (sliding-window attention)");
+        if (type == "mistral" && c.present("sliding_window")) {
+            // Below the window, sliding-window attention is plain causal attention: accept inputs up to it.
+            const int window = c.positive("sliding_window");
+            s.max_positions = std::min(s.max_positions, window);
+        }
+    } else {
+        c.fail("model_type", "'" + type + "' is not supported (gpt2, llama, qwen2 or mistral)");
+    }
+    return s;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// safetensors: 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape,
+// data_offsets: [begin, end]}} (plus "__metadata__"), then the data; offsets count from the data.
+// ---------------------------------------------------------------------------------------------
+
+struct Mapping {
+    void* addr = MAP_FAILED;
+    std::size_t size = 0;
+    ~Mapping() {
+        if (addr != MAP_FAILED) ::munmap(addr, size);
+    }
+};
+
+struct TensorInfo {
+    std::string dtype;
+    std::vector<std::int64_t> shape;
+    const unsigned char* data = nullptr;
+    std::uint64_t bytes = 0;
+    std::string file;
+};
+
+struct Checkpoint {
+    std::map<std::string, TensorInfo> tensors;
+    std::vector<std::shared_ptr<const void>> storage;
+    std::uint64_t converted_bytes = 0;
+    std::uint64_t weight_bytes = 0;  // float32 bytes of every tensor used
+};
+
+std::uint64_t dtype_size(const std::string& d) {
+    if (d == "F32" || d == "I32" || d == "U32") return 4;
+    if (d == "F16" || d == "BF16" || d == "I16" || d == "U16") return 2;
+    if (d == "F64" || d == "I64" || d == "U64") return 8;
+    if (d == "I8" || d == "U8" || d == "BOOL" || d == "F8_E4M3" || d == "F8_E5M2") return 1;
+    return 0;
+}
+
+void map_safetensors(const std::string& path, Checkpoint& ck) {
+    std::uint64_t size = 0;
+    const int fd = open_regular_file(path, size);
+    auto mapping = std::make_shared<Mapping>();
+    if (size >= 8) {
+        mapping->addr = ::mmap(nullptr, std::size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
+        mapping->size = std::size_t(size);
+    }
+    const int err = errno;
+    ::close(fd);
+    if (size < 8)
+        throw Error(path + ": truncated (" + std::to_string(size) + " bytes, no safetensors header)");
+    if (mapping->addr == MAP_FAILED) throw Error("cannot map " + path + ": " + std::strerror(err));
+    const auto* base = static_cast<const unsigned char*>(mapping->addr);
+    std::uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | base[i];
+    if (n > kMaxSafetensorsHeaderBytes)
+        throw Error(path + ": header length " + std::to_string(n) + " bytes is larger than the " +
+                    std::to_string(kMaxSafetensorsHeaderBytes >> 20) + " MiB a safetensors header may have");
+    if (n > size - 8)
+        throw Error(path + ": truncated (header says " + std::to_string(n) + " bytes, the file has " +
+                    std::to_string(size - 8) + " after the length)");
+    const json header = parse_json_limited(
+        std::string_view(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n)), path, "the header");
+    if (!header.is_object()) throw Error(path + ": the header is not a JSON object");
+    const std::uint64_t data_size = size - 8 - n;
+    const unsigned char* data = base + 8 + n;
+    for (auto it = header.begin(); it != header.end(); ++it) {
+        if (it.key() == "__metadata__") continue;
+        const std::string where = path + ": tensor '" + it.key() + "'";
+        const json& t = it.value();
+        if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string() || !t.contains("shape") ||
+            !t["shape"].is_array() || !t.contains("data_offsets") || !t["data_offsets"].is_array() ||
+            t["data_offsets"].size() != 2)
+            throw Error(where + " needs dtype, shape and data_offsets [begin, end]");
+        TensorInfo info;
+        info.file = path;
+        info.dtype = t["dtype"].get<std::string>();
+        const std::uint64_t es = dtype_size(info.dtype);
+        if (es == 0) throw Error(where + " has unknown dtype '" + info.dtype + "'");
+        std::uint64_t count = 1;
+        for (const json& d : t["shape"]) {
+            if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ull << 40))
+                throw Error(where + " has a bad shape " + t["shape"].dump());
+            info.shape.push_back(std::int64_t(d.get<std::uint64_t>()));
+            count *= d.get<std::uint64_t>();
+            if (count > (1ull << 40)) throw Error(where + " has a bad shape " + t["shape"].dump());
+        }
+        const json& off = t["data_offsets"];
+        if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+            throw Error(where + " has bad data_offsets " + off.dump());
+        const std::uint64_t b = off[0].get<std::uint64_t>(), e = off[1].get<std::uint64_t>();
+        if (b > e || e > data_size)
+            throw Error(where + " has data_offsets " + off.dump() + " outside the " +
+                        std::to_string(data_size) + " data bytes (truncated file or a header that lies)");
+        if (e - b != count * es)
+            throw Error(where + " has " + std::to_string(e - b) + " bytes for shape " + t["shape"].dump() +
+                        " of " + info.dtype + " (" + std::to_string(count * es) + " expected)");
+        info.data = data + b;
+        info.bytes = e - b;
+        if (!ck.tensors.emplace(it.key(), info).second) throw Error(where + " appears twice");
+    }
+    ck.storage.push_back(mapping);
+}
+
+Checkpoint open_checkpoint(const std::string& dir) {
+    Checkpoint ck;
+    const std::string single = dir + "/model.safetensors", index = dir + "/model.safetensors.index.json";
+    if (::access(single.c_str(), F_OK) == 0) {
+        map_safetensors(single, ck);
+    } else if (::access(index.c_str(), F_OK) == 0) {
+        const json j = parse_json_limited(read_file(index, 64ull << 20), index, "the file");
+        if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+            throw Error(index + ": field 'weight_map' is missing or not an object");
+        std::map<std::string, bool> shards;
+        for (const auto& [name, file] : j["weight_map"].items()) {
+            if (!file.is_string()) throw Error(index + ": weight_map['" + name + "'] is not a file name");
+            const std::string f = file.get<std::string>();
+            if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
+                throw Error(index + ": shard name '" + f + "' must be a plain file name in the folder");
+            shards[f] = true;
+        }
+        for (const auto& [f, _] : shards) map_safetensors(dir + "/" + f, ck);
+    } else {
+        throw Error(dir + ": no model.safetensors (or model.safetensors.index.json) in the folder");
+    }
+    return ck;
+}
+
+float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
+    std::uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else {  // subnormal: renormalise
+            exp = 127 - 15 + 1;
+            while ((mant & 0x400u) == 0) {
+                mant <<= 1;
+                --exp;
+            }
+            bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+/// The tensors of one checkpoint, checked against the shapes the config implies.
+class TensorSource {
+  public:
+    explicit TensorSource(Checkpoint& ck, std::string prefix_fallback = "")
+        : ck_(ck), fallback_(std::move(prefix_fallback)) {}
+
+    bool has(const std::string& name) const { return find(name) != nullptr; }
+
+    /// A 2-D tensor [rows, cols] as float32 (in place for F32).
+    WeightRef matrix(const std::string& name, int rows, int cols) {
+        return WeightRef{floats(name, {rows, cols}), rows, cols, cols};
+    }
+    const float* vector(const std::string& name, int n) { return floats(name, {n}); }
+
+  private:
+    const TensorInfo* find(const std::string& name) const {
+        auto it = ck_.tensors.find(name);
+        if (it == ck_.tensors.end() && !fallback_.empty()) it = ck_.tensors.find(fallback_ + name);
+        return it == ck_.tensors.end() ? nullptr : &it->second;
+    }
+
+    const float* floats(const std::string& name, const std::vector<std::int64_t>& shape) {
+        const TensorInfo* t = find(name);
+        if (!t) throw Error("the checkpoint has no tensor '" + name + "'");
+        if (t->shape != shape) {
+            auto text = [](const std::vector<std::int64_t>& s) {
+                std::string r = "[";
+                for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+                return r + "]";
+            };
+            throw Error(t->file + ": tensor '" + name + "' has shape " + text(t->shape) +
+                        ", the config implies " + text(shape));
+        }
+        const std::uint64_t count = t->bytes / dtype_size(t->dtype);
+        ck_.weight_bytes += count * 4;
+        if (ck_.weight_bytes > kMaxModelWeightBytes)
+            throw Error(t->file + ": the model's weights need more than " +
+                        std::to_string(kMaxModelWeightBytes >> 30) + " GiB as float32 (at tensor '" + name +
+                        "'); the app's memory limit is 3 GiB");
+        if (t->dtype == "F32") {
+            if (reinterpret_cast<std::uintptr_t>(t->data) % alignof(float) == 0)
+                return reinterpret_cast<const float*>(t->data);
+            return convert(*t, name, count, [&](std::uint64_t i) {
+                float f;
+                std::memcpy(&f, t->data + 4 * i, 4);
+                return f;
+            });
+        }
+        if (t->dtype == "BF16")
+            return convert(*t, name, count, [&](std::uint64_t i) {
+                const std::uint32_t bits = std::uint32_t(t->data[2 * i] | (t->data[2 * i + 1] << 8)) << 16;
+                float f;
+                std::memcpy(&f, &bits, 4);
+                return f;
+            });
+        if (t->dtype == "F16")
+            return convert(*t, name, count, [&](std::uint64_t i) {
+                return half_to_float(std::uint16_t(t->data[2 * i] | (t->data[2 * i + 1] << 8)));
+            });
+        throw Error(t->file + ": tensor '" + name + "' is " + t->dtype +
+                    " (only F32, BF16 and F16 weights are supported)");
+    }
+
+    template <typename Fn>
+    const float* convert(const TensorInfo& t, const std::string& name, std::uint64_t count, Fn value) {
+        ck_.converted_bytes += count * 4;
+        if (ck_.converted_bytes > kMaxConvertedWeightBytes)
+            throw Error(t.file + ": converting tensor '" + name + "' to float32 would need more than " +
+                        std::to_string(kMaxConvertedWeightBytes >> 30) + " GiB");
+        auto buf = std::shared_ptr<float[]>(new float[std::size_t(count)]);
+        for (std::uint64_t i = 0; i < count; ++i) buf[std::size_t(i)] = value(i);
+        ck_.storage.push_back(buf);
+        return buf.get();
+    }
+
+    Checkpoint& ck_;
+    std::string fallback_;
+};
+
+ModelWeights load_gpt2(const ModelSpec& s, Checkpoint& ck) {
+    // GPT2Model checkpoints name tensors "h.0...."; GPT2LMHeadModel ones "transformer.h.0....".
+    TensorSource t(ck, "transformer.");
+    ModelWeights m;
+    m.spec = s;
+    const int d = s.d_model, f = s.d_ff;
+    m.wte = t.matrix("wte.weight", s.vocab_size, d);
+    m.wpe = t.matrix("wpe.weight", s.max_positions, d);
+    m.lm_head = m.wte;  // tied
+    auto norm = [&](const std::string& p) {
+        return Norm{t.vector(p + ".weight", d), t.vector(p + ".bias", d), d};
+    };
+    auto conv = [&](const std::string& p, int in, int out) {
+        return Linear{t.matrix(p + ".weight", in, out), false, t.vector(p + ".bias", out)};
+    };
+    m.ln_f = norm("ln_f");
+    for (int l = 0; l < s.n_layer; ++l) {
+        const std::string p = "h." + std::to_string(l) + ".";
+        BlockWeights b;
+        b.ln_1 = norm(p + "ln_1");
+        b.ln_2 = norm(p + "ln_2");
+        const Linear qkv = conv(p + "attn.c_attn", d, 3 * d);  // [d, 3d]: q | k | v column blocks
+        b.q = Linear{qkv.weight.cols_slice(0, d), false, qkv.bias};
+        b.k = Linear{qkv.weight.cols_slice(d, d), false, qkv.bias + d};
+        b.v = Linear{qkv.weight.cols_slice(2 * d, d), false, qkv.bias + 2 * d};
+        b.o = conv(p + "attn.c_proj", d, d);
+        b.fc = conv(p + "mlp.c_fc", d, f);
+        b.proj = conv(p + "mlp.c_proj", f, d);
+        m.blocks.push_back(b);
+    }
+    return m;
+}
+
+ModelWeights load_llama(const ModelSpec& s, Checkpoint& ck, bool tied, bool attention_bias) {
+    TensorSource t(ck);
+    ModelWeights m;
+    m.spec = s;
+    const int d = s.d_model, qd = s.n_head * s.d_head, kvd = s.n_kv_head * s.d_head;
+    m.wte = t.matrix("model.embed_tokens.weight", s.vocab_size, d);
+    m.lm_head = tied ? m.wte : t.matrix("lm_head.weight", s.vocab_size, d);
+    m.ln_f = Norm{t.vector("model.norm.weight", d), nullptr, d};
+    const bool qwen2 = s.architecture == "qwen2";
+    auto linear = [&](const std::string& p, int in, int out, bool bias) {
+        Linear L{t.matrix(p + ".weight", out, in), true, nullptr};
+        if (bias || t.has(p + ".bias")) L.bias = t.vector(p + ".bias", out);
+        return L;
+    };
+    for (int l = 0; l < s.n_layer; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        BlockWeights b;
+        b.ln_1 = Norm{t.vector(p + "input_layernorm.weight", d), nullptr, d};
+        b.ln_2 = Norm{t.vector(p + "post_attention_layernorm.weight", d), nullptr, d};
+        b.q = linear(p + "self_attn.q_proj", d, qd, attention_bias || qwen2);
+        b.k = linear(p + "self_attn.k_proj", d, kvd, attention_bias || qwen2);
+        b.v = linear(p + "self_attn.v_proj", d, kvd, attention_bias || qwen2);
+        b.o = linear(p + "self_attn.o_proj", qd, d, attention_bias);
+        b.gate = linear(p + "mlp.gate_proj", d, s.d_ff, false);
+        b.up = linear(p + "mlp.up_proj", d, s.d_ff, false);
+        b.down = linear(p + "mlp.down_proj", s.d_ff, d, false);
+        m.blocks.push_back(b);
+    }
+    return m;
+}
+
+}  // namespace
+
+ModelWeights load_model_dir(const std::string& dir) {
+    const std::string config_path = dir + "/config.json";
+    const std::string text = read_file(config_path, 4ull << 20);
+    const ModelSpec spec = parse_model_config(text, config_path);
+    const json j = parse_json_limited(text, config_path, "the file");
+    Checkpoint ck = open_checkpoint(dir);
+    ModelWeights m;
+    if (spec.family == ModelFamily::Gpt2) {
+        m = load_gpt2(spec, ck);
+    } else {
+        auto flag = [&](const char* f) { return j.contains(f) && j[f].is_boolean() && j[f].get<bool>(); };
+        m = load_llama(spec, ck, flag("tie_word_embeddings"), flag("attention_bias"));
+    }
+    m.storage = std::move(ck.storage);
+    m.weight_bytes = ck.weight_bytes;
+    validate_model(m);
+    return m;
+}
+
+}  // namespace attnviz
