@@ -515,6 +515,14 @@ std::string safetensors_header(const std::vector<SafetensorsWriteTensor>& tensor
     return header_bytes(plan(tensors, "safetensors"), metadata, "safetensors");
 }
 
+std::string safetensors_bytes(const std::vector<SafetensorsWriteTensor>& tensors,
+                              const std::map<std::string, std::string>& metadata) {
+    const std::vector<const SafetensorsWriteTensor*> order = plan(tensors, "safetensors");
+    std::string out = header_bytes(order, metadata, "safetensors");
+    for (const SafetensorsWriteTensor* t : order) append_encoded(*t, 0, t->count, out);
+    return out;
+}
+
 void write_safetensors(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
     const std::string where = "cannot write " + path;

@@ -110,6 +110,10 @@ struct SafetensorsWriteTensor {
 std::string safetensors_header(const std::vector<SafetensorsWriteTensor>& tensors,
                                const std::map<std::string, std::string>& metadata = {});
 
+/// The whole file write_safetensors writes, in memory (small files: tests, fuzzing).
+std::string safetensors_bytes(const std::vector<SafetensorsWriteTensor>& tensors,
+                              const std::map<std::string, std::string>& metadata = {});
+
 /// Writes a safetensors file PyTorch (and the Python library) reads, whole or not at all
 /// (write_file_atomic: only a regular file at `path` is replaced). Throws attnviz::Error.
 void write_safetensors(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
