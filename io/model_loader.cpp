@@ -1,9 +1,6 @@
 // config.json + safetensors → ModelWeights. See io/model_loader.hpp.
 #include "io/model_loader.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <limits>
 #include <map>
@@ -15,6 +12,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json_limits.hpp"
+#include "io/safetensors.hpp"
 
 namespace attnviz {
 
@@ -68,21 +66,6 @@ struct ConfigReader {
         return j.at(f).get<std::string>();
     }
 };
-
-// Every JSON text of a checkpoint (config.json, the safetensors header, the shard index) goes through
-// here: nesting is capped before nlohmann-json (which recurses per level) sees it, and a parse error
-// becomes one line naming the file.
-json parse_json_limited(std::string_view text, const std::string& name, const char* what) {
-    constexpr int kMaxDepth = 64;
-    if (const std::size_t at = json_too_deep_at(text, kMaxDepth); at != std::string_view::npos)
-        throw Error(name + ": " + what + " nests deeper than " + std::to_string(kMaxDepth) +
-                    " levels (at byte " + std::to_string(at) + ")");
-    try {
-        return json::parse(text);
-    } catch (const json::exception& e) {
-        throw Error(name + ": " + what + " is not valid JSON (" + std::string(e.what()) + ")");
-    }
-}
 
 }  // namespace
 
@@ -154,154 +137,13 @@ ModelSpec parse_model_config(std::string_view text, const std::string& name) {
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// safetensors: 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape,
-// data_offsets: [begin, end]}} (plus "__metadata__"), then the data; offsets count from the data.
-// ---------------------------------------------------------------------------------------------
-
-struct Mapping {
-    void* addr = MAP_FAILED;
-    std::size_t size = 0;
-    ~Mapping() {
-        if (addr != MAP_FAILED) ::munmap(addr, size);
-    }
-};
-
-struct TensorInfo {
-    std::string dtype;
-    std::vector<std::int64_t> shape;
-    const unsigned char* data = nullptr;
-    std::uint64_t bytes = 0;
-    std::string file;
-};
-
+// The weights of one checkpoint folder (io/safetensors.hpp) and the float32 buffers made from them.
 struct Checkpoint {
-    std::map<std::string, TensorInfo> tensors;
+    SafetensorsTable table;
     std::vector<std::shared_ptr<const void>> storage;
     std::uint64_t converted_bytes = 0;
     std::uint64_t weight_bytes = 0;  // float32 bytes of every tensor used
 };
-
-std::uint64_t dtype_size(const std::string& d) {
-    if (d == "F32" || d == "I32" || d == "U32") return 4;
-    if (d == "F16" || d == "BF16" || d == "I16" || d == "U16") return 2;
-    if (d == "F64" || d == "I64" || d == "U64") return 8;
-    if (d == "I8" || d == "U8" || d == "BOOL" || d == "F8_E4M3" || d == "F8_E5M2") return 1;
-    return 0;
-}
-
-void map_safetensors(const std::string& path, Checkpoint& ck) {
-    std::uint64_t size = 0;
-    const int fd = open_regular_file(path, size);
-    auto mapping = std::make_shared<Mapping>();
-    if (size >= 8) {
-        mapping->addr = ::mmap(nullptr, std::size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
-        mapping->size = std::size_t(size);
-    }
-    const int err = errno;
-    ::close(fd);
-    if (size < 8)
-        throw Error(path + ": truncated (" + std::to_string(size) + " bytes, no safetensors header)");
-    if (mapping->addr == MAP_FAILED) throw Error("cannot map " + path + ": " + std::strerror(err));
-    const auto* base = static_cast<const unsigned char*>(mapping->addr);
-    std::uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | base[i];
-    if (n > kMaxSafetensorsHeaderBytes)
-        throw Error(path + ": header length " + std::to_string(n) + " bytes is larger than the " +
-                    std::to_string(kMaxSafetensorsHeaderBytes >> 20) + " MiB a safetensors header may have");
-    if (n > size - 8)
-        throw Error(path + ": truncated (header says " + std::to_string(n) + " bytes, the file has " +
-                    std::to_string(size - 8) + " after the length)");
-    const json header = parse_json_limited(
-        std::string_view(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n)), path, "the header");
-    if (!header.is_object()) throw Error(path + ": the header is not a JSON object");
-    const std::uint64_t data_size = size - 8 - n;
-    const unsigned char* data = base + 8 + n;
-    for (auto it = header.begin(); it != header.end(); ++it) {
-        if (it.key() == "__metadata__") continue;
-        const std::string where = path + ": tensor '" + it.key() + "'";
-        const json& t = it.value();
-        if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string() || !t.contains("shape") ||
-            !t["shape"].is_array() || !t.contains("data_offsets") || !t["data_offsets"].is_array() ||
-            t["data_offsets"].size() != 2)
-            throw Error(where + " needs dtype, shape and data_offsets [begin, end]");
-        TensorInfo info;
-        info.file = path;
-        info.dtype = t["dtype"].get<std::string>();
-        const std::uint64_t es = dtype_size(info.dtype);
-        if (es == 0) throw Error(where + " has unknown dtype '" + info.dtype + "'");
-        std::uint64_t count = 1;
-        for (const json& d : t["shape"]) {
-            if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ull << 40))
-                throw Error(where + " has a bad shape " + t["shape"].dump());
-            info.shape.push_back(std::int64_t(d.get<std::uint64_t>()));
-            count *= d.get<std::uint64_t>();
-            if (count > (1ull << 40)) throw Error(where + " has a bad shape " + t["shape"].dump());
-        }
-        const json& off = t["data_offsets"];
-        if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-            throw Error(where + " has bad data_offsets " + off.dump());
-        const std::uint64_t b = off[0].get<std::uint64_t>(), e = off[1].get<std::uint64_t>();
-        if (b > e || e > data_size)
-            throw Error(where + " has data_offsets " + off.dump() + " outside the " +
-                        std::to_string(data_size) + " data bytes (truncated file or a header that lies)");
-        if (e - b != count * es)
-            throw Error(where + " has " + std::to_string(e - b) + " bytes for shape " + t["shape"].dump() +
-                        " of " + info.dtype + " (" + std::to_string(count * es) + " expected)");
-        info.data = data + b;
-        info.bytes = e - b;
-        if (!ck.tensors.emplace(it.key(), info).second) throw Error(where + " appears twice");
-    }
-    ck.storage.push_back(mapping);
-}
-
-Checkpoint open_checkpoint(const std::string& dir) {
-    Checkpoint ck;
-    const std::string single = dir + "/model.safetensors", index = dir + "/model.safetensors.index.json";
-    if (::access(single.c_str(), F_OK) == 0) {
-        map_safetensors(single, ck);
-    } else if (::access(index.c_str(), F_OK) == 0) {
-        const json j = parse_json_limited(read_file(index, 64ull << 20), index, "the file");
-        if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-            throw Error(index + ": field 'weight_map' is missing or not an object");
-        std::map<std::string, bool> shards;
-        for (const auto& [name, file] : j["weight_map"].items()) {
-            if (!file.is_string()) throw Error(index + ": weight_map['" + name + "'] is not a file name");
-            const std::string f = file.get<std::string>();
-            if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
-                throw Error(index + ": shard name '" + f + "' must be a plain file name in the folder");
-            shards[f] = true;
-        }
-        for (const auto& [f, _] : shards) map_safetensors(dir + "/" + f, ck);
-    } else {
-        throw Error(dir + ": no model.safetensors (or model.safetensors.index.json) in the folder");
-    }
-    return ck;
-}
-
-float half_to_float(std::uint16_t h) {
-    const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
-    std::uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
-    if (exp == 0) {
-        if (mant == 0) {
-            bits = sign;
-        } else {  // subnormal: renormalise
-            exp = 127 - 15 + 1;
-            while ((mant & 0x400u) == 0) {
-                mant <<= 1;
-                --exp;
-            }
-            bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-        }
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (mant << 13);
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-}
 
 /// The tensors of one checkpoint, checked against the shapes the config implies.
 class TensorSource {
@@ -318,14 +160,15 @@ class TensorSource {
     const float* vector(const std::string& name, int n) { return floats(name, {n}); }
 
   private:
-    const TensorInfo* find(const std::string& name) const {
-        auto it = ck_.tensors.find(name);
-        if (it == ck_.tensors.end() && !fallback_.empty()) it = ck_.tensors.find(fallback_ + name);
-        return it == ck_.tensors.end() ? nullptr : &it->second;
+    const SafetensorsTensor* find(const std::string& name) const {
+        const auto& tensors = ck_.table.tensors;
+        auto it = tensors.find(name);
+        if (it == tensors.end() && !fallback_.empty()) it = tensors.find(fallback_ + name);
+        return it == tensors.end() ? nullptr : &it->second;
     }
 
     const float* floats(const std::string& name, const std::vector<std::int64_t>& shape) {
-        const TensorInfo* t = find(name);
+        const SafetensorsTensor* t = find(name);
         if (!t) throw Error("the checkpoint has no tensor '" + name + "'");
         if (t->shape != shape) {
             auto text = [](const std::vector<std::int64_t>& s) {
@@ -336,44 +179,24 @@ class TensorSource {
             throw Error(t->file + ": tensor '" + name + "' has shape " + text(t->shape) +
                         ", the config implies " + text(shape));
         }
-        const std::uint64_t count = t->bytes / dtype_size(t->dtype);
+        if (t->dtype != "F32" && t->dtype != "BF16" && t->dtype != "F16")
+            throw Error(t->file + ": tensor '" + name + "' is " + t->dtype +
+                        " (only F32, BF16 and F16 weights are supported)");
+        const std::uint64_t count = t->count();
         ck_.weight_bytes += count * 4;
         if (ck_.weight_bytes > kMaxModelWeightBytes)
             throw Error(t->file + ": the model's weights need more than " +
                         std::to_string(kMaxModelWeightBytes >> 30) + " GiB as float32 (at tensor '" + name +
                         "'); the app's memory limit is 3 GiB");
-        if (t->dtype == "F32") {
-            if (reinterpret_cast<std::uintptr_t>(t->data) % alignof(float) == 0)
-                return reinterpret_cast<const float*>(t->data);
-            return convert(*t, name, count, [&](std::uint64_t i) {
-                float f;
-                std::memcpy(&f, t->data + 4 * i, 4);
-                return f;
-            });
-        }
-        if (t->dtype == "BF16")
-            return convert(*t, name, count, [&](std::uint64_t i) {
-                const std::uint32_t bits = std::uint32_t(t->data[2 * i] | (t->data[2 * i + 1] << 8)) << 16;
-                float f;
-                std::memcpy(&f, &bits, 4);
-                return f;
-            });
-        if (t->dtype == "F16")
-            return convert(*t, name, count, [&](std::uint64_t i) {
-                return half_to_float(std::uint16_t(t->data[2 * i] | (t->data[2 * i + 1] << 8)));
-            });
-        throw Error(t->file + ": tensor '" + name + "' is " + t->dtype +
-                    " (only F32, BF16 and F16 weights are supported)");
-    }
-
-    template <typename Fn>
-    const float* convert(const TensorInfo& t, const std::string& name, std::uint64_t count, Fn value) {
+        // F32 in place from the mapping when aligned (always, for files the Python library writes).
+        if (t->dtype == "F32" && reinterpret_cast<std::uintptr_t>(t->data) % alignof(float) == 0)
+            return reinterpret_cast<const float*>(t->data);
         ck_.converted_bytes += count * 4;
         if (ck_.converted_bytes > kMaxConvertedWeightBytes)
-            throw Error(t.file + ": converting tensor '" + name + "' to float32 would need more than " +
+            throw Error(t->file + ": converting tensor '" + name + "' to float32 would need more than " +
                         std::to_string(kMaxConvertedWeightBytes >> 30) + " GiB");
-        auto buf = std::shared_ptr<float[]>(new float[std::size_t(count)]);
-        for (std::uint64_t i = 0; i < count; ++i) buf[std::size_t(i)] = value(i);
+        auto buf = std::shared_ptr<float[]>(new float[std::size_t(count)]);  // [count]
+        to_float32(*t, buf.get());
         ck_.storage.push_back(buf);
         return buf.get();
     }
@@ -453,7 +276,9 @@ ModelWeights load_model_dir(const std::string& dir) {
     const std::string text = read_file(config_path, 4ull << 20);
     const ModelSpec spec = parse_model_config(text, config_path);
     const json j = parse_json_limited(text, config_path, "the file");
-    Checkpoint ck = open_checkpoint(dir);
+    Checkpoint ck;
+    ck.table = open_safetensors_dir(dir);
+    for (const SafetensorsFile& f : ck.table.files) ck.storage.push_back(f.owner());
     ModelWeights m;
     if (spec.family == ModelFamily::Gpt2) {
         m = load_gpt2(spec, ck);

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/model.hpp"
+#include "io/safetensors.hpp"
 
 namespace attnviz {
 
@@ -22,8 +23,6 @@ ModelSpec parse_model_config(std::string_view json_text, const std::string& name
 /// Loads DIR/config.json and DIR's safetensors weights. Throws attnviz::Error.
 ModelWeights load_model_dir(const std::string& dir);
 
-/// Largest safetensors header accepted (real ones are a few hundred KiB).
-inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
 /// Largest float32 memory the loader converts BF16/F16 weights into (the app's limit is 3 GiB).
 inline constexpr std::uint64_t kMaxConvertedWeightBytes = 2ull << 30;
 /// Largest model accepted: its float32 weights (mapped or converted) within the app's 3 GiB.
