@@ -479,6 +479,10 @@ void draw_view_switch(AppState& state) {
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (ImGui::Button(it.label)) state.view = it.view;
         if (on) ImGui::PopStyleColor();
+        if (it.view == MainView::Model) {  // for the GUI tests (tests/gui/model_test.sh)
+            const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+            state.widget_rects["view_model"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+        }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", it.tip);
         ImGui::SameLine();
     }
