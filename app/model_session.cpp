@@ -43,7 +43,7 @@ LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress
 }
 
 ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, int layer, int threads,
-                           const std::atomic<bool>* cancel) {
+                           const std::atomic<bool>* cancel, std::uint64_t keep_all_bytes) {
     const ModelSpec& s = model.weights->spec;
     ModelRun r;
     r.ids = model.tokenizer->encode(text);
@@ -63,7 +63,7 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     o.threads = threads;
     o.cancel = cancel;
     const std::uint64_t all = model_forward_bytes(s, n, o);
-    if (all > kKeepAllHeadsBytes || all + model.weights->weight_bytes > kModelMemoryLimit) {
+    if (all > keep_all_bytes || all + model.weights->weight_bytes > kModelMemoryLimit) {
         o.keep_heads.assign(std::size_t(s.n_layer), false);
         o.keep_heads[std::size_t(std::clamp(layer, 0, s.n_layer - 1))] = true;
         r.note = "n = " + std::to_string(n) + ": all " + std::to_string(s.n_head) + " heads of layer " +

@@ -50,8 +50,10 @@ struct ModelRun {
 /// Tokenizes `text` and runs the model, keeping every layer's heads when they fit in
 /// kKeepAllHeadsBytes, else only `layer`'s. Throws attnviz::Error (no tokens, too many tokens, over
 /// the memory limit) or Cancelled.
+/// `keep_all_bytes`: the budget for keeping every layer's heads (tests pass a small one).
 ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, int layer, int threads,
-                           const std::atomic<bool>* cancel);
+                           const std::atomic<bool>* cancel,
+                           std::uint64_t keep_all_bytes = kKeepAllHeadsBytes);
 
 class ModelSession {
   public:
