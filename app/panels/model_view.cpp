@@ -19,7 +19,7 @@ namespace {
 
 constexpr const char* kHelp =
     "Every layer (rows) and head (columns) of the model, each cell one head's attention weights: row = "
-    "query token, column = key token, bright = attends strongly, hatched = the future (causal mask). "
+    "query token, column = key token, bright = attends strongly, dark grey = the future (causal mask). "
     "Early layers often attend to the previous token or to themselves; later ones to the first token "
     "(an 'attention sink') or to words that matter for the next one. Click a cell to open that head in "
     "the stage view with every stage behind it (Q, K, V, scores, weights, output). PgUp/PgDn change the "
@@ -42,7 +42,7 @@ void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res
             if (j0 > i1 - 1) {  // every key in the block is in the future of every query
                 dl->AddRectFilled(ImVec2(p0.x + bj * px, p0.y + bi * px),
                                   ImVec2(p0.x + (bj + 1) * px, p0.y + (bi + 1) * px),
-                                  to_u32(((bi + bj) & 1) ? kHatchDark : kHatchLight));
+                                  IM_COL32(58, 60, 68, 255));
                 continue;
             }
             float v = 0;
