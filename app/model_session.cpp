@@ -5,6 +5,7 @@
 
 #include "app/compute_worker.hpp"
 #include "core/error.hpp"
+#include "core/model_trace.hpp"
 #include "io/cli.hpp"
 #include "io/files.hpp"
 #include "io/model_loader.hpp"
@@ -79,6 +80,8 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     auto tokens = std::make_shared<std::vector<std::string>>();
     for (int id : r.ids) tokens->push_back(model.tokenizer->token_text(id));
     r.tokens = std::move(tokens);
+    for (int l = 0; l < s.n_layer; ++l)
+        r.layers.push_back(std::make_shared<const Trace>(model_layer_trace(s, r.forward, l, r.tokens)));
     return r;
 }
 

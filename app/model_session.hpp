@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "core/trace.hpp"
 #include "io/tokenizer.hpp"
 
 namespace attnviz::app {
@@ -45,6 +46,8 @@ struct ModelRun {
     std::vector<int> ids;                                    // [n]
     std::vector<bool> kept_heads;                            // per layer: its per-head stages are kept
     std::string note;  // what is summarised at this length ("" when every layer's heads are kept)
+    /// Every layer as a Trace (core/model_trace.hpp), built on the worker thread; stages alias `forward`.
+    std::vector<std::shared_ptr<const Trace>> layers;
 };
 
 /// Tokenizes `text` and runs the model, keeping every layer's heads when they fit in

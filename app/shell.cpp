@@ -315,7 +315,7 @@ void Shell::model_frame() {
         run_ && std::size_t(m.layer) < run_->kept_heads.size() && run_->kept_heads[std::size_t(m.layer)];
     if (!run_submitted_ || m.text != run_text_ || (!layer_kept && m.layer != run_layer_))
         submit_model_run();
-    else if (run_ && m.layer != shown_layer_)
+    else if (run_ && layer_kept && m.layer != shown_layer_)
         show_model_layer();
 
     if (auto r = session_->poll_run()) {
@@ -391,19 +391,14 @@ void Shell::submit_model_run() {
 }
 
 void Shell::show_model_layer() {
-    const ModelSpec& s = model_->weights->spec;
-    state.model_layers.assign(std::size_t(s.n_layer), nullptr);
-    for (int l = 0; l < s.n_layer; ++l)
-        if (run_->kept_heads[std::size_t(l)])
-            state.model_layers[std::size_t(l)] =
-                std::make_shared<const Trace>(model_layer_trace(s, run_->forward, l, run_->tokens));
-    const int layer = state.model.layer;
-    auto trace = state.model_layers[std::size_t(layer)];
-    if (!trace)
-        trace = std::make_shared<const Trace>(model_layer_trace(s, run_->forward, layer, run_->tokens));
+    state.model_layers.assign(run_->layers.size(), nullptr);
+    for (std::size_t l = 0; l < run_->layers.size(); ++l)
+        if (run_->kept_heads[l]) state.model_layers[l] = run_->layers[l];
+    const std::size_t layer = std::min(std::size_t(state.model.layer), run_->layers.size() - 1);
+    const std::shared_ptr<const Trace>& trace = run_->layers[layer];
     accept_trace(state, trace, state.compute_ms);
     feed_trace_text(fonts_, *trace);
-    shown_layer_ = layer;
+    shown_layer_ = int(layer);
 }
 
 void Shell::update_next_tokens() {
