@@ -29,7 +29,9 @@ ImU32 to_u32(Rgb8 c) {
     return IM_COL32(c.r, c.g, c.b, 255);
 }
 
-// One thumbnail: weights [n, n] downsampled by max-pooling to res × res cells.
+// One thumbnail: weights [n, n] pooled to cells × cells blocks. A block shows the attention mass its
+// queries give its keys: Σ over the block's keys, averaged over its queries — rows of blocks still sum
+// to 1, and with n <= res every block is one cell of the weights.
 void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res) {
     const int n = int(A.rows());
     const int cells = std::min(n, res);
@@ -39,18 +41,15 @@ void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res
         const int i0 = bi * n / cells, i1 = std::max(i0 + 1, (bi + 1) * n / cells);
         for (int bj = 0; bj < cells; ++bj) {
             const int j0 = bj * n / cells, j1 = std::max(j0 + 1, (bj + 1) * n / cells);
+            const ImVec2 a(p0.x + bj * px, p0.y + bi * px), b(p0.x + (bj + 1) * px, p0.y + (bi + 1) * px);
             if (j0 > i1 - 1) {  // every key in the block is in the future of every query
-                dl->AddRectFilled(ImVec2(p0.x + bj * px, p0.y + bi * px),
-                                  ImVec2(p0.x + (bj + 1) * px, p0.y + (bi + 1) * px),
-                                  IM_COL32(58, 60, 68, 255));
+                dl->AddRectFilled(a, b, IM_COL32(58, 60, 68, 255));
                 continue;
             }
-            float v = 0;
+            double mass = 0;
             for (int i = i0; i < i1; ++i)
-                for (int j = j0; j < j1 && j <= i; ++j) v = std::max(v, A(i, j));
-            dl->AddRectFilled(ImVec2(p0.x + bj * px, p0.y + bi * px),
-                              ImVec2(p0.x + (bj + 1) * px, p0.y + (bi + 1) * px),
-                              to_u32(value_rgb(range, v)));
+                for (int j = j0; j < j1 && j <= i; ++j) mass += A(i, j);
+            dl->AddRectFilled(a, b, to_u32(value_rgb(range, float(mass / (i1 - i0)))));
         }
     }
 }
