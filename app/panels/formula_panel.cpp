@@ -143,8 +143,8 @@ void draw_formula_panel(AppState& state) {
 
     if (state.model.active) {  // a real model's layer: its place in the model, no scene note
         heading("Layer");
-        ImGui::TextDisabled("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer, t.n,
-                            t.d_model);
+        ImGui::TextDisabled("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer,
+                            t.n, t.d_model);
         ImGui::TextDisabled("h = %d  d_head = %d  K/V heads = %d", t.heads, t.d_k, state.model.n_kv_head);
         return;
     }
