@@ -81,7 +81,8 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     for (int id : r.ids) tokens->push_back(model.tokenizer->token_text(id));
     r.tokens = std::move(tokens);
     for (int l = 0; l < s.n_layer; ++l)
-        r.layers.push_back(std::make_shared<const Trace>(model_layer_trace(s, r.forward, l, r.tokens)));
+        r.layers.push_back(
+            std::make_shared<const Trace>(model_layer_trace(s, r.forward, l, r.tokens, model.weights)));
     return r;
 }
 

@@ -292,6 +292,112 @@ std::vector<std::string> explain_model_cell(const ModelSpec& spec, const ModelFo
     return L;
 }
 
+// W[k, c] of a Linear in its input × output orientation, and its bias (0 without one).
+double weight_at(const Linear& L, int k, int c) {
+    return L.out_in ? double(L.weight.map()(c, k)) : double(L.weight.map()(k, c));
+}
+double bias_at(const Linear& L, int c) {
+    return L.bias ? double(L.bias[c]) : 0.0;
+}
+
+// Σ_k x[k]·W[k, col] + b[col], written with its largest terms.
+TermsText linear_cell(const Linear& L, const Eigen::Ref<const RowVec>& x, int col) {
+    TermsText d = top_terms(
+        int(x.size()), [&](int k) { return double(x(k)); }, [&](int k) { return weight_at(L, k, col); },
+        [](int) { return std::string(); });
+    d.sum += bias_at(L, col);
+    if (L.bias) d.text += " + b (" + f(bias_at(L, col), 2) + ")";
+    return d;
+}
+
+// norm(x)[c] with the checkpoint's γ (and β), from the row x it normalises: [d].
+std::vector<std::string> norm_cell(const Norm& n, double eps, bool layernorm,
+                                   const Eigen::Ref<const RowVec>& x, int c, const std::string& lhs,
+                                   const std::string& xname) {
+    const double d = double(x.size());
+    double mean = 0, sq = 0;
+    for (Eigen::Index k = 0; k < x.size(); ++k) mean += x(k);
+    mean /= d;
+    for (Eigen::Index k = 0; k < x.size(); ++k)
+        sq += layernorm ? (x(k) - mean) * (x(k) - mean) : double(x(k)) * x(k);
+    sq /= d;
+    const double g = n.weight[c], b = n.bias ? double(n.bias[c]) : 0.0;
+    const double denom = std::sqrt(sq + eps);
+    std::vector<std::string> L;
+    if (layernorm) {
+        L.push_back(lhs + " = γ_c (x_c − μ) / √(σ² + ε) + β_c,  x = " + xname);
+        L.push_back("x_c = " + f(x(c)) + ",  μ = " + f(mean) + ",  σ² = " + f(sq) + ",  γ_c = " + f(g) +
+                    ",  β_c = " + f(b));
+        L.push_back(final_line(g * (x(c) - mean) / denom + b));
+    } else {
+        L.push_back(lhs + " = γ_c x_c / √(mean(x²) + ε),  x = " + xname);
+        L.push_back("x_c = " + f(x(c)) + ",  mean(x²) = " + f(sq) + ",  γ_c = " + f(g));
+        L.push_back(final_line(g * x(c) / denom));
+    }
+    return L;
+}
+
+std::vector<std::string> explain_with_weights(const ModelWeights& W, const ModelForward& fwd, int layer,
+                                              const Trace& t, int stage_index, int i, int j) {
+    const ModelSpec& s = W.spec;
+    const BlockWeights& B = W.blocks[std::size_t(layer)];
+    const Stage& st = t.stages[std::size_t(stage_index)];
+    const LayerStages& ls = fwd.layers[std::size_t(layer)];
+    const bool gpt2 = s.family == ModelFamily::Gpt2;
+    const std::string cell = "[" + st.rows.label(i) + ", " + st.cols.label(j) + "]";
+    const std::string h = st.head >= 0 ? sub(st.head) : "";
+    std::vector<std::string> L;
+    if ((st.name == "Q" || st.name == "K" || st.name == "V") && ls.ln_1.rows() > i) {
+        const Linear& lin = st.name == "Q" ? B.q : st.name == "K" ? B.k : B.v;
+        const int head_col = (st.name == "Q" ? st.head : kv_head_of(s, st.head)) * s.d_head;
+        const auto x = ls.ln_1.row(i);  // [d]
+        const std::string w = "W_" + st.name;
+        const bool rope = !gpt2 && st.name != "V";
+        if (!rope) {
+            const TermsText d = linear_cell(lin, x, head_col + j);
+            L.push_back(st.name + h + cell + " = Σ_k x̂[i,k] " + w + "[k,c]" + (lin.bias ? " + b_c" : "") +
+                        "  (largest terms first)");
+            L.push_back("= " + d.text);
+            L.push_back(final_line(d.sum));
+            return L;
+        }
+        const int half = s.d_head / 2;
+        const int pair = j < half ? j + half : j - half;
+        const double a = linear_cell(lin, x, head_col + j).sum, b = linear_cell(lin, x, head_col + pair).sum;
+        const double angle = double(i) * std::pow(s.rope_theta, -2.0 * (j % half) / s.d_head);
+        const double v =
+            j < half ? a * std::cos(angle) - b * std::sin(angle) : a * std::cos(angle) + b * std::sin(angle);
+        L.push_back(st.name + h + cell + " = RoPE(x̂ " + w + ")  at position " + std::to_string(i));
+        L.push_back("before RoPE: (x̂ " + w + ")[i," + std::to_string(j) + "] = " + f(a) + ",  its pair [i," +
+                    std::to_string(pair) + "] = " + f(b));
+        L.push_back("angle = " + std::to_string(i) + "·θ^(−2·" + std::to_string(j % half) + "/" +
+                    std::to_string(s.d_head) + ") = " + f(angle) +
+                    (j < half ? ":  a cos − b sin" : ":  a cos + b sin"));
+        L.push_back(final_line(v));
+        return L;
+    }
+    if (st.name == "attn_out" && !ls.heads.empty()) {
+        const int dh = s.d_head;
+        const TermsText d = top_terms(
+            s.n_head * dh,
+            [&](int k) { return double(ls.heads[std::size_t(k / dh)].head_output(i, k % dh)); },
+            [&](int k) { return weight_at(B.o, k, j); },
+            [&](int k) { return " (head " + std::to_string(k / dh) + ")"; });
+        L.push_back("attn" + cell + " = Σ_h Σ_k O_h[i,k] W_O[h·d_h + k, c]" +
+                    std::string(B.o.bias ? " + b_c" : "") + "  (largest terms first)");
+        L.push_back("= " + d.text + (B.o.bias ? " + b (" + f(bias_at(B.o, j), 2) + ")" : ""));
+        L.push_back(final_line(d.sum + bias_at(B.o, j)));
+        return L;
+    }
+    if (st.name == "ln_2" && ls.resid_mid.rows() > i)
+        return norm_cell(B.ln_2, s.norm_eps, gpt2, ls.resid_mid.row(i), j, "r̂" + cell,
+                         "resid_mid (this layer)");
+    if (st.name == "ln_1" && layer > 0 && fwd.layers[std::size_t(layer - 1)].resid_post.rows() > i)
+        return norm_cell(B.ln_1, s.norm_eps, gpt2, fwd.layers[std::size_t(layer - 1)].resid_post.row(i), j,
+                         "x̂" + cell, "layer " + std::to_string(layer - 1) + "'s resid_post");
+    return L;
+}
+
 }  // namespace
 
 int kv_head_of(const ModelSpec& spec, int head) {
@@ -328,7 +434,8 @@ std::vector<TokenProb> top_tokens(const Vec& probs, int k) {
 }
 
 Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForward> fwd, int layer,
-                        std::shared_ptr<const std::vector<std::string>> tokens) {
+                        std::shared_ptr<const std::vector<std::string>> tokens,
+                        std::shared_ptr<const ModelWeights> weights) {
     if (!fwd || layer < 0 || layer >= int(fwd->layers.size()))
         throw Error("model trace: layer " + std::to_string(layer) + " is out of range");
     const int n = int(tokens->size());
@@ -403,7 +510,13 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
         add_stage(t, spec, "rollout", -1, alias(fwd->rollout), q_tok, k_tok, ValueKind::Probability,
                   2 * nn * n * spec.n_layer);
 
-    t.explain_hook = [spec, fwd, layer](const Trace& tr, int s, int i, int j) {
+    if (weights && (weights->spec.n_layer != spec.n_layer || weights->spec.d_model != spec.d_model))
+        weights = nullptr;  // not the model of this forward pass
+    t.explain_hook = [spec, fwd, layer, weights](const Trace& tr, int s, int i, int j) {
+        if (weights) {
+            std::vector<std::string> lines = explain_with_weights(*weights, *fwd, layer, tr, s, i, j);
+            if (!lines.empty()) return lines;
+        }
         return explain_model_cell(spec, *fwd, layer, tr, s, i, j);
     };
     return t;

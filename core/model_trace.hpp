@@ -20,8 +20,11 @@ namespace attnviz {
 /// Layer `layer` of `forward` as a Trace, followed by the summary stages. Per-head stages appear only
 /// when that layer's heads were kept; the [n, d] stages only when keep_layers was set. tokens: [n].
 /// Throws attnviz::Error for a layer out of range or tokens that do not match the forward's n.
+/// With `weights` (the model the forward came from), hover derivations of Q, K, V, attn_out, ln_1 and
+/// ln_2 also show the sums with the checkpoint's own weights; the trace then keeps them alive.
 Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForward> forward, int layer,
-                        std::shared_ptr<const std::vector<std::string>> tokens);
+                        std::shared_ptr<const std::vector<std::string>> tokens,
+                        std::shared_ptr<const ModelWeights> weights = nullptr);
 
 /// Per-layer L2 norm of each token's residual stream after the layer: [L, n] (rows of layers whose
 /// resid_post was not kept are 0).

@@ -347,7 +347,7 @@ int model_render_main(int argc, char** argv) {
     auto fwd = std::make_shared<const ModelForward>(run_model(model, in.ids, run));
     auto tokens = std::make_shared<std::vector<std::string>>();
     for (int id : in.ids) tokens->push_back(token_label(in, id));
-    const Trace trace = model_layer_trace(s, fwd, layer, std::move(tokens));
+    const Trace trace = model_layer_trace(s, fwd, layer, std::move(tokens));  // figures need no weights
     const std::string stage_name = *args.get("--stage");
     if (trace.find(stage_name) < 0) {
         std::string names;

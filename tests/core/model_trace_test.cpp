@@ -158,9 +158,10 @@ TEST(ModelTrace, HoverDerivationsRecomputeEveryCellTheyExplain) {
     for (ModelFamily fam : {ModelFamily::Gpt2, ModelFamily::Llama}) {
         const Fixture fx = run(fam, 2, fam == ModelFamily::Gpt2 ? 2 : 1);
         for (int layer : {0, 2}) {
-            const Trace t = model_layer_trace(fx.model.spec, fx.fwd, layer, labels());
+            const Trace t = model_layer_trace(fx.model.spec, fx.fwd, layer, labels(),
+                                              std::make_shared<const ModelWeights>(fx.model));
             for (const char* name : {"weights", "scores", "head_output", "resid_mid", "resid_post",
-                                     "residual_stream", "ln_2", "Q"}) {
+                                     "residual_stream", "ln_1", "ln_2", "Q", "K", "V", "attn_out"}) {
                 const int s = t.find(name, 1);
                 ASSERT_GE(s, 0) << name;
                 const Stage& st = t.stages[std::size_t(s)];
@@ -175,6 +176,23 @@ TEST(ModelTrace, HoverDerivationsRecomputeEveryCellTheyExplain) {
             }
         }
     }
+}
+
+TEST(ModelTrace, WithTheWeightsQKVShowTheirSumsAndRope) {
+    const Fixture llama = run(ModelFamily::Llama, 4, 2);
+    const Trace t = model_layer_trace(llama.model.spec, llama.fwd, 1, labels(),
+                                      std::make_shared<const ModelWeights>(llama.model));
+    const auto q = explain_cell(t, t.find("Q", 2), 3, 1);
+    EXPECT_NE(q[0].find("RoPE"), std::string::npos) << q[0];
+    EXPECT_NE(q[1].find("its pair [i,3]"), std::string::npos) << q[1];
+    const auto v = explain_cell(t, t.find("V", 3), 2, 0);
+    EXPECT_NE(v[0].find("Σ_k x̂[i,k] W_V[k,c]"), std::string::npos) << v[0];
+    const auto ln = explain_cell(t, t.find("ln_1"), 2, 0);
+    EXPECT_NE(ln[0].find("layer 0's resid_post"), std::string::npos) << ln[0];
+    // Without the weights the same cells still end in their value.
+    const Trace bare = model_layer_trace(llama.model.spec, llama.fwd, 1, labels());
+    const auto q0 = explain_cell(bare, bare.find("Q", 2), 3, 1);
+    EXPECT_NEAR(final_value(q0), bare.get("Q", 2)->matrix()(3, 1), 1e-4);
 }
 
 TEST(ModelTrace, WeightsDerivationShowsTheScoreScaleAndMask) {
