@@ -75,7 +75,8 @@ void accept_trace(AppState& state, std::shared_ptr<const Trace> trace, double co
 }
 
 std::string stage_phase(const std::string& name) {
-    static const char* const embed[] = {"one_hot", "embedding", "positional", "input", "source", "layernorm"};
+    static const char* const embed[] = {"one_hot", "embedding", "positional", "input",
+                                        "source",  "layernorm", "ln_1"};
     static const char* const project[] = {"W_Q", "W_K", "W_V", "Q", "K", "V", "Q_rot", "K_rot"};
     static const char* const score[] = {"alibi", "scores", "scaled", "masked", "phi_Q", "phi_K", "KV"};
     static const char* const normalise[] = {"weights", "normalizer"};
@@ -120,7 +121,17 @@ nlohmann::json state_json(const AppState& state) {
     j["updating"] = state.updating;
     j["view"] = state.view == MainView::Stage       ? "stage"
                 : state.view == MainView::HeadsGrid ? "heads"
+                : state.view == MainView::Model     ? "model"
                                                     : "compare";
+    j["model_active"] = state.model.active;
+    j["model_name"] = state.model.name;
+    j["model_layer"] = state.model.layer;
+    j["model_loading"] = state.model.loading;
+    j["model_text"] = state.model.text;
+    j["model_n"] = state.model.n;
+    j["model_runs"] = state.model.run_generation;
+    j["model_top_token"] = state.model.top.empty() ? std::string() : state.model.top[0].text;
+    j["model_last_appended"] = state.model.last_appended;
     j["export_path"] = state.last_export_path;
     j["status"] = state.status;
     j["status_is_error"] = state.status_is_error;

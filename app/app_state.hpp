@@ -16,7 +16,40 @@
 
 namespace attnviz::app {
 
-enum class MainView { Stage, HeadsGrid, Compare };
+enum class MainView { Stage, HeadsGrid, Compare, Model };
+
+/// A real model opened with File ▸ Open model… or `--model DIR` (the shell's ModelSession runs it).
+/// Panels read it and leave requests in it; the shell acts on the requests at the next frame.
+struct ModelUi {
+    bool active = false;  // a model is open and its layer is the trace on screen
+    std::string name, dir, description;
+    std::string text = "The cat sat on the mat because it";  // what the model reads (the text box)
+    int layer = 0, n_layer = 0, n_head = 0, n_kv_head = 0, n = 0;
+    std::vector<bool> kept_heads;  // per layer: its per-head stages are in the last run
+    std::string note;              // what is summarised at this length ("" = nothing)
+    // Loading (File ▸ Open model…): phase and fraction for the progress bar.
+    bool loading = false;
+    std::string load_phase;
+    float load_fraction = 0;
+    // The next-token panel: sampling knobs and the last run's ranking.
+    float temperature = 1.0f;
+    int top_k = 0;       // 0 = off
+    float top_p = 1.0f;  // 1 = off
+    std::uint64_t seed = 1;
+    struct Candidate {
+        int id = 0;
+        std::string text;
+        double p = 0;
+    };
+    std::vector<Candidate> top;  // the 10 most likely next tokens at temperature T
+    std::string last_appended;   // text of the last token appended
+    // Model-view thumbnails: head-mean / per-head weights of every kept layer come from the shell.
+    // Requests from panels and commands (the shell clears them).
+    std::string open_request;          // a folder to load
+    bool close_request = false;        // back to the single layer
+    int append_request = 0;            // 1 = greedy, 2 = sampled
+    std::uint64_t run_generation = 0;  // increments with every finished run
+};
 
 struct ViewStates;  // app/panels/view_state.hpp
 
@@ -28,6 +61,12 @@ struct AppState {
     std::string scene_title = "Built-in example";
     std::string scene_note;
     Config scene_config;  // the config as loaded from the scene: Reset returns here
+
+    // --- a real model (when model.active, `trace` is its current layer) --------------------------
+    ModelUi model;
+    /// Every kept layer's traces of the last run (index = layer; null where the heads were not kept),
+    /// for the model view's grid.
+    std::vector<std::shared_ptr<const Trace>> model_layers;
 
     // --- computed --------------------------------------------------------------------------
     std::shared_ptr<const Trace> trace;  // the trace on screen (last successful computation)

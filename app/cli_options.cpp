@@ -23,7 +23,7 @@ const char* const kUsage =
     "usage: attnviz [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
     "               [--set KEY=VALUE ...] [--view stage|heads|compare] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
-    "               [--ui-scale S] [--size WxH]\n"
+    "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
     "       attnviz render [--scene FILE] [--set KEY=VALUE ...] --stage NAME [--head H] --out FIG.png\n"
     "       attnviz tokenize --model DIR --text TEXT [--pieces]   (token ids of a real tokenizer, as JSON)\n"
@@ -37,8 +37,12 @@ const char* const kUsage =
     "  --head H            start on this head\n"
     "  --pin ROW           start with this query row pinned (its bar chart and Q/Kᵀ views)\n"
     "  --frames N          frames to draw before the screenshot (default 5)\n"
-    "  --view V            main view: stage, heads (all heads' weights) or compare (softmax vs linear)\n"
+    "  --view V            main view: stage, heads (all heads' weights), compare (softmax vs linear)\n"
+    "                      or model (with --model: every layer × head)\n"
     "  --lab NAME          open a teaching lab at start-up\n"
+    "  --model DIR         open a real model (Hugging Face folder: config.json, safetensors, tokenizer)\n"
+    "  --layer L           with --model: start on this layer\n"
+    "  --text TEXT         with --model: the text the model reads\n"
     "  --state-log FILE    append one JSON line describing the screen each time it changes (tests)\n"
     "  --frame-log FILE    one line per frame: times, whether a trace was updating, T (measurements)\n"
     "  --script FILE       run scripted input frame by frame, then exit (tests; see app/script.hpp)\n"
@@ -98,10 +102,18 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
                 o.view = MainView::HeadsGrid;
             else if (v == "compare")
                 o.view = MainView::Compare;
+            else if (v == "model")
+                o.view = MainView::Model;
             else
-                throw UsageError{"--view: expected stage, heads or compare, got '" + v + "'"};
+                throw UsageError{"--view: expected stage, heads, compare or model, got '" + v + "'"};
         } else if (arg == "--lab")
             o.lab = need();
+        else if (arg == "--model")
+            o.model = need();
+        else if (arg == "--layer")
+            o.layer = parse_int("--layer", need(), 0, 1 << 20);
+        else if (arg == "--text")
+            o.text = need();
         else if (arg == "--state-log")
             o.state_log = need();
         else if (arg == "--frame-log")
@@ -133,6 +145,9 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
     }
     if (!o.screenshot.empty() && o.screenshot.size() < 5)
         throw UsageError{"--screenshot: expected a file name ending in .png"};
+    if (o.model.empty() && (o.layer || o.text))
+        throw UsageError{std::string(o.layer ? "--layer" : "--text") + " needs --model DIR"};
+    if (o.view == MainView::Model && o.model.empty()) throw UsageError{"--view model needs --model DIR"};
     return o;
 }
 

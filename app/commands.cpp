@@ -23,6 +23,11 @@ void save_scene(Shell& s) {
         save_scene_to(s.state, s.state.scene_path);
 }
 
+void set_layer(Shell& s, int delta) {
+    if (!s.state.model.active) return;
+    s.state.model.layer = std::clamp(s.state.model.layer + delta, 0, std::max(0, s.state.model.n_layer - 1));
+}
+
 void set_head(Shell& s, int delta) {
     if (!s.state.trace) return;
     s.state.head = std::clamp(s.state.head + delta, 0, std::max(0, s.state.trace->heads - 1));
@@ -45,6 +50,12 @@ std::vector<Command> make_commands() {
         // File
         {"open_scene", "File", "Open scene…", GLFW_KEY_O, C, false, true, "Ctrl+O", "open a scene",
          [](Shell& s) { s.dialogs.open_requested = true; }, nullptr},
+        {"open_model", "File", "Open model…", GLFW_KEY_M, C, false, true, "Ctrl+M",
+         "open a real model (a Hugging Face folder)", [](Shell& s) { s.dialogs.open_model_requested = true; },
+         nullptr},
+        {"single_layer", "File", "Back to the single layer", 0, 0, false, true, "", "",
+         [](Shell& s) { s.state.model.close_request = true; },
+         [](const Shell& s) { return s.state.model.active; }},
         {"save_scene", "File", "Save scene", GLFW_KEY_S, C, false, true, "Ctrl+S", "save the scene",
          save_scene, nullptr},
         {"save_scene_as", "File", "Save scene as…", GLFW_KEY_S, C | GLFW_MOD_SHIFT, false, true,
@@ -78,6 +89,10 @@ std::vector<Command> make_commands() {
          [](Shell& s) { set_head(s, -1); }, nullptr},
         {"next_head", nullptr, "Next head", GLFW_KEY_DOWN, 0, true, false, "↓", "next head",
          [](Shell& s) { set_head(s, +1); }, nullptr},
+        {"previous_layer", nullptr, "Previous layer", GLFW_KEY_PAGE_UP, 0, true, false, "PgUp",
+         "previous layer (a model)", [](Shell& s) { set_layer(s, -1); }, nullptr},
+        {"next_layer", nullptr, "Next layer", GLFW_KEY_PAGE_DOWN, 0, true, false, "PgDn",
+         "next layer (a model)", [](Shell& s) { set_layer(s, +1); }, nullptr},
         {"play", nullptr, "Play / pause", GLFW_KEY_SPACE, 0, false, false, "Space",
          "play / pause the step-through", toggle_play, nullptr},
         // Help

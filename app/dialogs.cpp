@@ -72,6 +72,11 @@ void FileDialogs::draw(AppState& state) {
         error.clear();
         path_buffer = state.scene_path.empty() ? "my-scene.json" : state.scene_path;
     }
+    if (open_model_requested) {
+        ImGui::OpenPopup("Open model");
+        open_model_requested = false;
+        if (model_path_buffer.empty()) model_path_buffer = state.model.dir;
+    }
     const ImVec2 centre = ImGui::GetMainViewport()->GetCenter();
     const float w = ImGui::GetFontSize() * 36.0f;
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
@@ -107,6 +112,29 @@ void FileDialogs::draw(AppState& state) {
                 state.set_status(error, true);
                 refocus = true;
             }
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0)) ||
+            ImGui::IsKeyPressed(GLFW_KEY_ESCAPE))
+            ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(w, 0));
+    if (ImGui::BeginPopupModal("Open model", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        ImGui::TextWrapped(
+            "Folder of a Hugging Face model (GPT-2, Llama, Qwen2, Mistral): config.json, model.safetensors "
+            "(or shards) and tokenizer.json or vocab.json + merges.txt. It loads in the background; if it "
+            "cannot be read, the status bar says why and the current model stays.");
+        if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+        ImGui::SetNextItemWidth(-1);
+        const bool enter =
+            ImGui::InputText("##modelpath", &model_path_buffer,
+                             ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+        if ((ImGui::Button("Open", ImVec2(ImGui::GetFontSize() * 6, 0)) || enter) &&
+            !model_path_buffer.empty()) {
+            state.model.open_request = model_path_buffer;
+            ImGui::CloseCurrentPopup();
         }
         ImGui::SameLine();
         if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0)) ||

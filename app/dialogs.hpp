@@ -26,6 +26,8 @@ struct FileDialogs {
     void draw(AppState& state);
 
     bool open_requested = false, save_as_requested = false;
+    bool open_model_requested = false;  // File ▸ Open model…
+    std::string model_path_buffer;
     std::string path_buffer;
     std::string error;
     bool refocus = false;  // put the keyboard back into the path field (after Enter and an error)

@@ -15,6 +15,7 @@
 #include "app/render/heatmap_texture.hpp"
 #include "app/settings.hpp"
 #include "core/error.hpp"
+#include "core/model_trace.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/scene.hpp"
@@ -66,6 +67,11 @@ void feed_trace_text(FontManager& fonts, const Trace& t) {
 }
 
 void feed_state_text(FontManager& fonts, const AppState& state) {
+    fonts.add_text("·⏎…▸×‖₂ℓ◀▶");
+    fonts.add_text(state.model.name);
+    fonts.add_text(state.model.text);
+    fonts.add_text(state.model.note);
+    fonts.add_text(state.model.description);
     fonts.add_text(state.config.text);
     fonts.add_text(state.config.source_text);
     fonts.add_text(state.scene_title);
@@ -113,6 +119,12 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     if (!opt_.lab.empty()) state.requested_lab = opt_.lab;
     settings_at_start_ = settings_json(state);
     worker_ = std::make_unique<ComputeWorker>(state.compute_threads);
+    session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
+    if (!opt_.model.empty()) {
+        if (opt_.text) state.model.text = *opt_.text;
+        state.model.open_request = opt_.model;
+        startup_model_pending_ = true;
+    }
 }
 
 Shell::~Shell() = default;
@@ -159,8 +171,13 @@ void Shell::begin_frame(double wait_ms) {
     frame_start_ = now;
     state.redraw_soon = false;
 
+    model_frame();
+    const bool model_mode = state.model.active || startup_model_pending_;
+
     // --- results from the worker ------------------------------------------------------------------
-    if (auto result = worker_->poll()) {
+    if (auto result = worker_->poll(); result && model_mode) {
+        // a single-layer trace finished after a model opened: not shown
+    } else if (result) {
         if (result->ok()) {
             accept_trace(state, result->trace, result->ms);
             feed_trace_text(fonts_, *state.trace);
@@ -181,15 +198,15 @@ void Shell::begin_frame(double wait_ms) {
         }
         validated_ = state.config;
         validated_any_ = true;
-        if (state.issues.empty() && (!submitted_any_ || state.config != submitted_)) {
+        if (!model_mode && state.issues.empty() && (!submitted_any_ || state.config != submitted_)) {
             worker_->submit(state.config);
             submitted_ = state.config;
             submitted_any_ = true;
         }
     }
     if (worker_->threads() != state.compute_threads) worker_->set_threads(state.compute_threads);
-    state.updating = worker_->busy();
-    if (state.trace) apply_startup_requests();
+    state.updating = model_mode ? session_->busy() : worker_->busy();
+    if (state.trace && !startup_model_pending_) apply_startup_requests();
 
     // --- fonts and scale (between frames, never inside one) -----------------------------------------
     feed_state_text(fonts_, state);
@@ -243,6 +260,177 @@ void Shell::apply_startup_requests() {
     }
 }
 
+// --- a real model ------------------------------------------------------------------------------
+
+void Shell::model_frame() {
+    ModelUi& m = state.model;
+    if (!m.open_request.empty()) {
+        session_->load(m.open_request);
+        m.open_request.clear();
+    }
+    if (m.close_request) {
+        m.close_request = false;
+        leave_model();
+    }
+    const ModelSession::Progress p = session_->progress();
+    m.loading = p.loading;
+    m.load_phase = p.phase;
+    m.load_fraction = p.fraction;
+    if (auto loaded = session_->poll_load()) {
+        const bool at_start = startup_model_pending_;
+        startup_model_pending_ = false;
+        if (loaded->model) {
+            enter_model(std::move(*loaded->model));
+            if (at_start && opt_.layer) {
+                if (*opt_.layer >= m.n_layer) {
+                    std::fprintf(stderr,
+                                 "attnviz: --layer: %d is out of range; this model has layers 0 to %d\n",
+                                 *opt_.layer, m.n_layer - 1);
+                    exit_code_ = 2;
+                    quit_ = true;
+                    return;
+                }
+                m.layer = *opt_.layer;
+            }
+            if (at_start && opt_.view) state.view = *opt_.view;
+        } else {
+            // The same line the command line prints; the current model (or the single layer) stays.
+            state.set_status(loaded->error, true);
+            if (at_start && !opt_.screenshot.empty()) {
+                std::fprintf(stderr, "attnviz: %s\n", loaded->error.c_str());
+                exit_code_ = 1;
+                quit_ = true;
+            }
+        }
+    }
+    if (!m.active || !model_) return;
+
+    if (m.append_request != 0) {
+        const bool sampled = m.append_request == 2;
+        m.append_request = 0;
+        append_next_token(sampled);
+    }
+    m.layer = std::clamp(m.layer, 0, std::max(0, m.n_layer - 1));
+    const bool layer_kept =
+        run_ && std::size_t(m.layer) < run_->kept_heads.size() && run_->kept_heads[std::size_t(m.layer)];
+    if (!run_submitted_ || m.text != run_text_ || (!layer_kept && m.layer != run_layer_))
+        submit_model_run();
+    else if (run_ && layer_kept && m.layer != shown_layer_)
+        show_model_layer();
+
+    if (auto r = session_->poll_run()) {
+        state.compute_ms = r->ms;
+        if (r->run) {
+            run_ = std::move(*r->run);
+            m.n = int(run_->ids.size());
+            m.kept_heads = run_->kept_heads;
+            m.note = run_->note;
+            ++m.run_generation;
+            shown_layer_ = -1;
+            show_model_layer();
+            top_temperature_ = -1;
+            if (compute_error_shown_ && state.status_is_error) state.set_status("", false);
+            compute_error_shown_ = false;
+        } else {
+            state.set_status(r->error, true);
+            compute_error_shown_ = true;
+        }
+    }
+    if (run_ && m.temperature != top_temperature_) update_next_tokens();
+}
+
+void Shell::enter_model(LoadedModel model) {
+    ModelUi& m = state.model;
+    const ModelSpec& s = model.weights->spec;
+    const bool same_shape = m.active && m.n_layer == s.n_layer && m.n_head == s.n_head;
+    m.active = true;
+    m.name = model.name;
+    m.dir = model.dir;
+    m.description = model.tokenizer->description();
+    m.n_layer = s.n_layer;
+    m.n_head = s.n_head;
+    m.n_kv_head = s.n_kv_head;
+    if (!same_shape) {
+        m.layer = 0;
+        state.head = 0;
+    }
+    if (state.view == MainView::Compare) state.view = MainView::Stage;
+    model_ = std::move(model);
+    run_.reset();
+    run_submitted_ = false;
+    state.pinned_row = -1;
+    state.set_status("Opened " + m.name + " from " + m.dir, false);
+    fonts_.add_text(m.name);
+    fonts_.add_text(m.text);
+}
+
+void Shell::leave_model() {
+    session_->cancel_runs();
+    model_.reset();
+    run_.reset();
+    run_submitted_ = false;
+    shown_layer_ = -1;
+    const std::string text = state.model.text;
+    state.model = ModelUi{};
+    state.model.text = text;
+    state.model_layers.clear();
+    state.trace = nullptr;
+    ++state.trace_generation;
+    state.pinned_row = -1;
+    if (state.view == MainView::Model) state.view = MainView::Stage;
+    submitted_any_ = false;
+    validated_any_ = false;
+    state.set_status("Back to the single layer: the random weights and every knob", false);
+}
+
+void Shell::submit_model_run() {
+    session_->run(*model_, state.model.text, state.model.layer);
+    run_text_ = state.model.text;
+    run_layer_ = state.model.layer;
+    run_submitted_ = true;
+}
+
+void Shell::show_model_layer() {
+    state.model_layers.assign(run_->layers.size(), nullptr);
+    for (std::size_t l = 0; l < run_->layers.size(); ++l)
+        if (run_->kept_heads[l]) state.model_layers[l] = run_->layers[l];
+    const std::size_t layer = std::min(std::size_t(state.model.layer), run_->layers.size() - 1);
+    const std::shared_ptr<const Trace>& trace = run_->layers[layer];
+    accept_trace(state, trace, state.compute_ms);
+    feed_trace_text(fonts_, *trace);
+    shown_layer_ = int(layer);
+}
+
+void Shell::update_next_tokens() {
+    ModelUi& m = state.model;
+    const Mat& logits = run_->forward->logits;  // [1, V]
+    const Vec probs = next_token_probs(logits.row(logits.rows() - 1), std::max(1e-3f, m.temperature));
+    m.top.clear();
+    for (const TokenProb& t : top_tokens(probs, 10)) {
+        m.top.push_back({t.id, model_->tokenizer->token_text(t.id), t.p});
+        fonts_.add_text(m.top.back().text);
+    }
+    top_temperature_ = m.temperature;
+}
+
+void Shell::append_next_token(bool sampled) {
+    if (!run_ || run_text_ != state.model.text) return;  // the ranking belongs to an older text
+    ModelUi& m = state.model;
+    const Mat& logits = run_->forward->logits;  // [1, V]
+    SamplingOptions o;
+    o.temperature = sampled ? double(m.temperature) : 0.0;
+    o.top_k = sampled ? m.top_k : 0;
+    o.top_p = sampled ? double(m.top_p) : 1.0;
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(sample_rng_);
+    const int id = sample_next_token(logits.row(logits.rows() - 1), o, u);
+    m.last_appended = model_->tokenizer->decode({id});
+    m.text += m.last_appended;
+    fonts_.add_text(m.text);
+    state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" +
+                         model_->tokenizer->token_text(id) + "\"",
+                     false);
+}
+
 void Shell::feed_input(GLFWwindow* window) {
     hooks_.feed_input(window, state);
 }
@@ -275,8 +463,22 @@ void Shell::draw_menu_bar() {
         if (ImGui::MenuItem("Stage", nullptr, state.view == MainView::Stage)) state.view = MainView::Stage;
         if (ImGui::MenuItem("Heads grid", nullptr, state.view == MainView::HeadsGrid))
             state.view = MainView::HeadsGrid;
-        if (ImGui::MenuItem("Compare softmax / linear", nullptr, state.view == MainView::Compare))
+        if (!state.model.active &&
+            ImGui::MenuItem("Compare softmax / linear", nullptr, state.view == MainView::Compare))
             state.view = MainView::Compare;
+        if (state.model.active) {
+            if (ImGui::MenuItem("Model view (every layer × head)", nullptr, state.view == MainView::Model))
+                state.view = MainView::Model;
+            if (ImGui::MenuItem("Residual stream (norms per layer)", nullptr,
+                                current_stage_name(state) == "residual_stream")) {
+                state.view = MainView::Stage;
+                select_stage(state, "residual_stream");
+            }
+            if (ImGui::MenuItem("Attention rollout", nullptr, current_stage_name(state) == "rollout")) {
+                state.view = MainView::Stage;
+                select_stage(state, "rollout");
+            }
+        }
         ImGui::Separator();
         if (ImGui::BeginMenu("UI scale")) {
             for (float s : {0.75f, 1.0f, 1.25f, 1.5f, 2.0f}) {
@@ -298,7 +500,9 @@ void Shell::draw_menu_bar() {
         ImGui::EndMenu();
     }
     // The scene's title, on the right of the menu bar.
-    const std::string title = state.scene_title + (state.config != state.scene_config ? "  (modified)" : "");
+    const std::string title =
+        state.model.active ? state.model.name
+                           : state.scene_title + (state.config != state.scene_config ? "  (modified)" : "");
     const float tw = ImGui::CalcTextSize(title.c_str()).x;
     ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20.0f, ImGui::GetWindowWidth() - tw - 16.0f));
     ImGui::TextDisabled("%s", title.c_str());
@@ -455,6 +659,7 @@ void Shell::shutdown() {
     const std::string err = workspace_.flush(state);
     if (!err.empty()) std::fprintf(stderr, "attnviz: workspace not saved: %s\n", one_line(err).c_str());
     worker_->shutdown();
+    session_->shutdown();
     shutdown_views();
     render::shutdown_heatmap_shader();
 }

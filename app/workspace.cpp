@@ -24,6 +24,8 @@ const char* view_name(MainView v) {
             return "heads";
         case MainView::Compare:
             return "compare";
+        case MainView::Model:  // a model is not part of the workspace: it reopens on the stage view
+            return "stage";
     }
     return "stage";
 }

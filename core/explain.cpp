@@ -95,6 +95,7 @@ std::vector<std::string> explain_cell(const Trace& t, int stage_index, int i, in
     if (i < 0 || j < 0 || i >= st.n_rows() || j >= st.n_cols())
         return {"Cell (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside this " +
                 st.shape_text() + " matrix."};
+    if (t.explain_hook) return t.explain_hook(t, stage_index, i, j);
     const Config& c = t.config;
     const int h = st.head;
     const std::string& name = st.name;

@@ -81,6 +81,9 @@ struct Trace {
     std::vector<Stage> stages;     // in computation order
     std::vector<Vec> row_entropy;  // per head: n entropies of the weight rows (nats)
     double compute_seconds = 0;    // wall time of compute_trace
+    /// Optional: how a cell of this trace was made, for traces that are not compute_trace's (a real
+    /// model's layer, core/model_trace.hpp). explain_cell() calls it when set.
+    std::function<std::vector<std::string>(const Trace&, int stage_index, int i, int j)> explain_hook;
 
     /// Index of the stage with this name and head (head ignored for non-head stages), or -1.
     int find(const std::string& name, int head = -1) const;

@@ -10,10 +10,12 @@
 
 #include "core/error.hpp"
 #include "core/model.hpp"
+#include "core/model_trace.hpp"
 #include "core/ops.hpp"
 #include "core/thread_pool.hpp"
 #include "io/cli.hpp"
 #include "io/commands.hpp"
+#include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/model_loader.hpp"
 #include "io/npy.hpp"
@@ -288,7 +290,92 @@ int generate_main(int argc, char** argv) {
     return 0;
 }
 
+const std::vector<CliOption>& model_render_options() {
+    static const std::vector<CliOption> options = {
+        {"--model", "DIR", "Hugging Face model folder", false},
+        {"--text", "TEXT", "input text (needs the folder's tokenizer)", false},
+        {"--ids", "1,2,3", "input token ids instead of --text", false},
+        {"--layer", "L", "layer to draw (default 0)", false},
+        {"--stage", "NAME",
+         "ln_1, Q, K, V, scores, weights, head_output, attn_out, resid_mid, ln_2, mlp_out, "
+         "resid_post, residual_stream or rollout",
+         false},
+        {"--head", "H", "head for per-head stages (default 0)", false},
+        {"--out", "FIG.png", "PNG file to write (written whole or not at all)", false},
+        {"--scale", "S", "1, 2 or 4 (default 1)", false},
+        {"--grid", "", "every head of the stage side by side", false},
+        {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
+    };
+    return options;
+}
+
+int model_render_main(int argc, char** argv) {
+    const auto& options = model_render_options();
+    const CliArgs args = parse_cli(argc, argv, options);
+    if (args.has("--help")) {
+        std::cout << cli_usage("attnviz render", options, {"--model", "--stage", "--out"});
+        return 0;
+    }
+    require_flag(args, options, "--model");
+    require_flag(args, options, "--stage");
+    require_flag(args, options, "--out");
+    FigureOptions figure;
+    if (auto sc = args.get("--scale")) {
+        figure.scale = cli_int("--scale", *sc, 1, 4);
+        if (figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
+    }
+    const int head = args.has("--head") ? cli_int("--head", *args.get("--head"), 0, 1 << 20) : 0;
+    const std::string dir = *args.get("--model");
+    const ModelWeights model = load_model_dir(dir);
+    const ModelSpec& s = model.spec;
+    const int layer = args.has("--layer") ? cli_int("--layer", *args.get("--layer"), 0, s.n_layer - 1) : 0;
+    const Input in = read_input(args, dir);
+    const int n = int(in.ids.size());
+    if (n > s.max_positions)
+        throw Error(std::to_string(n) + " tokens are more than the model's " +
+                    std::to_string(s.max_positions) + " positions");
+    ModelRunOptions run;
+    run.threads =
+        resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+    run.keep_heads.assign(std::size_t(s.n_layer), false);
+    run.keep_heads[std::size_t(layer)] = true;
+    run.all_logits = false;
+    const std::uint64_t need = model_forward_bytes(s, n, run) + model.weight_bytes;
+    if (need > kMemoryLimit)
+        throw Error(std::to_string(n) + " tokens need " + std::to_string(need >> 20) +
+                    " MiB with the weights, over the 3 GiB limit");
+    auto fwd = std::make_shared<const ModelForward>(run_model(model, in.ids, run));
+    auto tokens = std::make_shared<std::vector<std::string>>();
+    for (int id : in.ids) tokens->push_back(token_label(in, id));
+    const Trace trace = model_layer_trace(s, fwd, layer, std::move(tokens));  // figures need no weights
+    const std::string stage_name = *args.get("--stage");
+    if (trace.find(stage_name) < 0) {
+        std::string names;
+        for (const std::string& nm : trace.stage_names()) names += (names.empty() ? "" : ", ") + nm;
+        throw UsageError("--stage: no stage named '" + stage_name + "' in a model layer (stages: " + names +
+                         ")");
+    }
+    Image image;
+    if (args.has("--grid")) {
+        image = render_heads_grid_figure(trace, stage_name, figure);
+    } else {
+        const Stage* stage = trace.get(stage_name, head);
+        if (!stage || (stage->head >= 0 && stage->head != head))
+            throw UsageError("--head: expected a head from 0 to " + std::to_string(s.n_head - 1) + ", got " +
+                             std::to_string(head));
+        image = render_stage_figure(trace, *stage, figure);
+    }
+    const std::string out = *args.get("--out");
+    write_png(out, image);
+    std::cout << "wrote " << out << " (" << image.width << "×" << image.height << ")\n";
+    return 0;
+}
+
 }  // namespace
+
+int run_model_render_command(int argc, char** argv) {
+    return run_cli_command("attnviz render", [&] { return model_render_main(argc, argv); });
+}
 
 bool has_model_flag(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)

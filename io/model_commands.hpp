@@ -16,6 +16,11 @@ bool has_model_flag(int argc, char** argv);
 /// logits [n, V], probs [V] (last position, softmax(logits / temperature)), rollout [n, n].
 int run_model_dump_command(int argc, char** argv);  // argv[0] == "dump"
 
+/// One layer's stage of a real model as a figure (the app's Export PNG on a model layer):
+///   attnviz render --model DIR (--text TEXT | --ids 1,2,3) [--layer L] --stage NAME [--head H]
+///                  --out FIG.png [--scale S] [--grid]
+int run_model_render_command(int argc, char** argv);  // argv[0] == "render"
+
 /// Prints the continuation of the text, N tokens, greedy when T = 0.
 int run_generate_command(int argc, char** argv);  // argv[0] == "generate"
 

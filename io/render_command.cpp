@@ -10,6 +10,7 @@
 #include "io/cli.hpp"
 #include "io/commands.hpp"
 #include "io/figure.hpp"
+#include "io/model_commands.hpp"
 
 namespace attnviz {
 namespace {
@@ -131,6 +132,7 @@ void check_render_arguments(int argc, char** argv) {
 }
 
 int run_render_command(int argc, char** argv) {
+    if (has_model_flag(argc, argv)) return run_model_render_command(argc, argv);
     return run_cli_command("attnviz render", [&] { return render_main(argc, argv); });
 }
 

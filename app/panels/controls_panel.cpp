@@ -101,7 +101,54 @@ int token_count_hint(const AppState& state) {
 
 }  // namespace
 
+// The controls while a real model is open: its text, layer, the next-token panel; the single layer's
+// knobs are hidden (the checkpoint fixes them) and the panel says so.
+void draw_model_controls(AppState& state) {
+    ModelUi& m = state.model;
+    section_heading("Model",
+                    "A real, trained transformer read from a Hugging Face folder. Every layer does the same "
+                    "steps as the single layer: normalise, Q/K/V per head, scores, causal softmax, weighted "
+                    "sum of values, output projection, residual; then an MLP and another residual. Pick a "
+                    "layer and a head and step through its stages; hover a cell to see how it was made.");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(m.name.c_str());
+    ImGui::TextDisabled("%s", m.description.c_str());
+    if (m.n_kv_head > 0 && m.n_kv_head < m.n_head)
+        ImGui::TextDisabled("grouped-query attention: %d K/V heads shared by %d query heads", m.n_kv_head,
+                            m.n_head);
+    ImGui::PopTextWrapPos();
+    section_heading("Text",
+                    "What the model reads, split by its own tokenizer (subword pieces; · marks a space in "
+                    "token labels). Every token is one row of every matrix. Editing recomputes every layer.");
+    ImGui::InputTextMultiline("##model_text", &m.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 3.6f));
+    ImGui::TextDisabled("%d tokens", m.n);
+    const float label_w = ImGui::GetFontSize() * 5.0f;
+    ImGui::PushItemWidth(-label_w);
+    ImGui::SliderInt("layer", &m.layer, 0, std::max(0, m.n_layer - 1));
+    record_rect(state, "layer", ImGui::CalcItemWidth());
+    if (state.trace) ImGui::SliderInt("head", &state.head, 0, std::max(0, state.trace->heads - 1));
+    ImGui::PopItemWidth();
+    if (!m.note.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.35f, 1.0f));
+        ImGui::TextWrapped("%s", m.note.c_str());
+        ImGui::PopStyleColor();
+    }
+    draw_next_token_panel(state);
+    ImGui::Spacing();
+    ImGui::Separator();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled(
+        "The single layer's knobs (d_model, heads, masks, positional encoding, scoring, seed, …) are hidden: "
+        "a trained model's weights fix them. The single layer is where they live:");
+    ImGui::PopTextWrapPos();
+    if (ImGui::Button("Back to the single layer")) m.close_request = true;
+}
+
 void draw_controls_panel(AppState& state) {
+    if (state.model.active) {
+        draw_model_controls(state);
+        return;
+    }
     Config& c = state.config;
     IssueShower issues{state.issues, {}};
     const float label_w = ImGui::GetFontSize() * 9.0f;

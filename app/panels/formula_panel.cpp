@@ -141,6 +141,13 @@ void draw_formula_panel(AppState& state) {
     wrapped_disabled("whole layer: " + human(t.total_flops(), "") + " FLOPs, " +
                      human_bytes(t.stored_bytes()) + " stored");
 
+    if (state.model.active) {  // a real model's layer: its place in the model, no scene note
+        heading("Layer");
+        ImGui::TextDisabled("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer,
+                            t.n, t.d_model);
+        ImGui::TextDisabled("h = %d  d_head = %d  K/V heads = %d", t.heads, t.d_k, state.model.n_kv_head);
+        return;
+    }
     heading("Layer");
     ImGui::TextDisabled("n = %d  m = %d  d_model = %d", t.n, t.m, t.d_model);
     ImGui::TextDisabled("h = %d  d_k = %d  d_v = %d", t.heads, t.d_k, t.d_v);

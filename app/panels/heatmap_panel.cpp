@@ -468,12 +468,21 @@ void draw_view_switch(AppState& state) {
         {"Stage", MainView::Stage, "The current stage of the pipeline as a heatmap"},
         {"Heads grid", MainView::HeadsGrid, "Every head's attention weights side by side"},
         {"Softmax vs linear", MainView::Compare, "The same Q, K, V through softmax and linear attention"},
+        {"Model view", MainView::Model, "Every layer × head of the model as small weight maps"},
     };
     for (const Item& it : items) {
+        // A real model has no linear attention to compare; the single layer has no other layers.
+        if ((it.view == MainView::Compare) == state.model.active && it.view != MainView::Stage &&
+            it.view != MainView::HeadsGrid)
+            continue;
         const bool on = state.view == it.view;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (ImGui::Button(it.label)) state.view = it.view;
         if (on) ImGui::PopStyleColor();
+        if (it.view == MainView::Model) {  // for the GUI tests (tests/gui/model_test.sh)
+            const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+            state.widget_rects["view_model"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+        }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", it.tip);
         ImGui::SameLine();
     }
@@ -519,6 +528,9 @@ void draw_main_view(AppState& state) {
             break;
         case MainView::Compare:
             draw_compare_view(state);
+            break;
+        case MainView::Model:
+            draw_model_view(state);
             break;
     }
     ImGui::EndChild();

@@ -24,6 +24,8 @@ void draw_controls_panel(AppState& state);  // panels/controls_panel.cpp: every 
 void draw_pipeline_strip(AppState& state);  // panels/pipeline_strip.cpp: stages, cursor, shapes
 void draw_formula_panel(AppState& state);   // panels/formula_panel.cpp: formula + explanation
 void draw_status_bar(AppState& state);      // panels/status_bar.cpp
+/// A real model's next-token ranking, sampling knobs and append buttons (inside the controls panel).
+void draw_next_token_panel(AppState& state);  // panels/next_token_panel.cpp
 
 // --- views (heatmap engineer) --------------------------------------------------------------
 /// The main area: the current stage as a heatmap (zoom/pan, hover derivation, pinned row with its

@@ -82,6 +82,30 @@ void draw_pipeline_strip(AppState& state) {
 
     // Head selector: one small button per head while they fit, a slider beyond that.
     const bool per_head = current_stage_is_per_head(state);
+    if (state.trace && state.model.active) {
+        // A real model: the layer first (PgUp / PgDn), then its heads.
+        const int L = state.model.n_layer;
+        ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("layer");
+        ImGui::SameLine();
+        if (L <= 12) {
+            for (int i = 0; i < L; ++i) {
+                if (i > 0) ImGui::SameLine(0, 2);
+                const bool active = i == state.model.layer;
+                if (active)
+                    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+                const std::string label = std::to_string(i) + "##layer";
+                if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetFrameHeight() * 1.2f, 0)))
+                    state.model.layer = i;
+                if (active) ImGui::PopStyleColor();
+            }
+        } else {
+            ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+            ImGui::SliderInt("##layer", &state.model.layer, 0, L - 1);
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer of the model (PgUp / PgDn)");
+    }
     if (state.trace) {
         const int h = state.trace->heads;
         ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);

@@ -28,12 +28,21 @@ void draw_status_bar(AppState& state) {
     const float left_w = std::max(10.0f, avail - right_w - spacing);
     const ImVec2 start = ImGui::GetCursorScreenPos();
     ImGui::PushClipRect(start, ImVec2(start.x + left_w, start.y + ImGui::GetFrameHeight()), true);
+    if (state.model.loading) {  // File ▸ Open model…: the phase and how far it is
+        const std::string label = "loading model: " + state.model.load_phase;
+        ImGui::ProgressBar(state.model.load_fraction,
+                           ImVec2(std::min(left_w * 0.45f, ImGui::GetFontSize() * 22), 0), label.c_str());
+        ImGui::SameLine();
+    }
     if (!state.status.empty()) {
         if (state.status_is_error) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.40f, 1.0f));
         ImGui::TextUnformatted(state.status.c_str());
         if (state.status_is_error) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered() && ImGui::CalcTextSize(state.status.c_str()).x > left_w)
             ImGui::SetTooltip("%s", state.status.c_str());
+    } else if (state.model.active) {
+        ImGui::TextDisabled("%s%s%s", state.model.name.c_str(), state.model.note.empty() ? "" : "  —  ",
+                            state.model.note.c_str());
     } else {
         const std::string where =
             state.scene_path.empty() ? state.scene_title : state.scene_title + "  (" + state.scene_path + ")";

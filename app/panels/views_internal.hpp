@@ -10,6 +10,7 @@ namespace attnviz::app {
 
 void draw_heads_grid(AppState& state);    // heads_grid.cpp
 void draw_compare_view(AppState& state);  // compare_view.cpp
+void draw_model_view(AppState& state);    // model_view.cpp: every layer × head of a real model
 void shutdown_compare_view();             // compare_view.cpp: drops cached results
 
 /// Index into state.trace->stages of the stage under the cursor, or -1.

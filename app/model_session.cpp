@@ -1,0 +1,216 @@
+#include "app/model_session.hpp"
+
+#include <chrono>
+#include <exception>
+
+#include "app/compute_worker.hpp"
+#include "core/error.hpp"
+#include "core/model_trace.hpp"
+#include "io/cli.hpp"
+#include "io/files.hpp"
+#include "io/model_loader.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+std::string base_name(std::string dir) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const auto slash = dir.rfind('/');
+    return slash == std::string::npos ? dir : dir.substr(slash + 1);
+}
+
+std::string mib(std::uint64_t bytes) {
+    return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
+}
+
+}  // namespace
+
+LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress) {
+    progress("reading config", 0.05f);
+    parse_model_config(read_file(dir + "/config.json", 1u << 20), base_name(dir) + "/config.json");
+    progress("mapping weights", 0.2f);
+    auto weights = std::make_shared<const ModelWeights>(load_model_dir(dir));
+    progress("loading tokenizer", 0.85f);
+    LoadedModel m;
+    m.tokenizer = Tokenizer::load_dir(dir);
+    const ModelSpec& s = weights->spec;
+    m.weights = std::move(weights);
+    m.dir = dir;
+    m.name = base_name(dir) + " · " + s.architecture + " (" + std::to_string(s.n_layer) + " layers × " +
+             std::to_string(s.n_head) + " heads)";
+    progress("ready", 1.0f);
+    return m;
+}
+
+ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, int layer, int threads,
+                           const std::atomic<bool>* cancel, std::uint64_t keep_all_bytes) {
+    const ModelSpec& s = model.weights->spec;
+    ModelRun r;
+    r.ids = model.tokenizer->encode(text);
+    if (r.ids.empty()) throw TextError("the text gives no tokens: type something");
+    const int n = int(r.ids.size());
+    if (n > s.max_positions)
+        throw Error(std::to_string(n) + " tokens are more than the model's " +
+                    std::to_string(s.max_positions) + " positions");
+    for (int id : r.ids)
+        if (id >= s.vocab_size)
+            throw Error("the tokenizer gives id " + std::to_string(id) +
+                        ", outside the model's vocabulary of " + std::to_string(s.vocab_size));
+    ModelRunOptions o;
+    o.keep_layers = true;
+    o.all_logits = false;
+    o.rollout = true;
+    o.threads = threads;
+    o.cancel = cancel;
+    const std::uint64_t all = model_forward_bytes(s, n, o);
+    if (all > keep_all_bytes || all + model.weights->weight_bytes > kModelMemoryLimit) {
+        o.keep_heads.assign(std::size_t(s.n_layer), false);
+        o.keep_heads[std::size_t(std::clamp(layer, 0, s.n_layer - 1))] = true;
+        r.note = "n = " + std::to_string(n) + ": all " + std::to_string(s.n_head) + " heads of layer " +
+                 std::to_string(layer) + " kept; the other layers summarised (residual norms, rollout) — " +
+                 "every layer's heads would need " + mib(all);
+    }
+    const std::uint64_t need = model_forward_bytes(s, n, o) + model.weights->weight_bytes;
+    if (need > kModelMemoryLimit)
+        throw Error(std::to_string(n) + " tokens need " + mib(need) +
+                    " with the weights, over the 3 GiB limit; shorten the text");
+    r.kept_heads = o.keep_heads.empty() ? std::vector<bool>(std::size_t(s.n_layer), true) : o.keep_heads;
+    r.forward = std::make_shared<const ModelForward>(run_model(*model.weights, r.ids, o));
+    auto tokens = std::make_shared<std::vector<std::string>>();
+    for (int id : r.ids) tokens->push_back(model.tokenizer->token_text(id));
+    r.tokens = std::move(tokens);
+    for (int l = 0; l < s.n_layer; ++l)
+        r.layers.push_back(
+            std::make_shared<const Trace>(model_layer_trace(s, r.forward, l, r.tokens, model.weights)));
+    return r;
+}
+
+ModelSession::ModelSession(int threads, LoadFn load) : load_fn_(std::move(load)), threads_(threads) {
+    if (!load_fn_) load_fn_ = load_model_folder;
+    thread_ = std::thread([this] { thread_main(); });
+}
+
+ModelSession::~ModelSession() {
+    shutdown();
+}
+
+void ModelSession::shutdown() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+        cancel_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void ModelSession::load(const std::string& dir) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_load_ = dir;
+        progress_ = {true, "waiting", 0.0f};
+    }
+    wake_.notify_all();
+}
+
+ModelSession::Progress ModelSession::progress() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return progress_;
+}
+
+std::optional<ModelSession::LoadResult> ModelSession::poll_load() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto r = std::move(load_result_);
+    load_result_.reset();
+    return r;
+}
+
+std::uint64_t ModelSession::run(const LoadedModel& model, const std::string& text, int layer) {
+    std::uint64_t id;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        id = ++next_id_;
+        pending_run_ = RunRequest{id, model, text, layer};
+        cancel_ = true;  // the running one is stale now
+    }
+    wake_.notify_all();
+    return id;
+}
+
+std::optional<ModelSession::RunResult> ModelSession::poll_run() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto r = std::move(run_result_);
+    run_result_.reset();
+    return r;
+}
+
+bool ModelSession::busy() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return working_ || pending_load_ || pending_run_;
+}
+
+bool ModelSession::wait_idle(double timeout_seconds) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return idle_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
+                          [&] { return !working_ && !pending_load_ && !pending_run_; });
+}
+
+void ModelSession::cancel_runs() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_run_.reset();
+    run_result_.reset();
+    ++next_id_;  // a result still running is stale
+    cancel_ = true;
+}
+
+void ModelSession::thread_main() {
+    lower_priority_of_this_thread("attnviz-model");
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [&] { return stop_ || pending_load_ || pending_run_; });
+        if (stop_) return;
+        working_ = true;
+        if (pending_load_) {
+            const std::string dir = *pending_load_;
+            pending_load_.reset();
+            lock.unlock();
+            LoadResult result;
+            try {
+                result.model = load_fn_(dir, [&](const char* phase, float fraction) {
+                    std::lock_guard<std::mutex> g(mutex_);
+                    progress_ = {true, phase, fraction};
+                });
+            } catch (const std::exception& e) {
+                result.error = one_line(e.what());
+            }
+            lock.lock();
+            progress_ = {pending_load_.has_value(), pending_load_ ? "waiting" : "", 0.0f};
+            load_result_ = std::move(result);
+        } else {
+            RunRequest req = std::move(*pending_run_);
+            pending_run_.reset();
+            cancel_ = false;
+            lock.unlock();
+            RunResult result;
+            result.request = req.id;
+            const auto t0 = std::chrono::steady_clock::now();
+            bool cancelled = false;
+            try {
+                result.run = run_model_on_text(req.model, req.text, req.layer, threads_, &cancel_);
+            } catch (const Cancelled&) {
+                cancelled = true;
+            } catch (const std::exception& e) {
+                result.error = one_line(e.what());
+            }
+            result.ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            lock.lock();
+            if (!cancelled && req.id == next_id_) run_result_ = std::move(result);
+        }
+        working_ = false;
+        if (!pending_load_ && !pending_run_) idle_.notify_all();
+    }
+}
+
+}  // namespace attnviz::app

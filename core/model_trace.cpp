@@ -1,0 +1,525 @@
+// model_layer_trace(): one layer of a real model as a Trace, with its formulas, explanations for the
+// learner (GPT-2 and Llama wording) and hover derivations computed from the numbers in the trace.
+#include "core/model_trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "core/error.hpp"
+
+namespace attnviz {
+
+namespace {
+
+using MatPtr = std::shared_ptr<const Mat>;
+
+std::string sub(int k) {
+    static const char* digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+    std::string s;
+    for (char c : std::to_string(k)) s += digits[c - '0'];
+    return s;
+}
+
+// Number as text with a Unicode minus.
+std::string f(double v, int digits = 3) {
+    if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
+    if (std::isnan(v)) return "NaN";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    std::string s = buf;
+    if (!s.empty() && s[0] == '-') s = "−" + s.substr(1);
+    return s;
+}
+std::string final_line(double v) {
+    return "= " + f(v, 6);
+}
+
+Axis token_axis(Axis::Kind kind, const std::shared_ptr<const std::vector<std::string>>& tokens) {
+    Axis a;
+    a.kind = kind;
+    a.name = kind == Axis::Kind::QueryTokens ? "query tokens" : "key tokens";
+    a.size = int(tokens->size());
+    a.tokens = tokens;
+    return a;
+}
+
+Axis dim_axis(const std::string& name, int size) {
+    Axis a;
+    a.kind = Axis::Kind::Dimension;
+    a.name = name;
+    a.size = size;
+    return a;
+}
+
+// Σ_t a(t)·b(t) written with its three largest terms (by |a·b|), and the exact sum of all terms.
+struct TermsText {
+    std::string text;
+    double sum = 0;
+};
+TermsText top_terms(int count, const std::function<double(int)>& a, const std::function<double(int)>& b,
+                    const std::function<std::string(int)>& label) {
+    TermsText out;
+    std::vector<int> order(std::size_t(std::max(count, 0)));
+    std::iota(order.begin(), order.end(), 0);
+    for (int t = 0; t < count; ++t) out.sum += a(t) * b(t);
+    const std::size_t shown = std::min<std::size_t>(3, order.size());
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(shown), order.end(),
+                      [&](int x, int y) { return std::abs(a(x) * b(x)) > std::abs(a(y) * b(y)); });
+    for (std::size_t k = 0; k < shown; ++k) {
+        const int t = order[k];
+        out.text += std::string(k ? " + " : "") + "(" + f(a(t), 2) + ")(" + f(b(t), 2) + ")" + label(t);
+    }
+    if (count > int(shown))
+        out.text += " + … (" + std::to_string(count - int(shown)) + " smaller terms of " +
+                    std::to_string(count) + ")";
+    if (count == 0) out.text = "0 (no terms)";
+    return out;
+}
+
+struct LayerText {
+    std::string title, formula, explanation;
+};
+
+LayerText layer_text(const ModelSpec& s, const std::string& name, int head) {
+    const bool gpt2 = s.family == ModelFamily::Gpt2;
+    const std::string h = head >= 0 ? sub(head) : "";
+    const std::string norm = gpt2 ? "LayerNorm" : "RMSNorm";
+    const std::string norm_formula = gpt2 ? "γ ⊙ (x − μ) / √(σ² + ε) + β" : "γ ⊙ x / √(mean(x²) + ε)";
+    const std::string norm_why =
+        gpt2 ? "LayerNorm subtracts each token's mean over d_model, divides by its standard deviation, then "
+               "scales by γ and shifts by β (both learned)."
+             : "RMSNorm divides each token's vector by its root mean square (no mean subtracted, no shift), "
+               "then scales by the learned γ.";
+    const int group = s.n_head / std::max(1, s.n_kv_head);
+    std::string shared;
+    if (group > 1 && head >= 0) {
+        const int kv = head / group;
+        shared = " Grouped-query attention: K and V shared by heads " + std::to_string(kv * group) + ".." +
+                 std::to_string(kv * group + group - 1) + " (K/V head " + std::to_string(kv) + " of " +
+                 std::to_string(s.n_kv_head) + ").";
+    }
+    const std::string rope = gpt2 ? "" : "RoPE(";
+    const std::string rope_end = gpt2 ? "" : ")";
+    const std::string bias = gpt2 ? " + b" : "";
+    if (name == "ln_1")
+        return {norm + " before attention  x̂ = " + norm + "(x)", "x̂ = " + norm_formula,
+                "The block's input x (the residual stream) normalised per token. " + norm_why +
+                    " Queries, keys and values are all read from x̂."};
+    if (name == "Q")
+        return {"Queries Q" + h, "Q" + h + " = " + rope + "x̂ W_Q" + h + bias + rope_end,
+                "What each token looks for, as head " + std::to_string(head) +
+                    " sees it: x̂ times the head's " + "learned query weights." +
+                    (gpt2 ? std::string(
+                                " GPT-2 adds learned position embeddings to the input instead of rotating.")
+                          : " RoPE then rotates pairs of coordinates by an angle proportional to the "
+                            "token's position, so Q·K depends on how far apart two tokens are.")};
+    if (name == "K")
+        return {"Keys K" + h, "K" + h + " = " + rope + "x̂ W_K" + h + bias + rope_end,
+                "What each token offers to be found by. A query's score with a key is their dot product." +
+                    shared};
+    if (name == "V")
+        return {"Values V" + h, "V" + h + " = x̂ W_V" + h + bias,
+                "What each token hands over when it is attended to." + shared};
+    if (name == "scores")
+        return {"Scores  S" + h + " = Q Kᵀ", "S" + h + " = Q" + h + " K" + h + "ᵀ",
+                "Every query against every key, unscaled and before the mask. Large means 'this key answers "
+                "this query'."};
+    if (name == "weights")
+        return {"Attention weights A" + h, "A" + h + " = softmax(causal(S / √d_h))",
+                "Scores divided by √d_h = √" + std::to_string(s.d_head) +
+                    ", later keys hidden by the causal mask (a token never sees the future: hatched, "
+                    "exactly 0), then softmax along each row, so each row sums to 1."};
+    if (name == "head_output")
+        return {"Head output O" + h + " = A V", "O" + h + " = A" + h + " V" + h,
+                "Each query's weighted average of the values it attends to."};
+    if (name == "attn_out")
+        return {"Attention output", "attn = concat(O₀ … O" + sub(s.n_head - 1) + ") W_O" + bias,
+                "The heads' outputs side by side, projected back to d_model by W_O. This is what attention "
+                "adds to the residual stream."};
+    if (name == "resid_mid")
+        return {"Residual after attention", "r = x + attn",
+                "The block's input plus what attention computed: the residual connection keeps the "
+                "original information and adds the update."};
+    if (name == "ln_2")
+        return {norm + " before the MLP", "r̂ = " + norm + "(r)",
+                "The residual stream normalised again. " + norm_why};
+    if (name == "mlp_out")
+        return {"MLP output",
+                gpt2 ? "mlp = GELU(r̂ W_fc + b) W_proj + b" : "mlp = (SiLU(r̂ W_gate) ⊙ r̂ W_up) W_down",
+                gpt2 ? "Each token on its own (no mixing between tokens): widen to d_ff = " +
+                           std::to_string(s.d_ff) + ", GELU, narrow back to d_model."
+                     : "Each token on its own (no mixing between tokens): SwiGLU, a SiLU gate times a linear "
+                       "branch, both of width d_ff = " +
+                           std::to_string(s.d_ff) + ", then back to d_model."};
+    if (name == "resid_post")
+        return {"Residual after the block", "x' = r + mlp",
+                "The layer's output: the next layer's input x (the residual stream)."};
+    if (name == "residual_stream")
+        return {"Residual stream norms", "‖x'_ℓ[t]‖₂ for every layer ℓ and token t",
+                "How large each token's residual vector is after every layer. Rows are layers, columns "
+                "tokens. A token whose norm grows a lot is being written to heavily (the first token often "
+                "becomes very large: an 'attention sink')."};
+    if (name == "rollout")
+        return {"Attention rollout", "R_ℓ = Â_ℓ R_ℓ₋₁,  Â = rownorm(½ mean_h A + ½ I)",
+                "Attention followed through every layer (Abnar & Zuidema 2020): how much each output token "
+                "draws on each input token overall, counting the residual connection as half."};
+    return {name, name, ""};
+}
+
+void add_stage(Trace& t, const ModelSpec& spec, const std::string& name, int head, MatPtr data, Axis rows,
+               Axis cols, ValueKind kind, double flops) {
+    Stage st;
+    st.name = name;
+    st.head = head;
+    const LayerText tx = layer_text(spec, name, head);
+    st.title = tx.title;
+    st.formula = tx.formula;
+    st.explanation = tx.explanation;
+    st.rows = std::move(rows);
+    st.cols = std::move(cols);
+    st.kind = kind;
+    st.flops = flops;
+    st.bytes = double(data->size()) * sizeof(float);
+    st.data = std::move(data);
+    t.stages.push_back(std::move(st));
+}
+
+// --- hover derivations ---------------------------------------------------------------------------
+
+std::vector<std::string> explain_model_cell(const ModelSpec& spec, const ModelForward& fwd, int layer,
+                                            const Trace& t, int stage_index, int i, int j) {
+    const Stage& st = t.stages[std::size_t(stage_index)];
+    const Mat M = st.matrix();
+    const double value = M(i, j);
+    const std::string cell = "[" + st.rows.label(i) + ", " + st.cols.label(j) + "]";
+    const int hd = st.head;
+    const std::string h = hd >= 0 ? sub(hd) : "";
+    std::vector<std::string> L;
+    auto tok = [&](int k) { return (*t.query_tokens)[std::size_t(k)]; };
+
+    if (st.name == "weights") {
+        const Stage* sc = t.get("scores", hd);
+        if (j > i) {
+            L.push_back("A" + h + cell + " = 0: key " + std::to_string(j) + " (" + tok(j) +
+                        ") comes after query " + std::to_string(i) + " — hidden by the causal mask.");
+            L.push_back(final_line(value));
+            return L;
+        }
+        if (sc) {
+            const Mat& S = *sc->data;  // [n, n]
+            const double scale = 1.0 / std::sqrt(double(spec.d_head));
+            double mx = -INFINITY;
+            for (int k = 0; k <= i; ++k) mx = std::max(mx, S(i, k) * scale);
+            double z = 0;
+            for (int k = 0; k <= i; ++k) z += std::exp(S(i, k) * scale - mx);
+            const double e = std::exp(S(i, j) * scale - mx);
+            L.push_back("A" + h + cell + " = exp(s_ij/√d_h − max) / Σ_{k≤i} exp(s_ik/√d_h − max)");
+            L.push_back("s_ij = " + f(S(i, j)) + ",  √d_h = √" + std::to_string(spec.d_head) +
+                        ",  max = " + f(mx) + " over the " + std::to_string(i + 1) + " visible keys");
+            L.push_back("= exp(" + f(S(i, j) * scale) + " − " + f(mx) + ") / " + f(z, 4) + " = " + f(e, 4) +
+                        " / " + f(z, 4));
+            L.push_back(final_line(e / z));
+            return L;
+        }
+    }
+    if (st.name == "scores") {
+        const Stage* q = t.get("Q", hd);
+        const Stage* k = t.get("K", hd);
+        if (q && k) {
+            const Mat &Q = *q->data, &K = *k->data;  // [n, dh] each
+            const TermsText d = top_terms(
+                int(Q.cols()), [&](int c) { return double(Q(i, c)); }, [&](int c) { return double(K(j, c)); },
+                [](int c) { return "_" + std::to_string(c); });
+            L.push_back("S" + h + cell + " = q_" + std::to_string(i) + "·k_" + std::to_string(j) +
+                        " = Σ_c Q[i,c] K[j,c]  (largest terms first, c = dimension)");
+            L.push_back("= " + d.text);
+            L.push_back(final_line(d.sum));
+            return L;
+        }
+    }
+    if (st.name == "head_output") {
+        const Stage* a = t.get("weights", hd);
+        const Stage* v = t.get("V", hd);
+        if (a && v) {
+            const Mat &A = *a->data, &V = *v->data;  // [n, n], [n, dh]
+            const TermsText d = top_terms(
+                i + 1, [&](int k) { return double(A(i, k)); }, [&](int k) { return double(V(k, j)); },
+                [&](int k) { return " " + tok(k); });
+            L.push_back("O" + h + cell + " = Σ_{k≤i} A[i,k] V[k," + std::to_string(j) +
+                        "]  (weight)(value) per visible key, largest first");
+            L.push_back("= " + d.text);
+            L.push_back(final_line(d.sum));
+            return L;
+        }
+    }
+    const LayerStages& ls = fwd.layers[std::size_t(layer)];
+    if (st.name == "resid_post" && ls.resid_mid.size() && ls.mlp_out.size()) {
+        L.push_back("x'" + cell + " = r" + cell + " + mlp" + cell);
+        L.push_back("= " + f(ls.resid_mid(i, j)) + " + " + f(ls.mlp_out(i, j)));
+        L.push_back(final_line(double(ls.resid_mid(i, j)) + double(ls.mlp_out(i, j))));
+        return L;
+    }
+    if (st.name == "resid_mid" && ls.attn_out.size()) {
+        const double x = double(ls.resid_mid(i, j)) - double(ls.attn_out(i, j));
+        L.push_back("r" + cell + " = x" + cell + " + attn" + cell);
+        L.push_back(std::string("x = ") +
+                    (layer > 0
+                         ? "layer " + std::to_string(layer - 1) + "'s resid_post"
+                         : "the embedding (token" +
+                               std::string(spec.family == ModelFamily::Gpt2 ? " + position" : "") + ")") +
+                    " = " + f(x) + ",  attn = " + f(ls.attn_out(i, j)));
+        L.push_back(final_line(x + double(ls.attn_out(i, j))));
+        return L;
+    }
+    if (st.name == "residual_stream" && i < int(fwd.layers.size()) &&
+        fwd.layers[std::size_t(i)].resid_post.rows() > j) {
+        const Mat& R = fwd.layers[std::size_t(i)].resid_post;  // [n, d]
+        const TermsText d = top_terms(
+            int(R.cols()), [&](int c) { return double(R(j, c)); }, [&](int c) { return double(R(j, c)); },
+            [](int) { return std::string(); });
+        L.push_back("‖x'_" + std::to_string(i) + "[" + tok(j) + "]‖₂ = √(Σ_c x_c²)  (largest terms first)");
+        L.push_back("= √(" + d.text + ") = √" + f(d.sum, 5));
+        L.push_back(final_line(std::sqrt(d.sum)));
+        return L;
+    }
+    // Stages made from learned weights that the trace does not hold: the value and its formula.
+    L.push_back(st.title + " " + cell);
+    L.push_back(st.formula);
+    L.push_back("(the weight matrices are the checkpoint's; this layer's inputs are the stages before it)");
+    L.push_back(final_line(value));
+    return L;
+}
+
+// W[k, c] of a Linear in its input × output orientation, and its bias (0 without one).
+double weight_at(const Linear& L, int k, int c) {
+    return L.out_in ? double(L.weight.map()(c, k)) : double(L.weight.map()(k, c));
+}
+double bias_at(const Linear& L, int c) {
+    return L.bias ? double(L.bias[c]) : 0.0;
+}
+
+// Σ_k x[k]·W[k, col] + b[col], written with its largest terms.
+TermsText linear_cell(const Linear& L, const Eigen::Ref<const RowVec>& x, int col) {
+    TermsText d = top_terms(
+        int(x.size()), [&](int k) { return double(x(k)); }, [&](int k) { return weight_at(L, k, col); },
+        [](int) { return std::string(); });
+    d.sum += bias_at(L, col);
+    if (L.bias) d.text += " + b (" + f(bias_at(L, col), 2) + ")";
+    return d;
+}
+
+// norm(x)[c] with the checkpoint's γ (and β), from the row x it normalises: [d].
+std::vector<std::string> norm_cell(const Norm& n, double eps, bool layernorm,
+                                   const Eigen::Ref<const RowVec>& x, int c, const std::string& lhs,
+                                   const std::string& xname) {
+    const double d = double(x.size());
+    double mean = 0, sq = 0;
+    for (Eigen::Index k = 0; k < x.size(); ++k) mean += x(k);
+    mean /= d;
+    for (Eigen::Index k = 0; k < x.size(); ++k)
+        sq += layernorm ? (x(k) - mean) * (x(k) - mean) : double(x(k)) * x(k);
+    sq /= d;
+    const double g = n.weight[c], b = n.bias ? double(n.bias[c]) : 0.0;
+    const double denom = std::sqrt(sq + eps);
+    std::vector<std::string> L;
+    if (layernorm) {
+        L.push_back(lhs + " = γ_c (x_c − μ) / √(σ² + ε) + β_c,  x = " + xname);
+        L.push_back("x_c = " + f(x(c)) + ",  μ = " + f(mean) + ",  σ² = " + f(sq) + ",  γ_c = " + f(g) +
+                    ",  β_c = " + f(b));
+        L.push_back(final_line(g * (x(c) - mean) / denom + b));
+    } else {
+        L.push_back(lhs + " = γ_c x_c / √(mean(x²) + ε),  x = " + xname);
+        L.push_back("x_c = " + f(x(c)) + ",  mean(x²) = " + f(sq) + ",  γ_c = " + f(g));
+        L.push_back(final_line(g * x(c) / denom));
+    }
+    return L;
+}
+
+std::vector<std::string> explain_with_weights(const ModelWeights& W, const ModelForward& fwd, int layer,
+                                              const Trace& t, int stage_index, int i, int j) {
+    const ModelSpec& s = W.spec;
+    const BlockWeights& B = W.blocks[std::size_t(layer)];
+    const Stage& st = t.stages[std::size_t(stage_index)];
+    const LayerStages& ls = fwd.layers[std::size_t(layer)];
+    const bool gpt2 = s.family == ModelFamily::Gpt2;
+    const std::string cell = "[" + st.rows.label(i) + ", " + st.cols.label(j) + "]";
+    const std::string h = st.head >= 0 ? sub(st.head) : "";
+    std::vector<std::string> L;
+    if ((st.name == "Q" || st.name == "K" || st.name == "V") && ls.ln_1.rows() > i) {
+        const Linear& lin = st.name == "Q" ? B.q : st.name == "K" ? B.k : B.v;
+        const int head_col = (st.name == "Q" ? st.head : kv_head_of(s, st.head)) * s.d_head;
+        const auto x = ls.ln_1.row(i);  // [d]
+        const std::string w = "W_" + st.name;
+        const bool rope = !gpt2 && st.name != "V";
+        if (!rope) {
+            const TermsText d = linear_cell(lin, x, head_col + j);
+            L.push_back(st.name + h + cell + " = Σ_k x̂[i,k] " + w + "[k,c]" + (lin.bias ? " + b_c" : "") +
+                        "  (largest terms first)");
+            L.push_back("= " + d.text);
+            L.push_back(final_line(d.sum));
+            return L;
+        }
+        const int half = s.d_head / 2;
+        const int pair = j < half ? j + half : j - half;
+        const double a = linear_cell(lin, x, head_col + j).sum, b = linear_cell(lin, x, head_col + pair).sum;
+        const double angle = double(i) * std::pow(s.rope_theta, -2.0 * (j % half) / s.d_head);
+        const double v =
+            j < half ? a * std::cos(angle) - b * std::sin(angle) : a * std::cos(angle) + b * std::sin(angle);
+        L.push_back(st.name + h + cell + " = RoPE(x̂ " + w + ")  at position " + std::to_string(i));
+        L.push_back("before RoPE: (x̂ " + w + ")[i," + std::to_string(j) + "] = " + f(a) + ",  its pair [i," +
+                    std::to_string(pair) + "] = " + f(b));
+        L.push_back("angle = " + std::to_string(i) + "·θ^(−2·" + std::to_string(j % half) + "/" +
+                    std::to_string(s.d_head) + ") = " + f(angle) +
+                    (j < half ? ":  a cos − b sin" : ":  a cos + b sin"));
+        L.push_back(final_line(v));
+        return L;
+    }
+    if (st.name == "attn_out" && !ls.heads.empty()) {
+        const int dh = s.d_head;
+        const TermsText d = top_terms(
+            s.n_head * dh,
+            [&](int k) { return double(ls.heads[std::size_t(k / dh)].head_output(i, k % dh)); },
+            [&](int k) { return weight_at(B.o, k, j); },
+            [&](int k) { return " (head " + std::to_string(k / dh) + ")"; });
+        L.push_back("attn" + cell + " = Σ_h Σ_k O_h[i,k] W_O[h·d_h + k, c]" +
+                    std::string(B.o.bias ? " + b_c" : "") + "  (largest terms first)");
+        L.push_back("= " + d.text + (B.o.bias ? " + b (" + f(bias_at(B.o, j), 2) + ")" : ""));
+        L.push_back(final_line(d.sum + bias_at(B.o, j)));
+        return L;
+    }
+    if (st.name == "ln_2" && ls.resid_mid.rows() > i)
+        return norm_cell(B.ln_2, s.norm_eps, gpt2, ls.resid_mid.row(i), j, "r̂" + cell,
+                         "resid_mid (this layer)");
+    if (st.name == "ln_1" && layer > 0 && fwd.layers[std::size_t(layer - 1)].resid_post.rows() > i)
+        return norm_cell(B.ln_1, s.norm_eps, gpt2, fwd.layers[std::size_t(layer - 1)].resid_post.row(i), j,
+                         "x̂" + cell, "layer " + std::to_string(layer - 1) + "'s resid_post");
+    return L;
+}
+
+}  // namespace
+
+int kv_head_of(const ModelSpec& spec, int head) {
+    const int group = spec.n_head / std::max(1, spec.n_kv_head);
+    return head / std::max(1, group);
+}
+
+Mat head_mean_weights(const LayerStages& layer) {
+    if (layer.heads.empty()) return Mat();
+    Mat mean = Mat::Zero(layer.heads[0].weights.rows(), layer.heads[0].weights.cols());  // [n, n]
+    for (const HeadStages& h : layer.heads) mean += h.weights;
+    return mean / float(layer.heads.size());
+}
+
+Mat residual_norms(const ModelForward& forward, int n) {
+    Mat out = Mat::Zero(Eigen::Index(forward.layers.size()), n);  // [L, n]
+    for (std::size_t l = 0; l < forward.layers.size(); ++l) {
+        const Mat& R = forward.layers[l].resid_post;  // [n, d]
+        if (R.rows() != n) continue;
+        out.row(Eigen::Index(l)) = R.rowwise().norm().transpose();
+    }
+    return out;
+}
+
+std::vector<TokenProb> top_tokens(const Vec& probs, int k) {
+    std::vector<int> ids(std::size_t(probs.size()));
+    std::iota(ids.begin(), ids.end(), 0);
+    const std::size_t shown = std::min<std::size_t>(std::size_t(std::max(k, 0)), ids.size());
+    std::partial_sort(ids.begin(), ids.begin() + std::ptrdiff_t(shown), ids.end(),
+                      [&](int a, int b) { return probs(a) > probs(b) || (probs(a) == probs(b) && a < b); });
+    std::vector<TokenProb> out;
+    for (std::size_t r = 0; r < shown; ++r) out.push_back({ids[r], double(probs(ids[r]))});
+    return out;
+}
+
+Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForward> fwd, int layer,
+                        std::shared_ptr<const std::vector<std::string>> tokens,
+                        std::shared_ptr<const ModelWeights> weights) {
+    if (!fwd || layer < 0 || layer >= int(fwd->layers.size()))
+        throw Error("model trace: layer " + std::to_string(layer) + " is out of range");
+    const int n = int(tokens->size());
+    const LayerStages& ls = fwd->layers[std::size_t(layer)];
+    if ((ls.ln_1.size() && ls.ln_1.rows() != n) || (!ls.heads.empty() && ls.heads[0].Q.rows() != n))
+        throw Error("model trace: " + std::to_string(n) + " token labels for a forward pass of " +
+                    std::to_string(ls.ln_1.rows()) + " tokens");
+    Trace t;
+    t.config.mask = MaskKind::Causal;  // what display_matrix() and the heatmaps hatch
+    t.config.heads = spec.n_head;
+    t.config.d_model = spec.d_model;
+    t.config.d_k = t.config.d_v = spec.d_head;
+    t.query_tokens = t.key_tokens = t.vocab = tokens;
+    t.n = t.m = n;
+    t.d_model = spec.d_model;
+    t.heads = spec.n_head;
+    t.d_k = t.d_v = spec.d_head;
+
+    const double nd = double(n) * spec.d_model, nn = double(n) * n, dh = spec.d_head;
+    const Axis q_tok = token_axis(Axis::Kind::QueryTokens, tokens);
+    const Axis k_tok = token_axis(Axis::Kind::KeyTokens, tokens);
+    const Axis d_model = dim_axis("d_model", spec.d_model);
+    const Axis d_head = dim_axis("d_head", spec.d_head);
+    auto alias = [&](const Mat& m) { return MatPtr(fwd, &m); };
+    auto layer_stage = [&](const char* name, const Mat& m, double flops) {
+        if (m.rows() == n) add_stage(t, spec, name, -1, alias(m), q_tok, d_model, ValueKind::Signed, flops);
+    };
+
+    layer_stage("ln_1", ls.ln_1, 8 * nd);
+    const double proj = 2.0 * n * spec.d_model * dh;
+    const std::size_t H = ls.heads.size();
+    for (std::size_t h = 0; h < H; ++h)
+        add_stage(t, spec, "Q", int(h), alias(ls.heads[h].Q), q_tok, d_head, ValueKind::Signed, proj);
+    for (std::size_t h = 0; h < H; ++h)
+        add_stage(t, spec, "K", int(h), alias(ls.heads[h].K), k_tok, d_head, ValueKind::Signed, proj);
+    for (std::size_t h = 0; h < H; ++h)
+        add_stage(t, spec, "V", int(h), alias(ls.heads[h].V), k_tok, d_head, ValueKind::Signed, proj);
+    for (std::size_t h = 0; h < H; ++h)
+        add_stage(t, spec, "scores", int(h), alias(ls.heads[h].scores), q_tok, k_tok, ValueKind::Signed,
+                  2 * nn * dh);
+    for (std::size_t h = 0; h < H; ++h)
+        add_stage(t, spec, "weights", int(h), alias(ls.heads[h].weights), q_tok, k_tok,
+                  ValueKind::Probability, 5 * nn);
+    for (std::size_t h = 0; h < H; ++h)
+        add_stage(t, spec, "head_output", int(h), alias(ls.heads[h].head_output), q_tok, d_head,
+                  ValueKind::Signed, 2 * nn * dh);
+    layer_stage("attn_out", ls.attn_out, 2.0 * n * spec.n_head * dh * spec.d_model);
+    layer_stage("resid_mid", ls.resid_mid, nd);
+    layer_stage("ln_2", ls.ln_2, 8 * nd);
+    layer_stage("mlp_out", ls.mlp_out, 4.0 * n * spec.d_model * spec.d_ff);
+    layer_stage("resid_post", ls.resid_post, nd);
+
+    // Entropy of every weight row (nats), per head: what the heads grid reports.
+    for (std::size_t h = 0; h < H; ++h) {
+        const Mat& A = ls.heads[h].weights;  // [n, n]
+        Vec e = Vec::Zero(n);                // [n]
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j <= i && j < A.cols(); ++j)
+                if (A(i, j) > 0) e(i) -= A(i, j) * std::log(A(i, j));
+        t.row_entropy.push_back(std::move(e));
+    }
+
+    // Model-wide summaries (the same in every layer's trace).
+    const bool all_layers = std::all_of(fwd->layers.begin(), fwd->layers.end(),
+                                        [&](const LayerStages& l) { return l.resid_post.rows() == n; });
+    if (all_layers) {
+        Axis layers = dim_axis("layer", spec.n_layer);
+        add_stage(t, spec, "residual_stream", -1, std::make_shared<const Mat>(residual_norms(*fwd, n)),
+                  layers, q_tok, ValueKind::NonNegative, 2 * nd * spec.n_layer);
+    }
+    if (fwd->rollout.rows() == n)
+        add_stage(t, spec, "rollout", -1, alias(fwd->rollout), q_tok, k_tok, ValueKind::Probability,
+                  2 * nn * n * spec.n_layer);
+
+    if (weights && (weights->spec.n_layer != spec.n_layer || weights->spec.d_model != spec.d_model))
+        weights = nullptr;  // not the model of this forward pass
+    t.explain_hook = [spec, fwd, layer, weights](const Trace& tr, int s, int i, int j) {
+        if (weights) {
+            std::vector<std::string> lines = explain_with_weights(*weights, *fwd, layer, tr, s, i, j);
+            if (!lines.empty()) return lines;
+        }
+        return explain_model_cell(spec, *fwd, layer, tr, s, i, j);
+    };
+    return t;
+}
+
+}  // namespace attnviz

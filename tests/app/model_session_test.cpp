@@ -1,0 +1,142 @@
+// app/model_session: loading reports its phases and hands back either a model or one error line;
+// runs are latest-wins and label their tokens; a text the tokenizer cannot use is one error.
+#include "app/model_session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/ops.hpp"
+
+namespace attnviz::app {
+namespace {
+
+// A tiny random GPT-2-shaped model (2 layers × 2 heads, d_model 8) and a 6-token byte-level tokenizer.
+LoadedModel tiny_loaded() {
+    auto m = std::make_shared<ModelWeights>();
+    std::uint64_t seed = 3;
+    auto mat = [&](int rows, int cols, double sd) {
+        auto buf = std::make_shared<Mat>(random_normal(rows, cols, sd, seed++));
+        m->storage.push_back(buf);
+        return WeightRef{buf->data(), rows, cols, cols};
+    };
+    auto vec = [&](int n, double mean) {
+        auto buf = std::make_shared<Mat>(random_normal(1, n, 0.1, seed++));
+        buf->array() += float(mean);
+        m->storage.push_back(buf);
+        return static_cast<const float*>(buf->data());
+    };
+    ModelSpec& s = m->spec;
+    s.architecture = "gpt2";
+    s.n_layer = 2;
+    s.n_head = s.n_kv_head = 2;
+    s.d_head = 4;
+    s.d_model = 8;
+    s.d_ff = 16;
+    s.vocab_size = 6;
+    s.max_positions = 32;
+    m->wte = mat(6, 8, 1.0);
+    m->wpe = mat(32, 8, 0.5);
+    m->lm_head = m->wte;
+    m->ln_f = Norm{vec(8, 1), vec(8, 0), 8};
+    auto lin = [&](int in, int out) {
+        Linear L;
+        L.out_in = false;
+        L.weight = mat(in, out, 0.3);
+        L.bias = vec(out, 0);
+        return L;
+    };
+    for (int l = 0; l < 2; ++l) {
+        BlockWeights w;
+        w.ln_1 = Norm{vec(8, 1), vec(8, 0), 8};
+        w.ln_2 = Norm{vec(8, 1), vec(8, 0), 8};
+        w.q = lin(8, 8);
+        w.k = lin(8, 8);
+        w.v = lin(8, 8);
+        w.o = lin(8, 8);
+        w.fc = lin(8, 16);
+        w.proj = lin(16, 8);
+        m->blocks.push_back(w);
+    }
+    validate_model(*m);
+    LoadedModel lm;
+    lm.weights = m;
+    lm.tokenizer = Tokenizer::from_gpt2(R"({"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġc": 5})",
+                                        "#version: 0.2\na b\nĠ c\n");
+    lm.dir = "tiny";
+    lm.name = "tiny";
+    return lm;
+}
+
+TEST(ModelSession, RunLabelsTokensAndKeepsEveryLayersHeadsWhenSmall) {
+    const LoadedModel m = tiny_loaded();
+    const ModelRun r = run_model_on_text(m, "ab c", 1, 1, nullptr);
+    ASSERT_EQ(r.ids.size(), 2u);
+    EXPECT_EQ((*r.tokens)[0], "ab");
+    EXPECT_EQ((*r.tokens)[1], " c");
+    EXPECT_EQ(r.kept_heads, std::vector<bool>({true, true}));
+    EXPECT_TRUE(r.note.empty());
+    EXPECT_EQ(r.forward->layers[0].heads.size(), 2u);
+    EXPECT_EQ(r.forward->logits.rows(), 1);  // only the last position: the next token
+    EXPECT_THROW(run_model_on_text(m, "", 0, 1, nullptr), Error);
+}
+
+TEST(ModelSession, OverTheBudgetOnlyTheViewedLayersHeadsAreKeptAndTheNoteSaysSo) {
+    const LoadedModel m = tiny_loaded();
+    const ModelRun r = run_model_on_text(m, "ab c ab c", 1, 1, nullptr, /*keep_all_bytes=*/16);
+    EXPECT_EQ(r.kept_heads, std::vector<bool>({false, true}));
+    EXPECT_TRUE(r.forward->layers[0].heads.empty());
+    EXPECT_EQ(r.forward->layers[1].heads.size(), 2u);
+    EXPECT_EQ(r.forward->layers[0].resid_post.rows(),
+              Eigen::Index(r.ids.size()));  // every layer's [n, d] stages stay
+    EXPECT_NE(r.note.find("heads of layer 1 kept"), std::string::npos) << r.note;
+    EXPECT_NE(r.note.find("summarised"), std::string::npos) << r.note;
+}
+
+TEST(ModelSession, AFailedLoadIsOneLineAndProgressIsReported) {
+    std::vector<std::string> phases;
+    ModelSession session(1, [&](const std::string& dir, const ProgressFn& progress) -> LoadedModel {
+        progress("reading config", 0.1f);
+        phases.push_back("reading config");
+        if (dir == "bad") throw Error("bad/model.safetensors: truncated\nsecond line");
+        return tiny_loaded();
+    });
+    session.load("bad");
+    ASSERT_TRUE(session.wait_idle(30));
+    auto r = session.poll_load();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_FALSE(r->model.has_value());
+    EXPECT_EQ(r->error.find('\n'), std::string::npos) << r->error;
+    EXPECT_NE(r->error.find("truncated"), std::string::npos);
+    EXPECT_FALSE(session.progress().loading);
+    session.load("good");
+    ASSERT_TRUE(session.wait_idle(30));
+    r = session.poll_load();
+    ASSERT_TRUE(r && r->model);
+    EXPECT_EQ(phases.size(), 2u);
+}
+
+TEST(ModelSession, LatestRunWins) {
+    ModelSession session(1);
+    const LoadedModel m = tiny_loaded();
+    session.run(m, "a", 0);
+    session.run(m, "ab", 0);
+    const std::uint64_t last = session.run(m, "ab c", 0);
+    ASSERT_TRUE(session.wait_idle(30));
+    auto r = session.poll_run();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->request, last);
+    ASSERT_TRUE(r->run.has_value()) << r->error;
+    EXPECT_EQ(r->run->ids.size(), 2u);
+    EXPECT_FALSE(session.poll_run().has_value());
+    session.run(m, "", 0);
+    ASSERT_TRUE(session.wait_idle(30));
+    r = session.poll_run();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_FALSE(r->run.has_value());
+    EXPECT_NE(r->error.find("no tokens"), std::string::npos) << r->error;
+}
+
+}  // namespace
+}  // namespace attnviz::app

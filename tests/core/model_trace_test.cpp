@@ -1,0 +1,276 @@
+// core/model_trace: a real model's layer as a Trace — names, shapes, shared (not copied) data, the
+// causal mask in display_matrix, hover derivations that recompute every cell they explain, GQA
+// wording, the residual stream norms and the next-token ranking.
+#include "core/model_trace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "common/matrix_expect.hpp"
+#include "core/error.hpp"
+#include "core/explain.hpp"
+#include "core/ops.hpp"
+
+namespace attnviz {
+namespace {
+
+// A tiny random model whose weights live in buffers owned by model.storage (as in model_test.cpp).
+struct TinyBuilder {
+    ModelWeights m;
+    std::uint64_t seed = 7;
+    WeightRef mat(int rows, int cols, double sd = 0.3) {
+        auto buf = std::make_shared<Mat>(random_normal(rows, cols, sd, seed++));
+        m.storage.push_back(buf);
+        return WeightRef{buf->data(), rows, cols, cols};
+    }
+    const float* vec(int n, double mean, double sd) {
+        auto buf = std::make_shared<Mat>(random_normal(1, n, sd, seed++));
+        buf->array() += float(mean);
+        m.storage.push_back(buf);
+        return buf->data();
+    }
+    Linear linear(int in, int out, bool out_in, bool bias) {
+        Linear L;
+        L.out_in = out_in;
+        L.weight = out_in ? mat(out, in) : mat(in, out);
+        if (bias) L.bias = vec(out, 0, 0.1);
+        return L;
+    }
+    Norm norm(int d, bool bias) { return Norm{vec(d, 1, 0.1), bias ? vec(d, 0, 0.1) : nullptr, d}; }
+};
+
+ModelWeights tiny_model(ModelFamily family, int n_head, int n_kv_head) {
+    TinyBuilder b;
+    ModelSpec& s = b.m.spec;
+    const bool gpt2 = family == ModelFamily::Gpt2;
+    s.family = family;
+    s.architecture = gpt2 ? "gpt2" : "llama";
+    s.n_layer = 3;
+    s.n_head = n_head;
+    s.n_kv_head = n_kv_head;
+    s.d_head = 4;
+    s.d_model = 8;
+    s.d_ff = 12;
+    s.vocab_size = 11;
+    s.max_positions = 16;
+    b.m.wte = b.mat(s.vocab_size, s.d_model, 1.0);
+    if (gpt2) b.m.wpe = b.mat(s.max_positions, s.d_model, 0.5);
+    b.m.lm_head = gpt2 ? b.m.wte : b.mat(s.vocab_size, s.d_model);
+    b.m.ln_f = b.norm(s.d_model, gpt2);
+    for (int l = 0; l < s.n_layer; ++l) {
+        BlockWeights w;
+        w.ln_1 = b.norm(s.d_model, gpt2);
+        w.ln_2 = b.norm(s.d_model, gpt2);
+        w.q = b.linear(s.d_model, n_head * s.d_head, !gpt2, gpt2);
+        w.k = b.linear(s.d_model, n_kv_head * s.d_head, !gpt2, gpt2);
+        w.v = b.linear(s.d_model, n_kv_head * s.d_head, !gpt2, gpt2);
+        w.o = b.linear(n_head * s.d_head, s.d_model, !gpt2, gpt2);
+        if (gpt2) {
+            w.fc = b.linear(s.d_model, s.d_ff, false, true);
+            w.proj = b.linear(s.d_ff, s.d_model, false, true);
+        } else {
+            w.gate = b.linear(s.d_model, s.d_ff, true, false);
+            w.up = b.linear(s.d_model, s.d_ff, true, false);
+            w.down = b.linear(s.d_ff, s.d_model, true, false);
+        }
+        b.m.blocks.push_back(w);
+    }
+    validate_model(b.m);
+    return b.m;
+}
+
+const std::vector<int> kIds = {3, 1, 4, 1, 5, 9};
+
+std::shared_ptr<const std::vector<std::string>> labels() {
+    return std::make_shared<const std::vector<std::string>>(
+        std::vector<std::string>{"a", " cat", " sat", " on", " the", " mat"});
+}
+
+// The number after the last "= " of the last line ("−" is a Unicode minus).
+double final_value(const std::vector<std::string>& lines) {
+    std::string s = lines.back();
+    const auto pos = s.rfind("= ");
+    if (pos == std::string::npos) return std::nan("");
+    s = s.substr(pos + 2);
+    const std::string minus = "−";
+    if (s.rfind(minus, 0) == 0) s = "-" + s.substr(minus.size());
+    return std::stod(s);
+}
+
+struct Fixture {
+    ModelWeights model;
+    std::shared_ptr<const ModelForward> fwd;
+};
+Fixture run(ModelFamily family, int h, int g, ModelRunOptions opt = {}) {
+    Fixture fx{tiny_model(family, h, g), nullptr};
+    fx.fwd = std::make_shared<const ModelForward>(run_model(fx.model, kIds, opt));
+    return fx;
+}
+
+TEST(ModelTrace, StageNamesFollowTheDumpManifestThenTheSummaries) {
+    const Fixture fx = run(ModelFamily::Gpt2, 2, 2);
+    const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 1, labels());
+    const std::vector<std::string> expected = {
+        "ln_1",     "Q",         "K",    "V",       "scores",     "weights",         "head_output",
+        "attn_out", "resid_mid", "ln_2", "mlp_out", "resid_post", "residual_stream", "rollout"};
+    EXPECT_EQ(t.stage_names(), expected);
+    EXPECT_EQ(t.n, 6);
+    EXPECT_EQ(t.heads, 2);
+    ASSERT_NE(t.get("weights", 1), nullptr);
+    EXPECT_EQ(t.get("weights", 1)->kind, ValueKind::Probability);
+    EXPECT_EQ(t.get("Q", 0)->n_cols(), 4);
+    EXPECT_EQ(t.get("resid_post")->n_cols(), 8);
+    EXPECT_EQ(t.get("residual_stream")->n_rows(), 3);
+    EXPECT_EQ(t.get("residual_stream")->n_cols(), 6);
+    EXPECT_EQ(t.get("Q", 1)->rows.label(1), " cat");
+    EXPECT_EQ(t.row_entropy.size(), 2u);
+}
+
+TEST(ModelTrace, StagesAliasTheForwardInsteadOfCopying) {
+    const Fixture fx = run(ModelFamily::Gpt2, 2, 2);
+    const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 2, labels());
+    EXPECT_EQ(t.get("weights", 1)->stored_matrix(), &fx.fwd->layers[2].heads[1].weights);
+    EXPECT_EQ(t.get("resid_mid")->stored_matrix(), &fx.fwd->layers[2].resid_mid);
+    EXPECT_EQ(t.get("rollout")->stored_matrix(), &fx.fwd->rollout);
+    EXPECT_MATRIX_NEAR(t.get("scores", 0)->matrix(), fx.fwd->layers[2].heads[0].scores, 0.0);
+}
+
+TEST(ModelTrace, DisplayMatrixHatchesTheCausalMaskInWeightsOnly) {
+    const Fixture fx = run(ModelFamily::Llama, 2, 1);
+    const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 0, labels());
+    const Mat A = display_matrix(t, *t.get("weights", 1));  // [n, n]
+    const Mat& W = fx.fwd->layers[0].heads[1].weights;
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+            if (j > i)
+                EXPECT_TRUE(std::isinf(A(i, j)) && A(i, j) < 0) << "weights(" << i << ", " << j << ")";
+            else
+                EXPECT_EQ(A(i, j), W(i, j)) << "weights(" << i << ", " << j << ")";
+        }
+    const Mat S = display_matrix(t, *t.get("scores", 1));
+    EXPECT_MATRIX_NEAR(S, fx.fwd->layers[0].heads[1].scores, 0.0);
+}
+
+TEST(ModelTrace, HoverDerivationsRecomputeEveryCellTheyExplain) {
+    for (ModelFamily fam : {ModelFamily::Gpt2, ModelFamily::Llama}) {
+        const Fixture fx = run(fam, 2, fam == ModelFamily::Gpt2 ? 2 : 1);
+        for (int layer : {0, 2}) {
+            const Trace t = model_layer_trace(fx.model.spec, fx.fwd, layer, labels(),
+                                              std::make_shared<const ModelWeights>(fx.model));
+            for (const char* name : {"weights", "scores", "head_output", "resid_mid", "resid_post",
+                                     "residual_stream", "ln_1", "ln_2", "Q", "K", "V", "attn_out"}) {
+                const int s = t.find(name, 1);
+                ASSERT_GE(s, 0) << name;
+                const Stage& st = t.stages[std::size_t(s)];
+                const Mat M = st.matrix();
+                for (int i = 0; i < st.n_rows(); ++i)
+                    for (int j = 0; j < st.n_cols(); ++j) {
+                        const auto lines = explain_cell(t, s, i, j);
+                        ASSERT_GE(lines.size(), 2u);
+                        EXPECT_NEAR(final_value(lines), M(i, j), 1e-4 + 1e-4 * std::abs(M(i, j)))
+                            << name << "(" << i << ", " << j << ") layer " << layer << ": " << lines[1];
+                    }
+            }
+        }
+    }
+}
+
+TEST(ModelTrace, WithTheWeightsQKVShowTheirSumsAndRope) {
+    const Fixture llama = run(ModelFamily::Llama, 4, 2);
+    const Trace t = model_layer_trace(llama.model.spec, llama.fwd, 1, labels(),
+                                      std::make_shared<const ModelWeights>(llama.model));
+    const auto q = explain_cell(t, t.find("Q", 2), 3, 1);
+    EXPECT_NE(q[0].find("RoPE"), std::string::npos) << q[0];
+    EXPECT_NE(q[1].find("its pair [i,3]"), std::string::npos) << q[1];
+    const auto v = explain_cell(t, t.find("V", 3), 2, 0);
+    EXPECT_NE(v[0].find("Σ_k x̂[i,k] W_V[k,c]"), std::string::npos) << v[0];
+    const auto ln = explain_cell(t, t.find("ln_1"), 2, 0);
+    EXPECT_NE(ln[0].find("layer 0's resid_post"), std::string::npos) << ln[0];
+    // Without the weights the same cells still end in their value.
+    const Trace bare = model_layer_trace(llama.model.spec, llama.fwd, 1, labels());
+    const auto q0 = explain_cell(bare, bare.find("Q", 2), 3, 1);
+    EXPECT_NEAR(final_value(q0), bare.get("Q", 2)->matrix()(3, 1), 1e-4);
+}
+
+TEST(ModelTrace, WeightsDerivationShowsTheScoreScaleAndMask) {
+    const Fixture fx = run(ModelFamily::Gpt2, 2, 2);
+    const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 0, labels());
+    const int s = t.find("weights", 0);
+    const auto visible = explain_cell(t, s, 4, 2);
+    EXPECT_NE(visible[1].find("√d_h = √4"), std::string::npos) << visible[1];
+    const auto masked = explain_cell(t, s, 1, 3);
+    EXPECT_NE(masked[0].find("causal mask"), std::string::npos) << masked[0];
+    const auto scores = explain_cell(t, t.find("scores", 0), 3, 1);
+    EXPECT_NE(scores[0].find("Σ_c Q[i,c] K[j,c]"), std::string::npos) << scores[0];
+}
+
+TEST(ModelTrace, FamilyWordingAndGroupedQueryAttention) {
+    const Fixture gpt = run(ModelFamily::Gpt2, 2, 2);
+    const Trace g = model_layer_trace(gpt.model.spec, gpt.fwd, 0, labels());
+    EXPECT_NE(g.get("ln_1")->title.find("LayerNorm"), std::string::npos);
+    EXPECT_NE(g.get("mlp_out")->formula.find("GELU"), std::string::npos);
+    const Fixture llama = run(ModelFamily::Llama, 4, 2);
+    const Trace l = model_layer_trace(llama.model.spec, llama.fwd, 0, labels());
+    EXPECT_NE(l.get("ln_1")->title.find("RMSNorm"), std::string::npos);
+    EXPECT_NE(l.get("mlp_out")->formula.find("SiLU"), std::string::npos);
+    EXPECT_NE(l.get("Q", 0)->formula.find("RoPE"), std::string::npos);
+    EXPECT_NE(l.get("K", 3)->explanation.find("shared by heads 2..3"), std::string::npos)
+        << l.get("K", 3)->explanation;
+    EXPECT_EQ(kv_head_of(llama.model.spec, 3), 1);
+    EXPECT_EQ(kv_head_of(llama.model.spec, 1), 0);
+}
+
+TEST(ModelTrace, LayersWithoutKeptHeadsHaveOnlyTheirRowStages) {
+    ModelRunOptions opt;
+    opt.keep_heads = {false, true, false};
+    const Fixture fx = run(ModelFamily::Gpt2, 2, 2, opt);
+    const Trace t0 = model_layer_trace(fx.model.spec, fx.fwd, 0, labels());
+    EXPECT_EQ(t0.find("weights", 0), -1);
+    EXPECT_GE(t0.find("resid_post"), 0);
+    const Trace t1 = model_layer_trace(fx.model.spec, fx.fwd, 1, labels());
+    EXPECT_GE(t1.find("weights", 1), 0);
+    EXPECT_TRUE(head_mean_weights(fx.fwd->layers[0]).size() == 0);
+    const Mat mean = head_mean_weights(fx.fwd->layers[1]);  // [n, n]
+    EXPECT_MATRIX_NEAR(mean, 0.5f * (fx.fwd->layers[1].heads[0].weights + fx.fwd->layers[1].heads[1].weights),
+                       1e-6);
+}
+
+TEST(ModelTrace, ResidualNormsAreRowNormsOfEveryLayersOutput) {
+    const Fixture fx = run(ModelFamily::Llama, 2, 2);
+    const Mat R = residual_norms(*fx.fwd, 6);  // [L, n]
+    ASSERT_EQ(R.rows(), 3);
+    for (int l = 0; l < 3; ++l)
+        for (int t = 0; t < 6; ++t) {
+            double s = 0;
+            for (int c = 0; c < 8; ++c)
+                s += double(fx.fwd->layers[std::size_t(l)].resid_post(t, c)) *
+                     fx.fwd->layers[std::size_t(l)].resid_post(t, c);
+            EXPECT_NEAR(R(l, t), std::sqrt(s), 1e-4) << "residual_stream(" << l << ", " << t << ")";
+        }
+}
+
+TEST(ModelTrace, BadLayerOrTokenCountIsOneError) {
+    const Fixture fx = run(ModelFamily::Gpt2, 2, 2);
+    EXPECT_THROW(model_layer_trace(fx.model.spec, fx.fwd, 3, labels()), Error);
+    EXPECT_THROW(model_layer_trace(fx.model.spec, fx.fwd, -1, labels()), Error);
+    auto short_labels = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"a"});
+    EXPECT_THROW(model_layer_trace(fx.model.spec, fx.fwd, 0, short_labels), Error);
+}
+
+TEST(ModelTrace, TopTokensAreSortedByProbabilityThenId) {
+    Vec p(5);
+    p << 0.1f, 0.4f, 0.1f, 0.3f, 0.1f;
+    const auto top = top_tokens(p, 3);
+    ASSERT_EQ(top.size(), 3u);
+    EXPECT_EQ(top[0].id, 1);
+    EXPECT_EQ(top[1].id, 3);
+    EXPECT_EQ(top[2].id, 0);
+    EXPECT_EQ(top_tokens(p, 10).size(), 5u);
+    EXPECT_TRUE(top_tokens(p, 0).empty());
+}
+
+}  // namespace
+}  // namespace attnviz
