@@ -1,4 +1,5 @@
 #include "app/dialogs.hpp"
+#include "app/panels/view_state.hpp"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -25,7 +26,7 @@ void load_scene_into(AppState& state, const Scene& scene, const std::string& pat
     state.scene_path = path;
     state.link_head_dims = scene.config.d_k == 0 && scene.config.d_v == 0;
     state.pinned_row = -1;
-    state.views.reset();  // fresh zoom, choices and boxes for the new scene
+    reset_views(state);  // fresh zoom, choices and boxes for the new scene
 }
 
 bool save_scene_to(AppState& state, const std::string& path) {

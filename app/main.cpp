@@ -20,6 +20,7 @@
 #include <string>
 
 #include "app/cli_options.hpp"
+#include "app/clock.hpp"
 #include "app/key_taps.hpp"
 #include "app/render/frame.hpp"
 #include "app/shell.hpp"
@@ -35,6 +36,7 @@
 #endif
 
 namespace app = attnviz::app;
+using app::now_seconds;
 
 namespace {
 
@@ -44,10 +46,6 @@ bool g_window_ready = false;
 void glfw_error_callback(int error, const char* description) {
     g_glfw_error = description ? description : "unknown error";
     if (g_window_ready) std::fprintf(stderr, "attnviz: GLFW error %d: %s\n", error, g_glfw_error.c_str());
-}
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "app/script.hpp"
+#include "app/clock.hpp"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -16,10 +17,6 @@
 namespace attnviz::app {
 
 namespace {
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string trim(const std::string& s) {
     std::size_t b = 0, e = s.size();

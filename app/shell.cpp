@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/clock.hpp"
 #include "app/commands.hpp"
 #include "app/panels/panels.hpp"
 #include "app/render/frame.hpp"
@@ -27,10 +28,6 @@
 namespace attnviz::app {
 
 namespace {
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 void apply_style(float scale) {
     ImGuiStyle style;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "app/clock.hpp"
 #include "app/render/heatmap_texture.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
@@ -9,10 +10,6 @@
 namespace attnviz::app {
 
 namespace {
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 bool save_framebuffer(const std::string& path, int fb_w, int fb_h, std::string* error) {
     Image image;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/panels/panels.hpp"
+#include "app/panels/view_state.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/scene.hpp"
@@ -94,7 +95,7 @@ void apply_workspace_json(const std::string& text, AppState& state) {
     state.pinned_row = s.pinned_row;
     state.requested_stage = s.requested_stage;
     state.requested_lab = s.requested_lab;
-    state.views.reset();
+    reset_views(state);
 }
 
 std::string WorkspaceKeeper::path() const {

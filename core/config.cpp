@@ -252,7 +252,7 @@ std::string join_keys() {
 }
 
 // Human-readable size: "3.2 GiB", "512 MiB", "12 KiB".
-std::string format_bytes(double bytes) {
+std::string bytes_text(double bytes) {
     const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     int u = 0;
     while (bytes >= 1024.0 && u < 6) {
@@ -612,9 +612,9 @@ std::vector<ConfigIssue> validate(const Config& cfg) {
                 what = "reduce d_model or heads";
             if (cfg.attention == AttentionKind::Softmax) what += ", or switch to linear attention";
             add(cfg.length > 0 ? "length" : "heads",
-                "this trace would need about " + format_bytes(bytes) + " (the " + std::to_string(cfg.heads) +
+                "this trace would need about " + bytes_text(bytes) + " (the " + std::to_string(cfg.heads) +
                     " heads' n×m = " + std::to_string(n) + "×" + std::to_string(m) + " matrices alone take " +
-                    format_bytes(pattern) + "), more than the " + format_bytes(kMaxTraceBytes) + " limit; " +
+                    bytes_text(pattern) + "), more than the " + bytes_text(kMaxTraceBytes) + " limit; " +
                     what);
         }
     }

@@ -11,32 +11,16 @@
 #include <functional>
 #include <limits>
 
+#include "core/cell_text.hpp"
 #include "core/ops.hpp"
 #include "core/trace_internal.hpp"
 
 namespace attnviz {
 namespace {
 
-// Number as text with a Unicode minus; `digits` significant digits.
-std::string f(double v, int digits = 3) {
-    if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
-    if (std::isnan(v)) return "NaN";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    std::string s = buf;
-    if (!s.empty() && s[0] == '-') s = "−" + s.substr(1);
-    return s;
-}
-std::string final_line(double v) {
-    return "= " + f(v, 6);
-}
-
-std::string sub(int k) {
-    static const char* digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
-    std::string s;
-    for (char c : std::to_string(k)) s += digits[c - '0'];
-    return s;
-}
+using cell_text::f;
+using cell_text::final_line;
+using cell_text::sub;
 
 // "(a)(b) + (c)(d) + … (N terms)" and the exact sum of all N products.
 struct DotText {

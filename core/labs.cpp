@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <numeric>
 
@@ -24,7 +25,6 @@ namespace attnviz {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // printf-style formatting for the findings sentences.
@@ -37,7 +37,7 @@ std::string fmt(const char* format, ...) {
     return buffer;
 }
 
-void require(bool ok, const std::string& message) {
+void require_valid(bool ok, const std::string& message) {
     if (!ok) throw ConfigError(message);
 }
 
@@ -280,17 +280,19 @@ const LabText& lab_text(LabId lab) {
 // =============================================================================================
 
 PeLab positional_encoding_lab(const PeLabParams& P) {
-    require(P.positions >= 1 && P.positions <= 4096, "positions must be between 1 and 4096.");
-    require(P.dims >= 2 && P.dims <= 1024, "dims must be between 2 and 1024.");
-    require(std::isfinite(P.base) && P.base > 1.0, "The PE base must be a number greater than 1.");
+    require_valid(P.positions >= 1 && P.positions <= 4096, "positions must be between 1 and 4096.");
+    require_valid(P.dims >= 2 && P.dims <= 1024, "dims must be between 2 and 1024.");
+    require_valid(std::isfinite(P.base) && P.base > 1.0, "The PE base must be a number greater than 1.");
     for (int c : P.curve_dims) {
-        require(c >= 0 && c < P.dims,
-                fmt("Curve dimension %d does not exist; choose 0 .. %d.", c, P.dims - 1));
+        require_valid(c >= 0 && c < P.dims,
+                      fmt("Curve dimension %d does not exist; choose 0 .. %d.", c, P.dims - 1));
     }
-    require(P.p >= 0 && P.p <= 1000000, "The rotation check's position p must be between 0 and 1,000,000.");
-    require(std::abs(P.delta) <= 1000000 && P.p + P.delta >= 0,
-            "The shift δ must keep p + δ at or above position 0 (and |δ| ≤ 1,000,000).");
-    require(P.rope_positions >= 1 && P.rope_positions <= 512, "RoPE positions must be between 1 and 512.");
+    require_valid(P.p >= 0 && P.p <= 1000000,
+                  "The rotation check's position p must be between 0 and 1,000,000.");
+    require_valid(std::abs(P.delta) <= 1000000 && P.p + P.delta >= 0,
+                  "The shift δ must keep p + δ at or above position 0 (and |δ| ≤ 1,000,000).");
+    require_valid(P.rope_positions >= 1 && P.rope_positions <= 512,
+                  "RoPE positions must be between 1 and 512.");
 
     PeLab L;
     const int d = P.dims;
@@ -413,18 +415,21 @@ double nw_target_value(NwTarget t, double x) {
 }
 
 NwLab nadaraya_watson_lab(const NwLabParams& P) {
-    require(P.train >= 1 && P.train <= 10000, "The number of training points must be between 1 and 10,000.");
-    require(!P.query_points.empty() || (P.queries >= 1 && P.queries <= 10000),
-            "The number of query points must be between 1 and 10,000.");
-    require(P.query_points.size() <= 10000, "At most 10,000 query points are allowed.");
-    for (double x : P.query_points) require(std::isfinite(x), "Every query point must be a finite number.");
-    require(std::isfinite(P.noise) && P.noise >= 0.0, "The noise level must be a number ≥ 0.");
-    require(is_kernel(P.kernel), "Nadaraya–Watson needs a kernel: Gaussian, boxcar or Epanechnikov.");
-    require(finite_positive(P.bandwidth), "The bandwidth must be a number greater than 0.");
-    require(P.score_queries >= 1 && P.score_queries <= 64 && P.score_keys >= 1 && P.score_keys <= 64,
-            "The scoring comparison needs 1 to 64 queries and keys.");
-    require(P.score_dim >= 1 && P.score_dim <= 512 && P.additive_hidden >= 1 && P.additive_hidden <= 512,
-            "The scoring comparison's d and hidden size must be between 1 and 512.");
+    require_valid(P.train >= 1 && P.train <= 10000,
+                  "The number of training points must be between 1 and 10,000.");
+    require_valid(!P.query_points.empty() || (P.queries >= 1 && P.queries <= 10000),
+                  "The number of query points must be between 1 and 10,000.");
+    require_valid(P.query_points.size() <= 10000, "At most 10,000 query points are allowed.");
+    for (double x : P.query_points)
+        require_valid(std::isfinite(x), "Every query point must be a finite number.");
+    require_valid(std::isfinite(P.noise) && P.noise >= 0.0, "The noise level must be a number ≥ 0.");
+    require_valid(is_kernel(P.kernel), "Nadaraya–Watson needs a kernel: Gaussian, boxcar or Epanechnikov.");
+    require_valid(finite_positive(P.bandwidth), "The bandwidth must be a number greater than 0.");
+    require_valid(P.score_queries >= 1 && P.score_queries <= 64 && P.score_keys >= 1 && P.score_keys <= 64,
+                  "The scoring comparison needs 1 to 64 queries and keys.");
+    require_valid(
+        P.score_dim >= 1 && P.score_dim <= 512 && P.additive_hidden >= 1 && P.additive_hidden <= 512,
+        "The scoring comparison's d and hidden size must be between 1 and 512.");
 
     NwLab L;
     const int m = P.train;
@@ -537,16 +542,17 @@ NwLab nadaraya_watson_lab(const NwLabParams& P) {
 // =============================================================================================
 
 TemperatureLab temperature_lab(const TemperatureLabParams& P) {
-    require(P.scores.size() >= 2 && P.scores.size() <= 4096,
-            "The score row needs between 2 and 4096 entries.");
-    for (float s : P.scores) require(std::isfinite(s), "Every score must be a finite number.");
-    require(!P.temperatures.empty() && P.temperatures.size() <= 64, "Give between 1 and 64 temperatures.");
+    require_valid(P.scores.size() >= 2 && P.scores.size() <= 4096,
+                  "The score row needs between 2 and 4096 entries.");
+    for (float s : P.scores) require_valid(std::isfinite(s), "Every score must be a finite number.");
+    require_valid(!P.temperatures.empty() && P.temperatures.size() <= 64,
+                  "Give between 1 and 64 temperatures.");
     for (double t : P.temperatures)
-        require(finite_positive(t), "Every temperature T must be a number greater than 0.");
-    require(finite_positive(P.t_min) && finite_positive(P.t_max) && P.t_max > P.t_min,
-            "The temperature range needs 0 < T_min < T_max.");
-    require(P.entropy_points >= 2 && P.entropy_points <= 10000,
-            "The entropy curve needs 2 to 10,000 points.");
+        require_valid(finite_positive(t), "Every temperature T must be a number greater than 0.");
+    require_valid(finite_positive(P.t_min) && finite_positive(P.t_max) && P.t_max > P.t_min,
+                  "The temperature range needs 0 < T_min < T_max.");
+    require_valid(P.entropy_points >= 2 && P.entropy_points <= 10000,
+                  "The entropy curve needs 2 to 10,000 points.");
     TemperatureLab L;
     const int m = int(P.scores.size());
     L.scores = Eigen::Map<const RowVec>(P.scores.data(), m);
@@ -575,13 +581,14 @@ TemperatureLab temperature_lab(const TemperatureLabParams& P) {
 }
 
 ScalingLab scaling_lab(const ScalingLabParams& P) {
-    require(!P.dims.empty() && P.dims.size() <= 32, "Give between 1 and 32 dimensions d.");
-    for (int d : P.dims) require(d >= 1 && d <= 8192, "Every dimension d must be between 1 and 8192.");
-    require(P.samples >= 2 && P.samples <= 1000000, "The number of samples must be between 2 and 1,000,000.");
-    require(P.saturation_keys >= 2 && P.saturation_keys <= 4096,
-            "The saturation experiment needs 2 to 4096 keys.");
-    require(P.saturation_trials >= 1 && P.saturation_trials <= 100000,
-            "The saturation experiment needs 1 to 100,000 trials.");
+    require_valid(!P.dims.empty() && P.dims.size() <= 32, "Give between 1 and 32 dimensions d.");
+    for (int d : P.dims) require_valid(d >= 1 && d <= 8192, "Every dimension d must be between 1 and 8192.");
+    require_valid(P.samples >= 2 && P.samples <= 1000000,
+                  "The number of samples must be between 2 and 1,000,000.");
+    require_valid(P.saturation_keys >= 2 && P.saturation_keys <= 4096,
+                  "The saturation experiment needs 2 to 4096 keys.");
+    require_valid(P.saturation_trials >= 1 && P.saturation_trials <= 100000,
+                  "The saturation experiment needs 1 to 100,000 trials.");
 
     ScalingLab L;
     L.saturation_keys = P.saturation_keys;
@@ -654,9 +661,9 @@ std::string to_string(CostKind k) {
 }
 
 LinearLab softmax_vs_linear_lab(const LinearLabParams& P) {
-    require(P.n >= 1 && P.n <= 1024, "The number of tokens n must be between 1 and 1024.");
-    require(P.d >= 1 && P.d <= 512, "The width d must be between 1 and 512.");
-    require(!P.phis.empty(), "Choose at least one feature map φ.");
+    require_valid(P.n >= 1 && P.n <= 1024, "The number of tokens n must be between 1 and 1024.");
+    require_valid(P.d >= 1 && P.d <= 512, "The width d must be between 1 and 512.");
+    require_valid(!P.phis.empty(), "Choose at least one feature map φ.");
 
     LinearLab L;
     const int n = P.n, d = P.d;
@@ -692,24 +699,35 @@ LinearLab softmax_vs_linear_lab(const LinearLabParams& P) {
     return L;
 }
 
+namespace {
+// CPU seconds this thread has run (user + system, page faults included): unlike the wall clock it
+// does not grow while another process holds the core.
+double thread_cpu_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+}  // namespace
+
 CostSample measure_cost(CostKind kind, int n, int d, int repeats) {
-    require(n >= 1 && d >= 1 && d <= 4096, "Cost measurement needs n ≥ 1 and 1 ≤ d ≤ 4096.");
-    require(repeats >= 1 && repeats <= 100, "Repeat the measurement between 1 and 100 times.");
+    require_valid(n >= 1 && d >= 1 && d <= 4096, "Cost measurement needs n ≥ 1 and 1 ≤ d ≤ 4096.");
+    require_valid(repeats >= 1 && repeats <= 100, "Repeat the measurement between 1 and 100 times.");
     if (kind == CostKind::Softmax) {
-        require(n <= 32768,
-                fmt("Softmax attention with n = %d would need %s for one n×n matrix; use n ≤ 32,768.", n,
-                    format_bytes(4.0 * double(n) * double(n)).c_str()));
+        require_valid(n <= 32768,
+                      fmt("Softmax attention with n = %d would need %s for one n×n matrix; use n ≤ 32,768.",
+                          n, format_bytes(4.0 * double(n) * double(n)).c_str()));
     } else {
-        require(n <= (1 << 22) && double(n) * d * 4.0 * 4.0 <= 4.0 * kGiB,
-                "Linear attention at this n × d would need more than 4 GiB; choose a smaller n.");
+        require_valid(n <= (1 << 22) && double(n) * d * 4.0 * 4.0 <= 4.0 * kGiB,
+                      "Linear attention at this n × d would need more than 4 GiB; choose a smaller n.");
     }
     // Inputs are made outside the timed region: we time attention, not the random generator.
     const Mat Q = random_normal(n, d, 1.0, 1);  // n x d
     const Mat K = random_normal(n, d, 1.0, 2);  // n x d
     const Mat V = random_normal(n, d, 1.0, 3);  // n x d
-    std::vector<double> times;
+    std::vector<double> times, cpu_times;
     volatile float sink = 0.0f;  // keeps the optimiser from dropping the work
     for (int r = 0; r < repeats; ++r) {
+        const double c0 = thread_cpu_seconds();
         const auto t0 = std::chrono::steady_clock::now();
         if (kind == CostKind::Softmax) {
             Mat S = dot_scores(Q, K);                             // n x n
@@ -723,14 +741,17 @@ CostSample measure_cost(CostKind kind, int n, int d, int repeats) {
         }
         const auto t1 = std::chrono::steady_clock::now();
         times.push_back(std::chrono::duration<double>(t1 - t0).count());
+        cpu_times.push_back(thread_cpu_seconds() - c0);
     }
     std::sort(times.begin(), times.end());
+    std::sort(cpu_times.begin(), cpu_times.end());
     CostSample c;
     c.kind = kind;
     c.n = n;
     c.d = d;
     c.seconds = times.front();
     c.median_seconds = times[times.size() / 2];
+    c.cpu_seconds = cpu_times.front();
     c.matrix_bytes =
         kind == CostKind::Softmax ? double(n) * n * 4.0 : double(d) * d * 4.0 + double(n) * d * 4.0;
     return c;
@@ -744,12 +765,12 @@ std::vector<int> default_cost_sweep(CostKind kind) {
 }
 
 double fit_loglog_slope(const std::vector<double>& ns, const std::vector<double>& values) {
-    require(ns.size() == values.size(), "The slope fit needs as many values as sizes n.");
-    require(ns.size() >= 2, "The slope fit needs at least 2 points.");
+    require_valid(ns.size() == values.size(), "The slope fit needs as many values as sizes n.");
+    require_valid(ns.size() >= 2, "The slope fit needs at least 2 points.");
     double mx = 0.0, my = 0.0;
     for (std::size_t i = 0; i < ns.size(); ++i) {
-        require(finite_positive(ns[i]) && finite_positive(values[i]),
-                "The slope fit needs positive, finite sizes and values (it works on logarithms).");
+        require_valid(finite_positive(ns[i]) && finite_positive(values[i]),
+                      "The slope fit needs positive, finite sizes and values (it works on logarithms).");
         mx += std::log(ns[i]);
         my += std::log(values[i]);
     }
@@ -761,7 +782,7 @@ double fit_loglog_slope(const std::vector<double>& ns, const std::vector<double>
         sxy += dx * (std::log(values[i]) - my);
         sxx += dx * dx;
     }
-    require(sxx > 0.0, "The slope fit needs at least two different sizes n.");
+    require_valid(sxx > 0.0, "The slope fit needs at least two different sizes n.");
     return sxy / sxx;
 }
 
@@ -771,16 +792,19 @@ double fit_loglog_slope(const std::vector<double>& ns, const std::vector<double>
 
 SizeLab size_lab(const SizeLabParams& P) {
     const LayerSize& s = P.layer;
-    require(s.d_model >= 1 && s.heads >= 1 && s.d_k >= 1 && s.d_v >= 1,
-            "d_model, heads, d_k and d_v must all be at least 1.");
-    require(s.d_model <= 1000000 && s.heads <= 100000 && s.d_k <= 1000000 && s.d_v <= 1000000,
-            "These sizes are too large to count; keep d_model, d_k, d_v ≤ 1,000,000 and heads ≤ 100,000.");
-    require(P.pattern_heads >= 1 && P.pattern_heads <= 100000,
-            "The number of heads must be between 1 and 100,000.");
-    require(P.n_min >= 1 && P.n_max >= P.n_min && P.n_max <= (std::int64_t(1) << 24),
-            "Context lengths need 1 ≤ n_min ≤ n_max ≤ 16,777,216.");
-    require(P.bytes_per_value >= 1 && P.bytes_per_value <= 8, "Bytes per value must be between 1 and 8.");
-    require(finite_positive(P.machine_ram_bytes), "The machine's memory must be a positive number of bytes.");
+    require_valid(s.d_model >= 1 && s.heads >= 1 && s.d_k >= 1 && s.d_v >= 1,
+                  "d_model, heads, d_k and d_v must all be at least 1.");
+    require_valid(
+        s.d_model <= 1000000 && s.heads <= 100000 && s.d_k <= 1000000 && s.d_v <= 1000000,
+        "These sizes are too large to count; keep d_model, d_k, d_v ≤ 1,000,000 and heads ≤ 100,000.");
+    require_valid(P.pattern_heads >= 1 && P.pattern_heads <= 100000,
+                  "The number of heads must be between 1 and 100,000.");
+    require_valid(P.n_min >= 1 && P.n_max >= P.n_min && P.n_max <= (std::int64_t(1) << 24),
+                  "Context lengths need 1 ≤ n_min ≤ n_max ≤ 16,777,216.");
+    require_valid(P.bytes_per_value >= 1 && P.bytes_per_value <= 8,
+                  "Bytes per value must be between 1 and 8.");
+    require_valid(finite_positive(P.machine_ram_bytes),
+                  "The machine's memory must be a positive number of bytes.");
 
     SizeLab L;
     L.layer = attention_params(s);

@@ -249,6 +249,8 @@ struct CostSample {
     int n = 0, d = 0;
     double seconds = 0.0;  // fastest of the repeats (least disturbed by other processes)
     double median_seconds = 0.0;
+    double cpu_seconds = 0.0;   // fastest of the repeats in this thread's CPU time (what the work costs,
+                                // whatever else runs on the machine)
     double matrix_bytes = 0.0;  // largest matrix the method needs by design: n·n·4 vs d·d·4 + n·d·4
 };
 

@@ -7,34 +7,18 @@
 #include <cstdio>
 #include <numeric>
 
+#include "core/cell_text.hpp"
 #include "core/error.hpp"
 
 namespace attnviz {
 
 namespace {
 
+using cell_text::f;
+using cell_text::final_line;
+using cell_text::sub;
+
 using MatPtr = std::shared_ptr<const Mat>;
-
-std::string sub(int k) {
-    static const char* digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
-    std::string s;
-    for (char c : std::to_string(k)) s += digits[c - '0'];
-    return s;
-}
-
-// Number as text with a Unicode minus.
-std::string f(double v, int digits = 3) {
-    if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
-    if (std::isnan(v)) return "NaN";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    std::string s = buf;
-    if (!s.empty() && s[0] == '-') s = "−" + s.substr(1);
-    return s;
-}
-std::string final_line(double v) {
-    return "= " + f(v, 6);
-}
 
 Axis token_axis(Axis::Kind kind, const std::shared_ptr<const std::vector<std::string>>& tokens) {
     Axis a;

@@ -18,7 +18,6 @@ namespace attnviz {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr double kPi = 3.14159265358979323846;
 // exp(x) for x below this is smaller than float's smallest normal number (≈ 1.18e-38).
 constexpr float kExpUnderflow = -87.3f;
 

@@ -11,6 +11,9 @@
 
 namespace attnviz {
 
+/// π, for the positional encodings and the kernels (M_PI is not standard C++).
+inline constexpr double kPi = 3.14159265358979323846;
+
 // ---------------------------------------------------------------------------------------------
 // Random numbers: our own deterministic generator (splitmix64 + Box-Muller), so that the same seed
 // gives the same matrices on every machine and standard library.

@@ -7,4 +7,9 @@ ViewStates& views(const AppState& state) {
     return *state.views;
 }
 
+void reset_views(AppState& state) {
+    state.views = std::make_shared<ViewStates>();
+    state.views->controls.cross = state.config.cross_attention();
+}
+
 }  // namespace attnviz::app

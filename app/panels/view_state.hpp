@@ -54,5 +54,9 @@ struct ViewStates {
 
 /// The views' state of `state`, created on first use (and after a scene load dropped it).
 ViewStates& views(const AppState& state);
+/// Fresh per-view memory for the document now in `state` (a scene or workspace was loaded): zooms and
+/// choices start over, and what follows from the document is set at once -- the cross-attention box
+/// is open exactly when the loaded config has a second text -- not a frame later when a panel draws.
+void reset_views(AppState& state);
 
 }  // namespace attnviz::app

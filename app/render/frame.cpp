@@ -1,6 +1,8 @@
 #include "app/render/frame.hpp"
 
-#define GL_GLEXT_PROTOTYPES
+#ifndef GL_GLEXT_PROTOTYPES
+#define GL_GLEXT_PROTOTYPES 1
+#endif
 #include <GL/gl.h>
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>

@@ -34,16 +34,16 @@ Trace small_trace() {
 }
 
 // A fresh empty directory under the system temp dir, removed at the end of the test.
-struct TempDir {
+struct ExportDir {
     fs::path path;
-    TempDir() {
+    ExportDir() {
         path = fs::temp_directory_path() /
                ("attnviz-export-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
                 "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(path);
         fs::create_directories(path);
     }
-    ~TempDir() {
+    ~ExportDir() {
         std::error_code ec;
         fs::remove_all(path, ec);
     }
@@ -82,7 +82,7 @@ TEST(ExportNames, FolderNormalisation) {
 
 TEST(Export, PngCsvNpyAreWrittenIntoANewFolder) {
     const Trace tr = small_trace();
-    TempDir tmp;
+    ExportDir tmp;
     const std::string dir = (tmp.path / "nested" / "exports").string();  // does not exist yet
     const int wi = tr.find("weights", 1);
     ASSERT_GE(wi, 0);
@@ -107,7 +107,7 @@ TEST(Export, PngCsvNpyAreWrittenIntoANewFolder) {
 
 TEST(Export, MaskedStageCsvSaysMinusInf) {
     const Trace tr = small_trace();
-    TempDir tmp;
+    ExportDir tmp;
     const int mi = tr.find("masked", 0);
     ASSERT_GE(mi, 0);
     const std::string csv = export_stage(tr, mi, ExportKind::Csv, tmp.path.string(), 1, "t");
@@ -116,7 +116,7 @@ TEST(Export, MaskedStageCsvSaysMinusInf) {
 
 TEST(Export, NeverOverwritesAnEarlierExport) {
     const Trace tr = small_trace();
-    TempDir tmp;
+    ExportDir tmp;
     const int wi = tr.find("weights", 0);
     const std::string a = export_stage(tr, wi, ExportKind::Npy, tmp.path.string(), 1, "same");
     const std::string b = export_stage(tr, wi, ExportKind::Npy, tmp.path.string(), 1, "same");
@@ -127,7 +127,7 @@ TEST(Export, NeverOverwritesAnEarlierExport) {
 
 TEST(Export, UnwritableFolderGivesAClearErrorAndNoFile) {
     const Trace tr = small_trace();
-    TempDir tmp;
+    ExportDir tmp;
     // A regular file where the folder should be: creating the folder must fail (even as root).
     const fs::path blocker = tmp.path / "not-a-folder";
     write_file_atomic(blocker.string(), "x");
@@ -150,7 +150,7 @@ TEST(Export, UnwritableFolderGivesAClearErrorAndNoFile) {
 
 TEST(Export, BadStageIndexIsAnError) {
     const Trace tr = small_trace();
-    TempDir tmp;
+    ExportDir tmp;
     EXPECT_THROW(export_stage(tr, -1, ExportKind::Png, tmp.path.string(), 1, "t"), Error);
     EXPECT_THROW(export_stage(tr, int(tr.stages.size()), ExportKind::Png, tmp.path.string(), 1, "t"), Error);
     EXPECT_EQ(tmp.file_count(), 0);

@@ -15,14 +15,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
+struct WorkspaceDir {
     fs::path path;
-    TempDir() {
+    WorkspaceDir() {
         path = fs::temp_directory_path() / ("attnviz_ws_" + std::to_string(::getpid()) + "_" +
                                             std::to_string(reinterpret_cast<std::uintptr_t>(this)));
         fs::create_directories(path);
     }
-    ~TempDir() { fs::remove_all(path); }
+    ~WorkspaceDir() { fs::remove_all(path); }
 };
 
 AppState made_state() {
@@ -73,7 +73,7 @@ TEST(Workspace, BrokenTextChangesNothing) {
 }
 
 TEST(Workspace, KeeperRestoresSavesOnlyChangesAndSetsBrokenFilesAside) {
-    TempDir dir;
+    WorkspaceDir dir;
     const std::string path = (dir.path / "workspace.json").string();
     WorkspaceKeeper keeper;
     keeper.set_path(path);
@@ -110,7 +110,7 @@ TEST(Workspace, KeeperRestoresSavesOnlyChangesAndSetsBrokenFilesAside) {
 }
 
 TEST(Workspace, DisabledKeeperNeitherReadsNorWrites) {
-    TempDir dir;
+    WorkspaceDir dir;
     const std::string path = (dir.path / "workspace.json").string();
     WorkspaceKeeper keeper;
     keeper.set_path(path);

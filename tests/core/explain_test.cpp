@@ -4,6 +4,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in Eigen's AVX-512 code
 #endif
 #include "core/explain.hpp"
+#include "common/final_value.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,17 +15,7 @@
 namespace attnviz {
 namespace {
 
-// Parses the number after the last "= " of the last line ("−" is a Unicode minus, "−∞" is -inf).
-double final_value(const std::vector<std::string>& lines) {
-    std::string s = lines.back();
-    const auto pos = s.rfind("= ");
-    if (pos == std::string::npos) return std::nan("");
-    s = s.substr(pos + 2);
-    const std::string minus = "−";
-    if (s.rfind(minus, 0) == 0) s = "-" + s.substr(minus.size());
-    if (s == "-∞") return -std::numeric_limits<double>::infinity();
-    return std::stod(s);
-}
+using test::final_value;
 
 void check_all_cells(const Config& c) {
     const Trace t = compute_trace(c);

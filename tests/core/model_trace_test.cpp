@@ -9,7 +9,9 @@
 #include <limits>
 #include <memory>
 
+#include "common/final_value.hpp"
 #include "common/matrix_expect.hpp"
+#include "common/tiny_model.hpp"
 #include "core/error.hpp"
 #include "core/explain.hpp"
 #include "core/ops.hpp"
@@ -17,70 +19,7 @@
 namespace attnviz {
 namespace {
 
-// A tiny random model whose weights live in buffers owned by model.storage (as in model_test.cpp).
-struct TinyBuilder {
-    ModelWeights m;
-    std::uint64_t seed = 7;
-    WeightRef mat(int rows, int cols, double sd = 0.3) {
-        auto buf = std::make_shared<Mat>(random_normal(rows, cols, sd, seed++));
-        m.storage.push_back(buf);
-        return WeightRef{buf->data(), rows, cols, cols};
-    }
-    const float* vec(int n, double mean, double sd) {
-        auto buf = std::make_shared<Mat>(random_normal(1, n, sd, seed++));
-        buf->array() += float(mean);
-        m.storage.push_back(buf);
-        return buf->data();
-    }
-    Linear linear(int in, int out, bool out_in, bool bias) {
-        Linear L;
-        L.out_in = out_in;
-        L.weight = out_in ? mat(out, in) : mat(in, out);
-        if (bias) L.bias = vec(out, 0, 0.1);
-        return L;
-    }
-    Norm norm(int d, bool bias) { return Norm{vec(d, 1, 0.1), bias ? vec(d, 0, 0.1) : nullptr, d}; }
-};
-
-ModelWeights tiny_model(ModelFamily family, int n_head, int n_kv_head) {
-    TinyBuilder b;
-    ModelSpec& s = b.m.spec;
-    const bool gpt2 = family == ModelFamily::Gpt2;
-    s.family = family;
-    s.architecture = gpt2 ? "gpt2" : "llama";
-    s.n_layer = 3;
-    s.n_head = n_head;
-    s.n_kv_head = n_kv_head;
-    s.d_head = 4;
-    s.d_model = 8;
-    s.d_ff = 12;
-    s.vocab_size = 11;
-    s.max_positions = 16;
-    b.m.wte = b.mat(s.vocab_size, s.d_model, 1.0);
-    if (gpt2) b.m.wpe = b.mat(s.max_positions, s.d_model, 0.5);
-    b.m.lm_head = gpt2 ? b.m.wte : b.mat(s.vocab_size, s.d_model);
-    b.m.ln_f = b.norm(s.d_model, gpt2);
-    for (int l = 0; l < s.n_layer; ++l) {
-        BlockWeights w;
-        w.ln_1 = b.norm(s.d_model, gpt2);
-        w.ln_2 = b.norm(s.d_model, gpt2);
-        w.q = b.linear(s.d_model, n_head * s.d_head, !gpt2, gpt2);
-        w.k = b.linear(s.d_model, n_kv_head * s.d_head, !gpt2, gpt2);
-        w.v = b.linear(s.d_model, n_kv_head * s.d_head, !gpt2, gpt2);
-        w.o = b.linear(n_head * s.d_head, s.d_model, !gpt2, gpt2);
-        if (gpt2) {
-            w.fc = b.linear(s.d_model, s.d_ff, false, true);
-            w.proj = b.linear(s.d_ff, s.d_model, false, true);
-        } else {
-            w.gate = b.linear(s.d_model, s.d_ff, true, false);
-            w.up = b.linear(s.d_model, s.d_ff, true, false);
-            w.down = b.linear(s.d_ff, s.d_model, true, false);
-        }
-        b.m.blocks.push_back(w);
-    }
-    validate_model(b.m);
-    return b.m;
-}
+using test::tiny_model;
 
 const std::vector<int> kIds = {3, 1, 4, 1, 5, 9};
 
@@ -89,23 +28,14 @@ std::shared_ptr<const std::vector<std::string>> labels() {
         std::vector<std::string>{"a", " cat", " sat", " on", " the", " mat"});
 }
 
-// The number after the last "= " of the last line ("−" is a Unicode minus).
-double final_value(const std::vector<std::string>& lines) {
-    std::string s = lines.back();
-    const auto pos = s.rfind("= ");
-    if (pos == std::string::npos) return std::nan("");
-    s = s.substr(pos + 2);
-    const std::string minus = "−";
-    if (s.rfind(minus, 0) == 0) s = "-" + s.substr(minus.size());
-    return std::stod(s);
-}
+using test::final_value;
 
 struct Fixture {
     ModelWeights model;
     std::shared_ptr<const ModelForward> fwd;
 };
 Fixture run(ModelFamily family, int h, int g, ModelRunOptions opt = {}) {
-    Fixture fx{tiny_model(family, h, g), nullptr};
+    Fixture fx{tiny_model(family, h, g, {false, 3, 7}), nullptr};
     fx.fwd = std::make_shared<const ModelForward>(run_model(fx.model, kIds, opt));
     return fx;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/matrix_expect.hpp"
+#include "common/test_files.hpp"
 #include "core/trace.hpp"
 #include "io/commands.hpp"
 #include "io/files.hpp"
@@ -24,22 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-struct TempDir {
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "attnviz-dump-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::set<std::string> entries() const {
-        std::set<std::string> out;
-        for (const auto& e : fs::directory_iterator(path)) out.insert(e.path().filename().string());
-        return out;
-    }
-    std::string path;
-};
+using test::TempDir;
 
 struct Result {
     int code;

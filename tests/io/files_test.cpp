@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 
 namespace attnviz {
@@ -21,29 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 
 /// A fresh empty directory, removed at the end of the test.
-struct TempDir {
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "attnviz-files-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::size_t entries() const {
-        return std::size_t(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
-    }
-    std::string path;
-};
+using test::TempDir;
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::error_of;
 
 TEST(Files, WriteThenReadRoundTripsBinaryBytes) {
     TempDir d;
@@ -55,7 +36,7 @@ TEST(Files, WriteThenReadRoundTripsBinaryBytes) {
     EXPECT_EQ(read_file(p), "shorter");
     write_file_atomic(p, "");
     EXPECT_EQ(read_file(p), "");
-    EXPECT_EQ(d.entries(), 1u);  // no temp files left behind
+    EXPECT_EQ(d.entries().size(), 1u);  // no temp files left behind
 }
 
 TEST(Files, NewFilesGetUmaskPermissionsAndReplacedFilesKeepTheirMode) {
@@ -78,7 +59,7 @@ TEST(Files, MissingDirectoryGivesPathAndReason) {
     const std::string p = d.path + "/no/such/dir/out.png";
     EXPECT_EQ(error_of([&] { write_file_atomic(p, "x"); }),
               "cannot write " + p + ": No such file or directory");
-    EXPECT_EQ(d.entries(), 0u);
+    EXPECT_EQ(d.entries().size(), 0u);
 }
 
 TEST(Files, DirectoryTargetIsRefusedAndLeftAlone) {
@@ -88,7 +69,7 @@ TEST(Files, DirectoryTargetIsRefusedAndLeftAlone) {
         error_of([&] { write_file_atomic(d.path + "/sub", "x"); }),
         "cannot write " + d.path + "/sub: it is a directory, not a regular file; choose another file name");
     EXPECT_TRUE(fs::is_directory(d.path + "/sub"));
-    EXPECT_EQ(d.entries(), 1u);
+    EXPECT_EQ(d.entries().size(), 1u);
 }
 
 TEST(Files, UnwritableDirectoryLeavesNothing) {
@@ -98,7 +79,7 @@ TEST(Files, UnwritableDirectoryLeavesNothing) {
     const std::string p = d.path + "/out.txt";
     EXPECT_EQ(error_of([&] { write_file_atomic(p, "x"); }), "cannot write " + p + ": Permission denied");
     ::chmod(d.path.c_str(), 0755);
-    EXPECT_EQ(d.entries(), 0u);
+    EXPECT_EQ(d.entries().size(), 0u);
 }
 
 TEST(Files, FailedWriteLeavesExistingFileUntouchedAndNoTemp) {
@@ -118,7 +99,7 @@ TEST(Files, FailedWriteLeavesExistingFileUntouchedAndNoTemp) {
     std::signal(SIGXFSZ, old_handler);
     EXPECT_EQ(msg, "cannot write " + p + ": File too large");
     EXPECT_EQ(read_file(p), "the old contents");
-    EXPECT_EQ(d.entries(), 1u);
+    EXPECT_EQ(d.entries().size(), 1u);
 }
 
 TEST(Files, ReadErrorsNameTheFile) {
@@ -145,7 +126,7 @@ TEST(Files, NonRegularTargetsAreRefusedAndLeftAlone) {
     EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
     EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
     EXPECT_EQ(read_file(target), "old");
-    EXPECT_EQ(d.entries(), 3u);  // no temp file left behind
+    EXPECT_EQ(d.entries().size(), 3u);  // no temp file left behind
     // A regular file is still replaced, keeping its mode.
     write_file_atomic(target, "new");
     EXPECT_EQ(read_file(target), "new");
@@ -162,7 +143,7 @@ TEST(Files, WriteInChunks) {
     // A generator that throws leaves nothing behind.
     EXPECT_THROW(write_file_atomic_chunks(d.path + "/e", [](std::string&) -> bool { throw Error("boom"); }),
                  Error);
-    EXPECT_EQ(d.entries(), 1u);
+    EXPECT_EQ(d.entries().size(), 1u);
 }
 
 // read_file refuses FIFOs (without blocking on them), directories and devices, and files above the

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "io/files.hpp"
@@ -20,14 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::error_of;
 
 json llama_config() {
     return json{{"model_type", "llama"},
@@ -131,17 +125,7 @@ std::string bf16_bytes(const Mat& M) {  // truncation (exact for the values used
     return out;
 }
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "attnviz-model-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using test::TempDir;
 
 std::map<std::string, StTensor> llama_tensors(bool bf16_embedding) {
     std::map<std::string, StTensor> t;
@@ -228,11 +212,10 @@ TEST(ModelLoader, RefusesBadFilesWithOneClearLine) {
     expect(nested + deep, "the header nests deeper than 64 levels (at byte 64)");
     // So is a config.json nested as deep.
     write_model(d.path, llama_config(), good);
-    {
-        std::ofstream(d.path + "/config.json", std::ios::trunc) << "{\"a\":" << deep << "}";
-    }
+    { std::ofstream(d.path + "/config.json", std::ios::trunc) << "{\"a\":" << deep << "}"; }
     const std::string cfg_msg = error_of([&] { load_model_dir(d.path); });
-    EXPECT_NE(cfg_msg.find("config.json: the file nests deeper than 64 levels"), std::string::npos) << cfg_msg;
+    EXPECT_NE(cfg_msg.find("config.json: the file nests deeper than 64 levels"), std::string::npos)
+        << cfg_msg;
     // No weights at all.
     write_model(d.path, llama_config(), good);
     fs::remove(d.path + "/model.safetensors");

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/matrix_expect.hpp"
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 
@@ -21,17 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "attnviz-npy-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string path;
-};
+using test::TempDir;
 
 /// A version 1.0 .npy file with the given header dict and data bytes.
 std::string make_npy(const std::string& dict, const std::string& data) {

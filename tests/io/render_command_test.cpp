@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/commands.hpp"
 #include "io/figure.hpp"
@@ -20,26 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "attnviz-render-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-        for (const auto& e : fs::recursive_directory_iterator(path, ec))
-            if (e.is_directory()) fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add, ec);
-        fs::remove_all(path, ec);
-    }
-    std::set<std::string> entries(const std::string& sub = "") const {
-        std::set<std::string> out;
-        for (const auto& e : fs::directory_iterator(sub.empty() ? path : path + "/" + sub))
-            out.insert(e.path().filename().string());
-        return out;
-    }
-    std::string path;
-};
+using test::TempDir;
 
 struct Result {
     int code;

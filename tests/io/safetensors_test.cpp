@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 
@@ -22,26 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::error_of;
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "attnviz-st-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using test::TempDir;
 
 /// A file from a raw header text and `data_bytes` bytes of data (values 0, 1, 2, ...).
 std::string raw_file(const std::string& header, std::size_t data_bytes) {

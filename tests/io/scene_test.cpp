@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "core/tokenize.hpp"
 #include "core/trace.hpp"
@@ -22,17 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "attnviz-scene-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string path;
-};
+using test::TempDir;
 
 std::string scene_error(const std::string& json) {
     try {
