@@ -59,6 +59,7 @@ std::vector<ParamView> param_layout(const TrainConfig& c) {
         add("ln_f.weight", {d});
         add("ln_f.bias", {d});
     }
+    if (!c.tied) add("lm_head.weight", {c.vocab_size, d});
     return out;
 }
 
@@ -114,6 +115,7 @@ struct LayoutIdx {
     int wte = 0, wpe = 1;
     std::vector<LayerIdx> layers;
     int lnf_w = -1, lnf_b = -1;
+    int unembed = 0;  // wte when tied, else lm_head
 };
 
 LayoutIdx layout_index(const TrainConfig& c) {
@@ -135,6 +137,7 @@ LayoutIdx layout_index(const TrainConfig& c) {
         idx.lnf_w = k++;
         idx.lnf_b = k++;
     }
+    idx.unembed = c.tied ? idx.wte : k++;
     return idx;
 }
 
@@ -338,7 +341,8 @@ void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const int* ids, 
     } else {
         A.f = A.x_final;
     }
-    A.probs.noalias() = A.f * wte.transpose();
+    const auto unembed = view(p, idx.unembed, V, d);  // [V, d]
+    A.probs.noalias() = A.f * unembed.transpose();
     for (int t = 0; t < n; ++t) {
         const T mx = A.probs.row(t).maxCoeff();
         A.probs.row(t) = (A.probs.row(t).array() - mx).exp();
@@ -354,7 +358,6 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const int* ids,
     const TrainConfig& c = p.config;
     const int d = c.d_model, V = c.vocab_size;
     const auto& layout = p.layout;
-    const auto wte = view(p, idx.wte, V, d);
     // pass 4 backward: cross-entropy + softmax, unembedding, ln_f
     M<T> dlogits = A.probs;  // [n, V]
     for (int t = 0; t < n; ++t) {
@@ -365,10 +368,9 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const int* ids,
         dlogits(t, targets[t]) -= T(1);
         dlogits.row(t) *= weight;
     }
-    auto dwte = gview(g, layout, idx.wte, V, d);
-    dwte.noalias() += dlogits.transpose() * A.f;
-    M<T> df = dlogits * wte;  // [n, d]
-    M<T> dx;                  // [n, d] gradient of the residual stream
+    gview(g, layout, idx.unembed, V, d).noalias() += dlogits.transpose() * A.f;
+    M<T> df = dlogits * view(p, idx.unembed, V, d);  // [n, d]
+    M<T> dx;                                         // [n, d] gradient of the residual stream
     if (c.layer_norm) {
         dx.setZero(n, d);
         const T* gm = p.data.data() + layout[std::size_t(idx.lnf_w)].offset;
@@ -397,6 +399,7 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const int* ids,
         }
     }
     // pass 1 backward: embeddings
+    auto dwte = gview(g, layout, idx.wte, V, d);
     auto dwpe = gview(g, layout, idx.wpe, c.context, d);
     for (int t = 0; t < n; ++t) {
         dwte.row(ids[t]) += dx.row(t);

@@ -1,6 +1,6 @@
 // A small trainable decoder (GPT-2 layout): token + learned position embeddings, L blocks of
-// [optional LayerNorm] → causal multi-head attention → residual, [optional final LayerNorm], tied
-// unembedding, cross-entropy. Attention-only (no MLP), as in the circuits papers.
+// [optional LayerNorm] → causal multi-head attention → residual, [optional final LayerNorm], tied or
+// untied unembedding, cross-entropy. Attention-only (no MLP), as in the circuits papers.
 //
 // The model owns its parameters: one contiguous buffer with named views whose names and shapes are
 // the GPT-2 checkpoint's (wte.weight, h.0.attn.c_attn.weight [d, 3d] Conv1D layout, ...), so the
@@ -26,6 +26,7 @@ struct TrainConfig {
     int context = 48;  // 8–256
     int vocab_size = 64;
     bool layer_norm = false;  // ln_1 per block and ln_f
+    bool tied = true;         // unembedding = wte (else its own lm_head.weight [V, d])
     double norm_eps = 1e-5;
 };
 

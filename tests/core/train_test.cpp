@@ -56,12 +56,12 @@ void check_finite_differences(const TrainConfig& c) {
             const double fd = (up - down) / (2 * h);
             const double an = grad.data[k];
             EXPECT_NEAR(an, fd, 1e-7 + 1e-5 * std::max(std::abs(an), std::abs(fd)))
-                << v.name << "[" << i << "] (layer_norm " << c.layer_norm << ")";
+                << v.name << "[" << i << "] (layer_norm " << c.layer_norm << ", tied " << c.tied << ")";
         }
     }
 }
 
-TrainConfig tiny(bool layer_norm) {
+TrainConfig tiny(bool layer_norm, bool tied = true) {
     TrainConfig c;
     c.n_layer = 2;
     c.n_head = 2;
@@ -69,6 +69,7 @@ TrainConfig tiny(bool layer_norm) {
     c.context = 8;
     c.vocab_size = 11;
     c.layer_norm = layer_norm;
+    c.tied = tied;
     return c;
 }
 
@@ -77,6 +78,13 @@ TEST(Train, AttentionOnlyNoNormMatchesFiniteDifferences) {
 }
 TEST(Train, AttentionOnlyLayerNormMatchesFiniteDifferences) {
     check_finite_differences(tiny(true));
+}
+
+TEST(Train, UntiedNoNormMatchesFiniteDifferences) {
+    check_finite_differences(tiny(false, false));
+}
+TEST(Train, UntiedLayerNormMatchesFiniteDifferences) {
+    check_finite_differences(tiny(true, false));
 }
 
 TEST(Train, LayoutUsesGpt2NamesAndShapes) {
