@@ -28,6 +28,7 @@
 #include "io/commands.hpp"
 #include "io/files.hpp"
 #include "io/model_commands.hpp"
+#include "io/train_commands.hpp"
 #include "io/tokenize_command.hpp"
 
 #ifndef ATTNVIZ_VERSION
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
         return attnviz::run_tokenize_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "generate") == 0)
         return attnviz::run_generate_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "train") == 0) return attnviz::run_train_command(argc - 1, argv + 1);
 
     app::Options opt;
     bool help = false, version = false;

@@ -150,6 +150,15 @@ WMap<T> gview(std::vector<T>& g, const std::vector<ParamView>& layout, int i, in
     return WMap<T>(g.data() + layout[std::size_t(i)].offset, rows, cols);
 }
 
+/// Sum of a row, left to right. Eigen's vectorised .sum() peels elements by address alignment, so
+/// its result could differ with where a buffer happens to be allocated (and so with the thread).
+template <typename X>
+typename X::Scalar ordered_sum(const X& x) {
+    typename X::Scalar s = 0;
+    for (Eigen::Index j = 0; j < x.size(); ++j) s += x(j);
+    return s;
+}
+
 // ---------------------------------------------------------------------------------------------
 // LayerNorm
 // ---------------------------------------------------------------------------------------------
@@ -163,8 +172,10 @@ void layernorm_forward(const M<T>& x, const T* gamma, const T* beta, double eps,
     y.resize(n, d);
     rstd.resize(std::size_t(n));
     for (int i = 0; i < n; ++i) {
-        const T mean = x.row(i).sum() / T(d);
-        const T var = (x.row(i).array() - mean).square().sum() / T(d);
+        const T mean = ordered_sum(x.row(i)) / T(d);
+        T var = 0;
+        for (int j = 0; j < d; ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
+        var /= T(d);
         const T r = T(1) / std::sqrt(var + T(eps));
         rstd[std::size_t(i)] = r;
         for (int j = 0; j < d; ++j) {
@@ -249,7 +260,8 @@ void attention_backward(const M<T>& dy, const M<T>& qkv, const std::vector<M<T>>
         dqkv.middleCols(2 * d + h * dh, dh).noalias() = P.transpose() * dyh;
         dS.resize(n, n);
         for (int i = 0; i < n; ++i) {
-            const T dot = (dP.row(i).head(i + 1).array() * P.row(i).head(i + 1).array()).sum();
+            T dot = 0;
+            for (int j = 0; j <= i; ++j) dot += dP(i, j) * P(i, j);
             for (int j = 0; j < n; ++j) dS(i, j) = j <= i ? P(i, j) * (dP(i, j) - dot) * scale : T(0);
         }
         dqkv.middleCols(h * dh, dh).noalias() = dS * K;
@@ -346,7 +358,7 @@ void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const int* ids, 
     for (int t = 0; t < n; ++t) {
         const T mx = A.probs.row(t).maxCoeff();
         A.probs.row(t) = (A.probs.row(t).array() - mx).exp();
-        A.probs.row(t) /= A.probs.row(t).sum();
+        A.probs.row(t) /= ordered_sum(A.probs.row(t));
     }
 }
 

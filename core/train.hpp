@@ -25,8 +25,8 @@ struct TrainConfig {
     int d_model = 64;  // 16–256
     int context = 48;  // 8–256
     int vocab_size = 64;
-    bool layer_norm = false;  // ln_1 per block and ln_f
-    bool tied = true;         // unembedding = wte (else its own lm_head.weight [V, d])
+    bool layer_norm = true;  // ln_1 per block and ln_f
+    bool tied = false;       // unembedding = wte (else its own lm_head.weight [V, d])
     double norm_eps = 1e-5;
 };
 
