@@ -284,7 +284,9 @@ void linear_forward(const M<T>& x, const CMap<T>& W, const T* b, M<T>& y) {
 template <typename T>
 void linear_backward(const M<T>& dy, const M<T>& x, const CMap<T>& W, WMap<T> dW, T* db, M<T>& dx) {
     dW.noalias() += x.transpose() * dy;
-    Eigen::Map<RowT<T>>(db, W.cols()) += dy.colwise().sum();
+    for (Eigen::Index i = 0; i < dy.rows();
+         ++i)  // rows in order (not Eigen's alignment-dependent colwise sum)
+        for (Eigen::Index j = 0; j < dy.cols(); ++j) db[j] += dy(i, j);
     dx.noalias() = dy * W.transpose();
 }
 

@@ -70,8 +70,8 @@ struct Batch {
 
 /// Mean cross-entropy over scored targets; when grad is non-null it is overwritten with dLoss/dθ.
 /// per_token_loss (optional) receives [B, n] losses (0 where not scored). Sequences run in parallel
-/// on `threads` threads; gradients are reduced in a fixed order, so results depend only on the
-/// inputs and the thread count... and not even on the thread count (one partial per sequence).
+/// on `threads` threads; one gradient partial per sequence, reduced in a fixed order, so results are
+/// deterministic for the inputs and thread count (across thread counts they agree to rounding).
 template <typename T>
 double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* grad, int threads = 1,
                      std::vector<double>* per_token_loss = nullptr);
