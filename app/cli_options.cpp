@@ -27,6 +27,8 @@ const char* const kUsage =
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
     "       attnviz render [--scene FILE] [--set KEY=VALUE ...] --stage NAME [--head H] --out FIG.png\n"
     "       attnviz tokenize --model DIR --text TEXT [--pieces]   (token ids of a real tokenizer, as JSON)\n"
+    "       attnviz train --task induction [--layers 2 --heads 4 --d-model 64 --context 48] --steps N\n"
+    "                     [--seed S] [--threads T] --out DIR   (train a small model; attnviz train --help)\n"
     "\n"
     "Opens a window that computes one attention layer live and shows every stage as a heatmap.\n"
     "\n"

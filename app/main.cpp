@@ -30,6 +30,7 @@
 #include "io/files.hpp"
 #include "io/model_commands.hpp"
 #include "io/tokenize_command.hpp"
+#include "io/train_commands.hpp"
 
 #ifndef ATTNVIZ_VERSION
 #define ATTNVIZ_VERSION "0.1.0"
@@ -62,6 +63,8 @@ int main(int argc, char** argv) {
         return attnviz::run_tokenize_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "generate") == 0)
         return attnviz::run_generate_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "train") == 0)
+        return attnviz::run_train_command(argc - 1, argv + 1);
 
     app::Options opt;
     bool help = false, version = false;

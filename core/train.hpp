@@ -1,0 +1,105 @@
+// A small trainable decoder (GPT-2 layout): token + learned position embeddings, L blocks of
+// [optional LayerNorm] → causal multi-head attention → residual, [optional final LayerNorm], tied or
+// untied unembedding, cross-entropy. Attention-only (no MLP), as in the circuits papers.
+//
+// The model owns its parameters: one contiguous buffer with named views whose names and shapes are
+// the GPT-2 checkpoint's (wte.weight, h.0.attn.c_attn.weight [d, 3d] Conv1D layout, ...), so the
+// buffer can be written tensor by tensor. Forward keeps the activations backward needs; each
+// backward sits beside its forward (llm.c style). Templated on the scalar so the tests can check
+// every backward against finite differences in double precision.
+//
+// Shapes: B sequences, n tokens each (n <= context), d = d_model, h = n_head, dh = d/h, V = vocab.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace attnviz {
+
+struct TrainConfig {
+    int n_layer = 2;   // 1–6
+    int n_head = 4;    // 1–8, divides d_model
+    int d_model = 64;  // 16–256
+    int context = 48;  // 8–256
+    int vocab_size = 64;
+    bool layer_norm = true;  // ln_1 per block and ln_f
+    bool tied = false;       // unembedding = wte (else its own lm_head.weight [V, d])
+    double norm_eps = 1e-5;
+};
+
+/// Throws ConfigError naming the first option outside its range.
+void validate_train_config(const TrainConfig& config);
+
+/// One named tensor inside the parameter buffer.
+struct ParamView {
+    std::string name;        // GPT-2 checkpoint name, e.g. "h.0.attn.c_attn.weight"
+    std::vector<int> shape;  // e.g. {d, 3d}
+    std::size_t offset = 0;  // into the buffer
+    std::size_t size = 0;    // product of shape
+};
+
+/// The parameter layout of a config: every tensor's name, shape and offset, in checkpoint order.
+std::vector<ParamView> param_layout(const TrainConfig& config);
+std::size_t param_count(const TrainConfig& config);
+
+template <typename T>
+using MatT = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// Parameters (or gradients, or optimizer moments): one buffer laid out by param_layout.
+template <typename T>
+struct Params {
+    TrainConfig config;
+    std::vector<ParamView> layout;
+    std::vector<T> data;  // [param_count]
+};
+
+template <typename T>
+Params<T> make_params(const TrainConfig& config);  // zero-filled
+/// GPT-2 initialisation: N(0, 0.02) for matrices (c_proj scaled by 1/√(2L)), zero biases, unit gains.
+Params<float> init_params(const TrainConfig& config, std::uint64_t seed);
+
+/// A batch: B rows of n input ids and n targets (target −1 = not scored).
+struct Batch {
+    int B = 0, n = 0;
+    std::vector<int> inputs;   // [B, n]
+    std::vector<int> targets;  // [B, n]
+};
+
+/// Mean cross-entropy over scored targets; when grad is non-null it is overwritten with dLoss/dθ.
+/// per_token_loss (optional) receives [B, n] losses (0 where not scored). Sequences run in parallel
+/// on `threads` threads; one gradient partial per sequence, reduced in a fixed order, so results are
+/// deterministic for the inputs and thread count (across thread counts they agree to rounding).
+template <typename T>
+double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* grad, int threads = 1,
+                     std::vector<double>* per_token_loss = nullptr);
+
+/// Attention weights of one sequence: [layer][head] → [n, n] (forward only, for head scores).
+std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& params,
+                                                         const std::vector<int>& ids);
+
+struct AdamWConfig {
+    double lr = 1e-3;
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    double weight_decay = 0.01;
+};
+
+struct AdamWState {
+    std::vector<float> m, v;  // [param_count]
+    long step = 0;
+};
+
+/// One torch.optim.AdamW step with learning rate `lr` (decay applied to every parameter, like
+/// torch with a single param group): p ← p·(1 − lr·wd); p ← p − lr·m̂/(√v̂ + eps).
+void adamw_step(std::vector<float>& params, const std::vector<float>& grad, AdamWState& state,
+                const AdamWConfig& config, double lr);
+
+/// Scales grad so its global L2 norm is at most max_norm (> 0); returns the norm before clipping.
+double clip_grad_norm(std::vector<float>& grad, double max_norm);
+
+/// Linear warm-up over `warmup` steps to `lr`, then cosine decay to lr·min_ratio at `total` steps.
+double lr_schedule(long step, long warmup, long total, double lr, double min_ratio = 0.1);
+
+}  // namespace attnviz

@@ -1,0 +1,87 @@
+"""Checks `attnviz train`: the files it writes (GPT-2-named safetensors checkpoint read here with a small
+independent parser, config.json, metrics.csv, summary.json), determinism for a seed and thread count, and
+one clear stderr line with a non-zero exit for bad options and a diverging run.
+
+usage: train_command_test.py path/to/attnviz
+"""
+
+import csv
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ATTNVIZ = sys.argv[1]
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + n])
+    header.pop("__metadata__", None)
+    out = {}
+    for name, t in header.items():
+        assert t["dtype"] == "F32", name
+        a, b = t["data_offsets"]
+        out[name] = np.frombuffer(data[8 + n + a : 8 + n + b], dtype="<f4").reshape(t["shape"])
+    return out
+
+
+def run(args):
+    return subprocess.run([ATTNVIZ, "train"] + args, capture_output=True, text=True)
+
+
+def main():
+    tmp = tempfile.mkdtemp()
+    base = ["--task", "induction", "--layers", "2", "--heads", "4", "--d-model", "64", "--context", "48",
+            "--steps", "40", "--seed", "3", "--eval-every", "20"]
+    a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    for out in (a, b):
+        r = run(base + ["--out", out])
+        assert r.returncode == 0, r.stderr
+    w = read_safetensors(os.path.join(a, "model.safetensors"))
+    assert w["wte.weight"].shape == (64, 64)
+    assert w["wpe.weight"].shape == (48, 64)
+    assert w["h.1.attn.c_attn.weight"].shape == (64, 192)
+    assert w["h.1.attn.c_proj.weight"].shape == (64, 64)
+    assert w["h.0.ln_1.weight"].shape == (64,)
+    assert w["lm_head.weight"].shape == (64, 64)
+    assert w["ln_f.bias"].shape == (64,)
+    assert all(np.isfinite(v).all() for v in w.values())
+    w2 = read_safetensors(os.path.join(b, "model.safetensors"))
+    for k in w:
+        assert np.array_equal(w[k], w2[k]), "not deterministic: " + k
+    cfg = json.load(open(os.path.join(a, "config.json")))
+    assert cfg["model_type"] == "gpt2" and cfg["n_layer"] == 2 and cfg["n_embd"] == 64 and cfg["n_positions"] == 48
+    rows = list(csv.DictReader(open(os.path.join(a, "metrics.csv"))))
+    assert [int(r["step"]) for r in rows] == [20, 40], rows
+    for key in ("train_loss", "heldout_loss", "heldout_first_loss", "heldout_repeat_loss", "L1H3_induction",
+                "L0H0_previous_token", "L1H2_first_token", "L0H1_same_token"):
+        assert key in rows[0], key
+    s = json.load(open(os.path.join(a, "summary.json")))
+    assert abs(s["heldout_loss"] - float(rows[-1]["heldout_loss"])) < 1e-4
+    assert s["cliff_step"] is None  # 40 steps: long before the phase change
+    assert len(s["head_scores"]) == 2 and len(s["head_scores"][1]) == 4
+    assert 3.5 < s["heldout_repeat_loss"] < 4.5
+
+    bad = [
+        (["--task", "induction", "--context", "30", "--steps", "5"], "too short"),
+        (["--task", "nope", "--steps", "5"], "unknown task"),
+        (["--task", "induction", "--heads", "3", "--steps", "5"], "divide"),
+        (["--task", "induction", "--lr", "1e5", "--steps", "50"], "diverged"),
+    ]
+    for args, words in bad:
+        r = run(args + ["--out", os.path.join(tmp, "bad")])
+        assert r.returncode != 0, args
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], (args, r.stderr)
+    print("train_command_test: ok")
+
+
+if __name__ == "__main__":
+    main()
