@@ -1,0 +1,28 @@
+// The stage catalogue: one entry per stage name that any trace produces (a single attention layer's
+// compute_trace and a real model's layer, core/model_trace.hpp), with its phase and value kind. What
+// a stage IS lives here once; the traces and the app read it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/trace.hpp"
+
+namespace attnviz {
+
+struct StageEntry {
+    const char* name;   // the stable id, as in dumps and the state log ("scores")
+    const char* phase;  // "embed", "project", "score", "normalise" or "combine" (the pipeline strip's groups)
+    ValueKind kind;     // what its numbers usually mean
+    bool kind_varies;   // true when the config can change the kind (kernel scores are NonNegative)
+    const char* role;   // one line: what the stage is, independent of the config
+};
+
+/// Every entry, in computation order.
+const std::vector<StageEntry>& stage_catalogue();
+/// The entry for a stage name, or nullptr when no trace produces that name.
+const StageEntry* find_stage_entry(const std::string& name);
+/// The phase of a stage name ("combine" for names not in the catalogue).
+std::string stage_phase_of(const std::string& name);
+
+}  // namespace attnviz
