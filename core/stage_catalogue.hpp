@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model.hpp"
 #include "core/trace.hpp"
 
 namespace attnviz {
@@ -22,6 +23,16 @@ struct StageEntry {
 const std::vector<StageEntry>& stage_catalogue();
 /// The entry for a stage name, or nullptr when no trace produces that name.
 const StageEntry* find_stage_entry(const std::string& name);
+/// A stage's texts as the app shows them (title, formula, one paragraph for the learner).
+struct StageText {
+    std::string title, formula, explanation;
+};
+/// The texts of a real model's layer stage (core/model_trace.hpp), worded for the model's family
+/// (LayerNorm vs RMSNorm, learned positions vs RoPE, grouped-query heads); head −1 for per-token stages.
+StageText model_stage_text(const ModelSpec& spec, const std::string& name, int head);
+/// "₁₂" for 12: the subscript digits the formulas use.
+std::string subscript(int k);
+
 /// The phase of a stage name ("combine" for names not in the catalogue).
 std::string stage_phase_of(const std::string& name);
 
