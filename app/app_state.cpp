@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/panels/view_state.hpp"
+#include "core/stage_catalogue.hpp"
 
 namespace attnviz::app {
 
@@ -75,20 +76,7 @@ void accept_trace(AppState& state, std::shared_ptr<const Trace> trace, double co
 }
 
 std::string stage_phase(const std::string& name) {
-    static const char* const embed[] = {"one_hot", "embedding", "positional", "input",
-                                        "source",  "layernorm", "ln_1"};
-    static const char* const project[] = {"W_Q", "W_K", "W_V", "Q", "K", "V", "Q_rot", "K_rot"};
-    static const char* const score[] = {"alibi", "scores", "scaled", "masked", "phi_Q", "phi_K", "KV"};
-    static const char* const normalise[] = {"weights", "normalizer"};
-    for (const char* n : embed)
-        if (name == n) return "embed";
-    for (const char* n : project)
-        if (name == n) return "project";
-    for (const char* n : score)
-        if (name == n) return "score";
-    for (const char* n : normalise)
-        if (name == n) return "normalise";
-    return "combine";  // head_output, concat, W_O, output, residual, layernorm_post
+    return stage_phase_of(name);
 }
 
 std::uint64_t matrix_checksum(const Mat& M) {

@@ -193,24 +193,37 @@ BoolMat no_mask(int n, int m) {
     return BoolMat::Constant(n, m, true);
 }
 
+namespace {
+// One cell of each mask (true = query i may attend to key j); the matrices below are these, filled.
+bool causal_allows(int i, int j) {
+    return j <= i;
+}
+bool padding_allows(int j, int valid) {
+    return valid < 0 || j < valid;
+}
+bool window_allows(int i, int j, int window) {
+    return (i - window < j) && (j <= i);
+}
+}  // namespace
+
 BoolMat causal_mask(int n, int m) {
     BoolMat M(n, m);  // n x m
     for (int i = 0; i < n; ++i)
-        for (int j = 0; j < m; ++j) M(i, j) = j <= i;
+        for (int j = 0; j < m; ++j) M(i, j) = causal_allows(i, j);
     return M;
 }
 
 BoolMat padding_mask(int n, int m, int valid) {
     BoolMat M(n, m);  // n x m
     for (int i = 0; i < n; ++i)
-        for (int j = 0; j < m; ++j) M(i, j) = valid < 0 || j < valid;
+        for (int j = 0; j < m; ++j) M(i, j) = padding_allows(j, valid);
     return M;
 }
 
 BoolMat window_mask(int n, int m, int window) {
     BoolMat M(n, m);  // n x m
     for (int i = 0; i < n; ++i)
-        for (int j = 0; j < m; ++j) M(i, j) = (i - window < j) && (j <= i);
+        for (int j = 0; j < m; ++j) M(i, j) = window_allows(i, j, window);
     return M;
 }
 
@@ -235,6 +248,22 @@ BoolMat make_mask(const Config& cfg, int n, int m) {
             return custom_mask(n, m, cfg.custom_mask);
     }
     return no_mask(n, m);
+}
+
+bool mask_allows(const Config& cfg, int i, int j) {
+    switch (cfg.mask) {
+        case MaskKind::None:
+            return true;
+        case MaskKind::Causal:
+            return causal_allows(i, j);
+        case MaskKind::Padding:
+            return padding_allows(j, cfg.valid_length);
+        case MaskKind::Window:
+            return window_allows(i, j, cfg.window);
+        case MaskKind::Custom:
+            return !cfg.custom_mask.is_blocked(i, j);
+    }
+    return true;
 }
 
 Mat apply_mask(const Mat& S, const BoolMat& allowed) {

@@ -83,6 +83,12 @@ BoolMat window_mask(int n, int m, int window);            // i - window < j <= i
 BoolMat custom_mask(int n, int m, const MaskGrid& grid);  // !grid.is_blocked(i, j)
 /// The mask the config asks for, n x m.
 BoolMat make_mask(const Config& cfg, int n, int m);
+/// One cell of make_mask: whether the config's mask lets query i attend to key j.
+bool mask_allows(const Config& cfg, int i, int j);
+/// The same cell seen from the other side: true when the mask hides key j from query i.
+inline bool masked(const Config& cfg, int i, int j) {
+    return !mask_allows(cfg, i, j);
+}
 
 /// masked: n x m; S where allowed, -infinity where not.
 Mat apply_mask(const Mat& S, const BoolMat& allowed);

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/cell_text.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/presets.hpp"
@@ -67,6 +68,24 @@ Mat Stage::matrix() const {
     if (data) return *data;
     if (derive) return derive();
     return Mat();
+}
+
+float Stage::at(int i, int j) const {
+    if (data) return (*data)(i, j);
+    if (derive_cell) return derive_cell(i, j);
+    if (derive) return derive()(i, j);
+    return 0.0f;
+}
+
+RowVec Stage::row(int i) const {
+    if (data) return data->row(i);
+    if (derive_cell) {
+        RowVec r(n_cols());  // [1, n_cols]
+        for (int j = 0; j < n_cols(); ++j) r(j) = derive_cell(i, j);
+        return r;
+    }
+    if (derive) return derive().row(i);
+    return RowVec();
 }
 
 int Trace::find(const std::string& name, int head) const {
@@ -206,13 +225,8 @@ std::string num(double v) {
     return o.str();
 }
 
-std::string sub(int head) {
-    // Unicode subscript digits for head numbers in formulas: W_Q⁽²⁾ reads better as W_Q,2 here.
-    static const char* digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
-    std::string s;
-    for (char c : std::to_string(head)) s += digits[c - '0'];
-    return s;
-}
+// Unicode subscript digits for head numbers in formulas: W_Q⁽²⁾ reads better as W_Q,2 here.
+using cell_text::sub;
 
 Axis token_axis(Axis::Kind kind, std::shared_ptr<const std::vector<std::string>> tokens) {
     Axis a;
@@ -467,7 +481,8 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
 
     auto add = [&](const std::string& name, int head, std::string title, std::string formula,
                    std::string expl, const Axis& rows, const Axis& cols, ValueKind kind, double flops,
-                   MatPtr data, std::function<Mat()> derive = nullptr) {
+                   MatPtr data, std::function<Mat()> derive = nullptr,
+                   std::function<float(int, int)> derive_cell = nullptr) {
         Stage s;
         s.name = name;
         s.head = head;
@@ -481,6 +496,7 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
         s.bytes = double(rows.size) * double(cols.size) * sizeof(float);
         s.data = std::move(data);
         s.derive = std::move(derive);
+        s.derive_cell = std::move(derive_cell);
         T.stages.push_back(std::move(s));
     };
 
@@ -841,7 +857,8 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
         if (!linear) {
             const double slope = alibi ? alibi_slope(hd, h) : 0.0;
             if (alibi) {
-                add("alibi", hd, "ALiBi bias" + H, "B_ij = −" + num(slope) + "·|i − j|",
+                add(
+                    "alibi", hd, "ALiBi bias" + H, "B_ij = −" + num(slope) + "·|i − j|",
                     "ALiBi gives every head a fixed distance penalty with its own slope (here 2^(−8·" +
                         std::to_string(hd + 1) + "/" + std::to_string(h) + ") = " + num(slope) +
                         "). Added to the scaled scores, it makes far-away keys less likely; steep-slope "
@@ -850,7 +867,8 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                         "to longer "
                         "texts than seen in training.",
                     q_ax, k_ax, ValueKind::Signed, nf * mf, nullptr,
-                    [n, m, slope] { return alibi_bias(n, m, slope); });
+                    [n, m, slope] { return alibi_bias(n, m, slope); },
+                    [slope](int i, int j) { return float(-slope * std::abs(i - j)); });
             }
             std::string stitle, sformula, sexp;
             ValueKind skind = ValueKind::Signed;
@@ -919,6 +937,12 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                 if (use_alibi) r += alibi_bias(int(r.rows()), int(r.cols()), slope);
                 return r;
             };
+            // One cell of scaled_fn, the same float operations in the same order.
+            auto scaled_cell = [S, scale, use_alibi, slope](int i, int j) {
+                float r = (*S)(i, j) * float(scale);
+                if (use_alibi) r += float(-slope * std::abs(i - j));
+                return r;
+            };
             const std::string B = alibi ? " + B" : "";
             std::string cformula, cexp;
             if (cfg.scoring == Scoring::ScaledDot || cfg.scoring == Scoring::Bilinear) {
@@ -947,7 +971,7 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             }
             if (alibi) cexp += " ALiBi's distance penalty B is added here.";
             add("scaled", hd, "Scaled scores" + H, cformula, cexp, q_ax, k_ax, skind,
-                nf * mf * (alibi ? 2 : 1), nullptr, scaled_fn);
+                nf * mf * (alibi ? 2 : 1), nullptr, scaled_fn, scaled_cell);
 
             const std::shared_ptr<const BoolMat> mask = allowed;
             std::string mexp;
@@ -990,11 +1014,17 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                 mexp += " A row with every key hidden gets all-zero weights (never NaN).";
                 if (kernel) mexp += " For kernels the hidden cells are simply left out of the row sum.";
             }
-            add("masked", hd, "Masked scores" + H,
+            add(
+                "masked", hd, "Masked scores" + H,
                 mask ? "masked_ij = scaled_ij if allowed(i,j) else −∞" : "masked = scaled   (no mask)", mexp,
-                q_ax, k_ax, skind, nf * mf, nullptr, [scaled_fn, mask] {
+                q_ax, k_ax, skind, nf * mf, nullptr,
+                [scaled_fn, mask] {
                     Mat r = scaled_fn();
                     return mask ? apply_mask(r, *mask) : r;
+                },
+                [scaled_cell, mask](int i, int j) {
+                    return mask && !(*mask)(i, j) ? -std::numeric_limits<float>::infinity()
+                                                  : scaled_cell(i, j);
                 });
             if (kernel) {
                 add("weights", hd, "Weights  A = normalise(kernel)" + H, "A_ij = S_ij / Σⱼ S_ij",

@@ -68,8 +68,16 @@ struct Stage {
     /// Pointer to stored data, or nullptr for a derived stage.
     const Mat* stored_matrix() const { return data.get(); }
 
-    std::shared_ptr<const Mat> data;  // set for stored stages
-    std::function<Mat()> derive;      // set for derived stages
+    /// One cell without copying the matrix: stored data read in place, a derived stage's cell
+    /// computed on its own (whole-matrix derivation only for stages that have no cell rule).
+    float at(int i, int j) const;
+    /// Row i, [1, n_cols]: a view-sized copy of one row, never of the whole matrix (for stored
+    /// stages and stages with a cell rule).
+    RowVec row(int i) const;
+
+    std::shared_ptr<const Mat> data;             // set for stored stages
+    std::function<Mat()> derive;                 // set for derived stages
+    std::function<float(int, int)> derive_cell;  // optional: one cell of derive(), same numbers
 };
 
 struct Trace {

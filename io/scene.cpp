@@ -17,8 +17,10 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr int kSceneVersion = 1;
-const std::vector<std::string> kTopKeys = {"attnviz_scene", "title", "note", "config"};
+constexpr int kSceneVersion = 1;  // "attnviz_scene": marks the file as a scene; always 1
+// "version": the scene format. 2 adds the key itself; a scene without it is version 1 and opens the same.
+constexpr int kSceneFormatVersion = 2;
+const std::vector<std::string> kTopKeys = {"attnviz_scene", "version", "title", "note", "config"};
 
 /// How a config key is stored in JSON. Keys the table does not know (added to the core later) are
 /// stored as strings in the text form of get_config_key and accepted as any scalar.
@@ -344,6 +346,15 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
             throw Error(name + ": scene format version " + std::to_string(v.get<std::int64_t>()) +
                         " is not supported (this attnviz reads version 1)");
     }
+    if (doc.contains("version")) {
+        const ojson& v = doc["version"];
+        if (!v.is_number_integer())
+            throw Error(name + ": version: expected the scene format version 1 or 2, got " + shorten(v));
+        const std::int64_t version = v.get<std::int64_t>();
+        if (version < 1 || version > kSceneFormatVersion)
+            throw Error(name + ": scene format version " + std::to_string(version) +
+                        " is not supported (this attnviz reads versions 1 and 2)");
+    }
     for (const char* key : {"title", "note"}) {
         if (!doc.contains(key)) continue;
         const ojson& v = doc[key];
@@ -361,6 +372,7 @@ Scene load_scene(const std::string& path) {
 std::string scene_json(const Scene& scene) {
     ojson doc = ojson::object();
     doc["attnviz_scene"] = kSceneVersion;
+    doc["version"] = kSceneFormatVersion;
     doc["title"] = scene.title;
     doc["note"] = scene.note;
     doc["config"] = config_to_json(scene.config);

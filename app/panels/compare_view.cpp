@@ -1,6 +1,6 @@
 // Softmax vs linear attention on the SAME Q, K, V (the current head of the trace): the two weight
 // matrices side by side, their difference, and how far apart the outputs end up. Computed with the
-// core ops (softmax_rows, phi_map, linear_attention_weights) off the GUI thread, once per
+// core's compare_softmax_linear (core/compare.hpp) off the GUI thread, once per
 // (trace generation, head, φ) -- never per frame.
 // GCC 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -19,6 +19,7 @@
 #include "app/panels/panels.hpp"
 #include "app/panels/view_state.hpp"
 #include "app/panels/views_internal.hpp"
+#include "core/compare.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
 
@@ -59,37 +60,19 @@ CompareResult compute_compare(std::shared_ptr<const Trace> trace, CompareKey key
         if (!Qs || !Ks || !Vs) throw Error("this trace has no Q, K, V for head " + std::to_string(key.head));
         r.q_name = Qs->name;
         r.k_name = Ks->name;
-        const Mat Q = Qs->matrix();                                                  // n x d_k
-        const Mat K = Ks->matrix();                                                  // m x d_k
-        const Mat V = Vs->matrix();                                                  // m x d_v
-        const BoolMat allowed = make_mask(tr.config, int(Q.rows()), int(K.rows()));  // n x m
-
-        // Softmax attention: A = softmax(mask(Q Kᵀ / √d_k) / T).
-        const Mat S = dot_scores(Q, K) / std::sqrt(float(std::max<Eigen::Index>(1, Q.cols())));  // n x m
-        Mat A_soft = softmax_rows(apply_mask(S, allowed), tr.config.temperature);                // n x m
-
-        // Linear attention's implied weights: φ(q_i)·φ(k_j), normalised per row.
-        const Mat phi_Q = phi_map(Q, key.phi, /*is_key=*/false);      // n x d_k
-        const Mat phi_K = phi_map(K, key.phi, /*is_key=*/true);       // m x d_k
-        Mat A_lin = linear_attention_weights(phi_Q, phi_K, allowed);  // n x m
-
-        const Mat O_soft = A_soft * V;  // n x d_v
-        const Mat O_lin = A_lin * V;    // n x d_v (equals linear attention's O(n) output)
-        Mat D = A_soft - A_lin;         // n x m
-        r.out_diff = double((O_soft - O_lin).norm());
-        const double base = double(O_soft.norm());
-        r.out_rel = base > 0 ? r.out_diff / base : 0.0;
-        r.max_abs_d = D.size() ? double(D.cwiseAbs().maxCoeff()) : 0.0;
+        const Mat Q = Qs->matrix();                                                  // [n, d_k]
+        const Mat K = Ks->matrix();                                                  // [m, d_k]
+        const Mat V = Vs->matrix();                                                  // [m, d_v]
+        const BoolMat allowed = make_mask(tr.config, int(Q.rows()), int(K.rows()));  // [n, m]
         // For display, hidden keys become −∞ (hatched, "masked") rather than a plain 0.
-        if (tr.config.mask != MaskKind::None) {
-            const Mat hidden =
-                Mat::Constant(A_soft.rows(), A_soft.cols(), -std::numeric_limits<float>::infinity());
-            A_soft = allowed.select(A_soft, hidden);
-            A_lin = allowed.select(A_lin, hidden);
-        }
-        r.A_soft = std::make_shared<const Mat>(std::move(A_soft));
-        r.A_lin = std::make_shared<const Mat>(std::move(A_lin));
-        r.D = std::make_shared<const Mat>(std::move(D));
+        SoftmaxLinearComparison c = compare_softmax_linear(Q, K, V, allowed, tr.config.temperature, key.phi,
+                                                           /*hide_masked=*/tr.config.mask != MaskKind::None);
+        r.out_diff = c.out_diff;
+        r.out_rel = c.out_rel;
+        r.max_abs_d = c.max_abs_d;
+        r.A_soft = std::make_shared<const Mat>(std::move(c.A_soft));
+        r.A_lin = std::make_shared<const Mat>(std::move(c.A_lin));
+        r.D = std::make_shared<const Mat>(std::move(c.D));
     } catch (const std::exception& e) {
         r.error = e.what();
     }

@@ -22,6 +22,7 @@
 #include "app/panels/view_state.hpp"
 #include "app/panels/views_internal.hpp"
 #include "core/explain.hpp"
+#include "core/ops.hpp"
 
 namespace attnviz::app {
 
@@ -49,23 +50,6 @@ namespace {
 bool is_attention_matrix(const Stage& st) {
     return (st.name == "scores" || st.name == "scaled" || st.name == "masked" || st.name == "weights") &&
            st.rows.kind == Axis::Kind::QueryTokens && st.cols.kind == Axis::Kind::KeyTokens;
-}
-
-// Whether the config's mask hides key j from query i (the rule of core/ops.hpp's masks, one cell).
-bool cell_masked(const Config& c, int i, int j) {
-    switch (c.mask) {
-        case MaskKind::None:
-            return false;
-        case MaskKind::Causal:
-            return j > i;
-        case MaskKind::Padding:
-            return c.valid_length >= 0 && j >= c.valid_length;
-        case MaskKind::Window:
-            return !(i - c.window < j && j <= i);
-        case MaskKind::Custom:
-            return c.custom_mask.is_blocked(i, j);
-    }
-    return false;
 }
 
 // "query 3 “creature”", "key 1 “fluffy”", "d_k 5".
@@ -147,7 +131,7 @@ void cell_tooltip(AppState& state, int stage_index, const Stage& st, const Mat& 
         }
     } else {
         ImGui::Text("%s = %.6g", where.c_str(), double(v));
-        if (is_attention_matrix(st) && cell_masked(state.trace->config, i, j)) {
+        if (is_attention_matrix(st) && masked(state.trace->config, i, j)) {
             ImGui::TextColored(
                 warm, "the mask hides this key from this query: the next stage sets it to \u2212\u221e");
         }

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/explain.hpp"
 #include "core/ops.hpp"
+#include "core/stage_catalogue.hpp"
 
 namespace attnviz {
 namespace {
@@ -57,6 +58,20 @@ TEST(ModelTrace, StageNamesFollowTheDumpManifestThenTheSummaries) {
     EXPECT_EQ(t.get("residual_stream")->n_cols(), 6);
     EXPECT_EQ(t.get("Q", 1)->rows.label(1), " cat");
     EXPECT_EQ(t.row_entropy.size(), 2u);
+}
+
+TEST(ModelTrace, EveryStageHasACatalogueEntryWithItsKind) {
+    for (ModelFamily family : {ModelFamily::Gpt2, ModelFamily::Llama}) {
+        const Fixture fx = run(family, 2, family == ModelFamily::Gpt2 ? 2 : 1);
+        const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 1, labels());
+        for (const Stage& st : t.stages) {
+            const StageEntry* e = find_stage_entry(st.name);
+            ASSERT_NE(e, nullptr) << "model stage \"" << st.name << "\" has no catalogue entry";
+            if (!e->kind_varies) {
+                EXPECT_EQ(int(st.kind), int(e->kind)) << "model stage \"" << st.name << "\"";
+            }
+        }
+    }
 }
 
 TEST(ModelTrace, StagesAliasTheForwardInsteadOfCopying) {

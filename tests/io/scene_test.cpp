@@ -107,6 +107,7 @@ TEST(Scene, SaveWritesEveryKeyPrettyAndLoadRoundTripsExactly) {
     const auto doc = nlohmann::json::parse(text);
     for (const std::string& key : config_keys()) EXPECT_TRUE(doc["config"].contains(key)) << key;
     EXPECT_EQ(doc["attnviz_scene"], 1);
+    EXPECT_EQ(doc["version"], 2);
     EXPECT_TRUE(doc["config"]["heads"].is_number_integer());
     EXPECT_TRUE(doc["config"]["temperature"].is_number());
     EXPECT_TRUE(doc["config"]["residual"].is_boolean());
@@ -129,6 +130,25 @@ TEST(Scene, CustomMaskIsAnArrayOfRowStrings) {
     const auto doc = nlohmann::json::parse(scene_json(s));
     EXPECT_EQ(doc["config"]["custom_mask"], nlohmann::json::array({"010", "001"}));
     EXPECT_EQ(parse_scene(R"({"config": {"custom_mask": []}})").config.custom_mask, MaskGrid{});
+}
+
+TEST(Scene, VersionlessScenesOfFormatOneStillOpen) {
+    // A scene as attnviz wrote it before "version" existed, and the same scene in format 2.
+    const std::string v1 =
+        R"({"attnviz_scene": 1, "title": "t", "note": "n", "config": {"text": "a b c", "heads": 2, "mask": "causal"}})";
+    const std::string v2 =
+        R"({"attnviz_scene": 1, "version": 2, "title": "t", "note": "n", "config": {"text": "a b c", "heads": 2, "mask": "causal"}})";
+    const Scene old_scene = parse_scene(v1, "old.json");
+    const Scene new_scene = parse_scene(v2, "new.json");
+    EXPECT_EQ(old_scene.config, new_scene.config);
+    EXPECT_EQ(old_scene.config.heads, 2);
+    EXPECT_EQ(old_scene.config.mask, MaskKind::Causal);
+    EXPECT_EQ(old_scene.title, "t");
+    EXPECT_EQ(parse_scene(R"({"version": 1, "config": {"heads": 2}})").config.heads, 2);
+    // What we write now says version 2 and reads back the same.
+    const std::string written = scene_json(old_scene);
+    EXPECT_NE(written.find("\"version\": 2"), std::string::npos) << written;
+    EXPECT_EQ(parse_scene(written).config, old_scene.config);
 }
 
 TEST(Scene, MissingKeysKeepDefaults) {
@@ -166,11 +186,11 @@ TEST(Scene, UnknownKeysAreNamedWithTheKnownOnes) {
         0u)
         << e;
     EXPECT_NE(e.find("seed)"), std::string::npos) << e;
-    EXPECT_EQ(
-        scene_error(R"({"titel": "x"})"),
-        "s.json: unknown key 'titel' (did you mean 'title'? known keys: attnviz_scene, title, note, config)");
+    EXPECT_EQ(scene_error(R"({"titel": "x"})"),
+              "s.json: unknown key 'titel' (did you mean 'title'? known keys: attnviz_scene, version, title, "
+              "note, config)");
     EXPECT_EQ(scene_error(R"({"zzzzzzzz": 1})"),
-              "s.json: unknown key 'zzzzzzzz' (known keys: attnviz_scene, title, note, config)");
+              "s.json: unknown key 'zzzzzzzz' (known keys: attnviz_scene, version, title, note, config)");
 }
 
 TEST(Scene, WrongTypesAreNamed) {
@@ -191,6 +211,12 @@ TEST(Scene, WrongTypesAreNamed) {
     EXPECT_EQ(scene_error(R"({"title": 3})"), "s.json: title: expected a string, got 3");
     EXPECT_EQ(scene_error(R"({"config": []})"), "s.json: config: expected an object of config keys, got []");
     EXPECT_NE(scene_error("[1, 2]").find("s.json: a scene must be a JSON object"), std::string::npos);
+    EXPECT_EQ(scene_error(R"({"version": 3})"),
+              "s.json: scene format version 3 is not supported (this attnviz reads versions 1 and 2)");
+    EXPECT_EQ(scene_error(R"({"version": 0})"),
+              "s.json: scene format version 0 is not supported (this attnviz reads versions 1 and 2)");
+    EXPECT_EQ(scene_error(R"({"version": "2"})"),
+              "s.json: version: expected the scene format version 1 or 2, got \"2\"");
     EXPECT_EQ(scene_error(R"({"attnviz_scene": 2})"),
               "s.json: scene format version 2 is not supported (this attnviz reads version 1)");
     // Values set_config_key refuses keep its message, prefixed with the file.
