@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "core/axes.hpp"
 #include "core/cell_text.hpp"
 #include "core/error.hpp"
 #include "core/stage_catalogue.hpp"
@@ -21,22 +22,8 @@ using cell_text::sub;
 
 using MatPtr = std::shared_ptr<const Mat>;
 
-Axis token_axis(Axis::Kind kind, const std::shared_ptr<const std::vector<std::string>>& tokens) {
-    Axis a;
-    a.kind = kind;
-    a.name = kind == Axis::Kind::QueryTokens ? "query tokens" : "key tokens";
-    a.size = int(tokens->size());
-    a.tokens = tokens;
-    return a;
-}
-
-Axis dim_axis(const std::string& name, int size) {
-    Axis a;
-    a.kind = Axis::Kind::Dimension;
-    a.name = name;
-    a.size = size;
-    return a;
-}
+using axes::dim_axis;
+using axes::token_axis;
 
 // Σ_t a(t)·b(t) written with its three largest terms (by |a·b|), and the exact sum of all terms.
 struct TermsText {

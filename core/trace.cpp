@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/axes.hpp"
 #include "core/cell_text.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
@@ -228,24 +229,8 @@ std::string num(double v) {
 // Unicode subscript digits for head numbers in formulas: W_Q⁽²⁾ reads better as W_Q,2 here.
 using cell_text::sub;
 
-Axis token_axis(Axis::Kind kind, std::shared_ptr<const std::vector<std::string>> tokens) {
-    Axis a;
-    a.kind = kind;
-    a.name = kind == Axis::Kind::QueryTokens ? "query tokens"
-             : kind == Axis::Kind::KeyTokens ? "key tokens"
-                                             : "vocabulary";
-    a.size = int(tokens->size());
-    a.tokens = std::move(tokens);
-    return a;
-}
-
-Axis dim_axis(const std::string& name, int size) {
-    Axis a;
-    a.kind = Axis::Kind::Dimension;
-    a.name = name;
-    a.size = size;
-    return a;
-}
+using axes::dim_axis;
+using axes::token_axis;
 
 Axis single_axis(const std::string& name) {
     Axis a;
