@@ -93,6 +93,8 @@ void read_attnviz_options(const ConfigReader& c, ModelSpec& s) {
         const int k = choice("attnviz_positions", {"learned", "sinusoidal", "rope"});
         s.positions = k == 0 ? PositionKind::Learned : k == 1 ? PositionKind::Sinusoidal : PositionKind::Rope;
     }
+    if (s.family == ModelFamily::Llama && position_kind(s) == PositionKind::Rope && s.d_head % 2 != 0)
+        c.fail("head_dim", "must be even for RoPE, got " + std::to_string(s.d_head));
     if (s.family == ModelFamily::Gpt2) {
         if (mlp_kind(s) == MlpKind::SwiGLU)
             c.fail("attnviz_mlp", "'swiglu' needs the Llama tensor layout (model_type llama)");
@@ -139,7 +141,6 @@ ModelSpec parse_model_config(std::string_view text, const std::string& name) {
         if (!c.present("head_dim") && s.d_model % s.n_head != 0)
             c.fail("num_attention_heads", "must divide hidden_size when head_dim is not given");
         s.d_head = c.positive("head_dim", s.d_model / s.n_head);
-        if (s.d_head % 2 != 0) c.fail("head_dim", "must be even for RoPE, got " + std::to_string(s.d_head));
         if (s.n_head % s.n_kv_head != 0) c.fail("num_key_value_heads", "must divide num_attention_heads");
         s.d_ff = c.positive("intermediate_size");
         s.vocab_size = c.positive("vocab_size");

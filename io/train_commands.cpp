@@ -41,7 +41,12 @@ const std::vector<CliOption>& train_options() {
         {"--lr", "LR", "AdamW learning rate (default 1e-3)", false},
         {"--weight-decay", "WD", "AdamW decoupled weight decay (default 0.01)", false},
         {"--eval-every", "K", "held-out loss and head scores every K steps (default 25)", false},
-        {"--no-norm", "", "no LayerNorm (default: LayerNorm before each block and at the end)", false},
+        {"--no-norm", "", "no norms (the same as --norm none)", false},
+        {"--norm", "KIND",
+         "layernorm (default), rmsnorm or none: before attention, the MLP and the unembedding", false},
+        {"--mlp", "KIND", "none (default: attention-only), gelu or swiglu", false},
+        {"--d-ff", "F", "MLP width, 1-1024 (default 4 x d_model)", false},
+        {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
         {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
         {"--threads", "T", "worker threads (default 1)", false},
         {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
@@ -80,22 +85,55 @@ std::string metrics_row(const EvalPoint& e) {
     return r + "\n";
 }
 
-/// config.json in the GPT-2 layout (n_embd, n_layer, n_head, n_positions, vocab_size) plus attnviz
-/// keys saying the blocks have no MLP (and whether they have norms).
+const char* norm_name(NormKind k) {
+    return k == NormKind::LayerNorm ? "layernorm" : k == NormKind::RMSNorm ? "rmsnorm" : "none";
+}
+const char* mlp_name(MlpKind k) {
+    return k == MlpKind::Gelu ? "gelu" : k == MlpKind::SwiGLU ? "swiglu" : "none";
+}
+const char* positions_name(PositionKind k) {
+    return k == PositionKind::Learned ? "learned" : k == PositionKind::Sinusoidal ? "sinusoidal" : "rope";
+}
+
+/// config.json in the GPT-2 layout (n_embd, n_layer, ...) or, once a choice is Llama's (RMSNorm,
+/// SwiGLU, RoPE), the Llama one (hidden_size, num_hidden_layers, ...), plus attnviz keys saying which
+/// norm, MLP and positions the blocks have (io/model_loader reads them).
 std::string config_json(const TrainConfig& c) {
     ojson j;
-    j["model_type"] = "gpt2";
-    j["architectures"] = {"GPT2LMHeadModel"};
-    j["n_layer"] = c.n_layer;
-    j["n_head"] = c.n_head;
-    j["n_embd"] = c.d_model;
-    j["n_positions"] = c.context;
-    j["vocab_size"] = c.vocab_size;
-    j["layer_norm_epsilon"] = c.norm_eps;
-    j["activation_function"] = "gelu_new";
+    const NormKind norm = train_norm(c);
+    if (!llama_layout(c)) {
+        j["model_type"] = "gpt2";
+        j["architectures"] = {"GPT2LMHeadModel"};
+        j["n_layer"] = c.n_layer;
+        j["n_head"] = c.n_head;
+        j["n_embd"] = c.d_model;
+        j["n_inner"] = train_d_ff(c);
+        j["n_positions"] = c.context;
+        j["vocab_size"] = c.vocab_size;
+        j["layer_norm_epsilon"] = c.norm_eps;
+        j["activation_function"] = "gelu_new";
+    } else {
+        j["model_type"] = "llama";
+        j["architectures"] = {"LlamaForCausalLM"};
+        j["num_hidden_layers"] = c.n_layer;
+        j["num_attention_heads"] = c.n_head;
+        j["num_key_value_heads"] = c.n_head;
+        j["hidden_size"] = c.d_model;
+        j["intermediate_size"] = train_d_ff(c);
+        j["max_position_embeddings"] = c.context;
+        j["vocab_size"] = c.vocab_size;
+        j["rms_norm_eps"] = c.norm_eps;
+        j["rope_theta"] = 10000.0;
+        j["hidden_act"] = "silu";
+        j["attention_bias"] = false;
+        j["mlp_bias"] = false;
+    }
     j["tie_word_embeddings"] = c.tied;
-    j["attnviz_attention_only"] = true;
-    j["attnviz_layer_norm"] = c.layer_norm;
+    j["attnviz_attention_only"] = c.mlp == MlpKind::None;
+    j["attnviz_layer_norm"] = norm != NormKind::None;
+    j["attnviz_norm"] = norm_name(norm);
+    j["attnviz_mlp"] = mlp_name(c.mlp);
+    j["attnviz_positions"] = positions_name(c.positions);
     return j.dump(2) + "\n";
 }
 
@@ -124,11 +162,12 @@ TrainConfig train_config_from_checkpoint(const std::string& dir) {
     auto flag = [&](const char* f, bool fallback) {
         return j.contains(f) && j[f].is_boolean() ? j[f].get<bool>() : fallback;
     };
-    if (s.family != ModelFamily::Gpt2 || mlp_kind(s) != MlpKind::None ||
-        position_kind(s) != PositionKind::Learned || norm_kind(s) == NormKind::RMSNorm)
-        throw Error(path +
-                    ": not a model the trainer computes (an attention-only GPT-2 layout with learned "
-                    "positions and LayerNorm or no norm, as `attnviz train` writes)");
+    auto refuse = [&](const std::string& why) {
+        throw Error(path + ": not a model the trainer computes (" + why + ")");
+    };
+    if (s.n_kv_head != s.n_head) refuse("grouped-query attention");
+    if (s.d_head * s.n_head != s.d_model) refuse("head_dim × heads differs from hidden_size");
+    if (flag("attention_bias", false)) refuse("attention biases in the Llama layout");
     TrainConfig c;
     c.n_layer = s.n_layer;
     c.n_head = s.n_head;
@@ -136,8 +175,17 @@ TrainConfig train_config_from_checkpoint(const std::string& dir) {
     c.context = s.max_positions;
     c.vocab_size = s.vocab_size;
     c.layer_norm = norm_kind(s) != NormKind::None;
-    c.tied = flag("tie_word_embeddings", true);
+    if (c.layer_norm) c.norm = norm_kind(s);
+    c.mlp = mlp_kind(s);
+    c.positions = position_kind(s);
+    c.d_ff = c.mlp == MlpKind::None ? 0 : s.d_ff;
+    c.tied = flag("tie_word_embeddings", s.family == ModelFamily::Gpt2);
     c.norm_eps = s.norm_eps;
+    if (c.positions != PositionKind::Learned && s.rope_theta != 10000.0)
+        refuse("rope_theta other than 10000");
+    if (llama_layout(c) != (s.family == ModelFamily::Llama))
+        refuse(std::string("its norm, MLP and positions need the ") + (llama_layout(c) ? "Llama" : "GPT-2") +
+               " tensor layout");
     try {
         validate_train_config(c);
     } catch (const Error& e) {
@@ -440,7 +488,23 @@ int train_main(int argc, char** argv) {
     c.d_model = cli_int("--d-model", args.get_or("--d-model", "64"), 16, 256);
     c.context = cli_int("--context", args.get_or("--context", "48"), 8, 256);
     c.vocab_size = cli_int("--vocab", args.get_or("--vocab", "64"), 2, 65536);
-    c.layer_norm = !args.has("--no-norm");
+    const std::string norm = args.get_or("--norm", args.has("--no-norm") ? "none" : "layernorm");
+    if (norm != "layernorm" && norm != "rmsnorm" && norm != "none")
+        throw UsageError("--norm: '" + norm + "' is not layernorm, rmsnorm or none");
+    if (args.has("--no-norm") && norm != "none") throw UsageError("--no-norm contradicts --norm " + norm);
+    c.layer_norm = norm != "none";
+    c.norm = norm == "rmsnorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
+    const std::string mlp = args.get_or("--mlp", "none");
+    if (mlp != "none" && mlp != "gelu" && mlp != "swiglu")
+        throw UsageError("--mlp: '" + mlp + "' is not none, gelu or swiglu");
+    c.mlp = mlp == "gelu" ? MlpKind::Gelu : mlp == "swiglu" ? MlpKind::SwiGLU : MlpKind::None;
+    if (args.has("--d-ff")) c.d_ff = cli_int("--d-ff", *args.get("--d-ff"), 1, 1024);
+    const std::string pos = args.get_or("--positions", "learned");
+    if (pos != "learned" && pos != "sinusoidal" && pos != "rope")
+        throw UsageError("--positions: '" + pos + "' is not learned, sinusoidal or rope");
+    c.positions = pos == "learned"      ? PositionKind::Learned
+                  : pos == "sinusoidal" ? PositionKind::Sinusoidal
+                                        : PositionKind::Rope;
     c.tied = args.has("--tied");
     validate_train_config(c);
     InductionTask task;

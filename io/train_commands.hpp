@@ -1,8 +1,11 @@
 // Headless training:
 //   attnviz train --task induction --layers 2 --heads 4 --d-model 64 --context 48 --steps N --seed S
 //                 --out DIR [--threads T] [--lr LR] [--batch B] [--vocab V] [--weight-decay WD]
-//                 [--no-norm] [--tied] [--eval-every K]
-// writes DIR/model.safetensors + DIR/config.json (GPT-2 tensor names, Conv1D layout), DIR/metrics.csv
+//                 [--no-norm | --norm layernorm|rmsnorm|none] [--mlp none|gelu|swiglu] [--d-ff F]
+//                 [--positions learned|sinusoidal|rope] [--tied] [--eval-every K]
+// writes DIR/model.safetensors + DIR/config.json (GPT-2 tensor names and Conv1D layout for GPT-2 choices,
+// Llama names once a choice is Llama's: RMSNorm, SwiGLU or RoPE; config.json's attnviz_norm,
+// attnviz_mlp, attnviz_positions say the mix for io/model_loader), DIR/metrics.csv
 // (step, train_loss, heldout_loss, heldout_first_loss, heldout_repeat_loss, then L{l}H{h}_{score} for
 // previous_token, induction, first_token, same_token) and DIR/summary.json (final losses, head scores,
 // cliff_step: the first evaluated step whose held-out repeated-part loss fell below 1.0, or null).

@@ -59,6 +59,13 @@ def options_of(cfg):
 
 def torch_loss(P, cfg, ids):
     """Mean cross-entropy of a [B, n+1] id tensor. P: name -> leaf tensor (float64)."""
+    logits = torch_logits(P, cfg, ids[:, :-1])
+    B, n, V = logits.shape
+    return torch.nn.functional.cross_entropy(logits.reshape(B * n, V), ids[:, 1:].reshape(-1))
+
+
+def torch_logits(P, cfg, x_ids):
+    """[B, n, V] logits of a [B, n] id tensor."""
     norm, mlp, positions, tied, layout = options_of(cfg)
     if layout == "gpt2":
         d, H, L = cfg["n_embd"], cfg["n_head"], cfg["n_layer"]
@@ -76,7 +83,6 @@ def torch_loss(P, cfg, ids):
         }
     theta = cfg.get("rope_theta", 10000.0)
     dh = d // H
-    x_ids, y_ids = ids[:, :-1], ids[:, 1:]
     B, n = x_ids.shape
 
     def normalise(x, p):
@@ -140,8 +146,7 @@ def torch_loss(P, cfg, ids):
             x = x + g @ P[p + "mlp.down_proj.weight"].T
     f = normalise(x, names["ln_f"])
     head = P[names["wte"]] if tied else P["lm_head.weight"]
-    logits = f @ head.T
-    return torch.nn.functional.cross_entropy(logits.reshape(B * n, -1), y_ids.reshape(-1))
+    return f @ head.T
 
 
 def leaves(w):
@@ -215,6 +220,23 @@ def check_option(tmp, name, train_args, vocab):
         worst_step = max(worst_step, float(diff.max()) / lr)
         assert diff.max() <= 2e-3 * lr, "%s: AdamW moved %s%s to %.9g, torch.optim.AdamW to %.9g" % (
             name, k, list(i), after[k][i], ref[i])
+    # the checkpoint opens with `attnviz dump --model` (every stage it has) and its logits are torch's
+    dump = os.path.join(tmp, name + "_dump")
+    seq = [int(t) for t in ids[0, :12]]
+    r = run(["dump", "--model", ck, "--ids", ",".join(map(str, seq)), "--out", dump])
+    assert r.returncode == 0, (name, r.stderr)
+    man = json.load(open(os.path.join(dump, "manifest.json")))
+    stages = {(st["name"], st.get("layer", -1)) for st in man["stages"]}
+    mlp = options_of(cfg)[1]
+    for l in range(2):
+        for st in ("ln_1", "Q", "K", "V", "scores", "weights", "head_output", "attn_out", "resid_mid", "resid_post"):
+            assert (st, l) in stages, (name, st, l)
+        assert (("mlp_out", l) in stages) == (mlp != "none"), (name, "mlp_out", l)
+    with torch.no_grad():
+        want = torch_logits(leaves(w), cfg, torch.tensor([seq]))[0].numpy()
+    got = np.load(os.path.join(dump, "logits.npy"))
+    err = np.abs(got - want).max() / np.abs(want).max()
+    assert err < 1e-4, (name, "dump --model logits differ from torch's by", err)
     print("%-28s loss %.6f  worst gradient %.2e  worst AdamW step %.2e of lr" % (name, got_loss, worst_all,
                                                                                   worst_step))
     return ck
@@ -254,9 +276,18 @@ def main():
     print("train_grad_test: ok")
 
 
+# Every option at least once: each norm, each MLP kind, each kind of positions, tied and untied, both
+# tensor layouts (GPT-2 names for GPT-2 choices, Llama names once one choice is Llama's).
 OPTIONS = [
     ("layernorm untied", []),
     ("no norm tied", ["--no-norm", "--tied"]),
+    ("rmsnorm attention-only", ["--norm", "rmsnorm"]),
+    ("layernorm gelu", ["--mlp", "gelu", "--d-ff", "24"]),
+    ("rmsnorm swiglu rope untied", ["--norm", "rmsnorm", "--mlp", "swiglu", "--d-ff", "20", "--positions", "rope"]),
+    ("no norm gelu sinusoidal tied", ["--norm", "none", "--mlp", "gelu", "--positions", "sinusoidal", "--tied"]),
+    ("layernorm gelu rope", ["--mlp", "gelu", "--d-ff", "8", "--positions", "rope"]),
+    ("no norm swiglu sinusoidal", ["--norm", "none", "--mlp", "swiglu", "--positions", "sinusoidal", "--tied"]),
+    ("layernorm rope attn-only", ["--positions", "rope", "--tied"]),
 ]
 
 if __name__ == "__main__":
