@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 
+#include "core/memory.hpp"
 #include "core/train.hpp"
 
 namespace attnviz {
@@ -76,6 +77,7 @@ double process_cpu_seconds() {
 /// One optimizer step per iteration, as `attnviz train` takes it. tokens_per_second from wall time,
 /// tokens_per_cpu_second from the process's CPU time (every thread), as the PyTorch script reports.
 void BM_Train(benchmark::State& state) {
+    tune_allocator_for_traces();  // as attnviz's main() does before any command
     const BenchModel m = bench_model(int(state.range(0)));
     const int threads = int(state.range(1));
     Params<float> p = init_params(m.config, 1);

@@ -347,13 +347,15 @@ void rope_tables(int context, int dh, M<T>& cosines, M<T>& sines) {
 /// forward, in place on the q and k columns of qkv [n, 3d]: within each head, (x1, x2) = (x_i,
 /// x_{i+dh/2}) → (x1·cos − x2·sin, x2·cos + x1·sin).
 /// backward (sign = −1): the transposed rotation, (g1, g2) → (g1·cos + g2·sin, g2·cos − g1·sin).
+/// qkv holds sequences of n rows: row r is at position r mod n.
 template <typename T>
-void rope_apply(M<T>& qkv, int n_head, const M<T>& cosines, const M<T>& sines, T sign) {
-    const int n = int(qkv.rows()), d = int(qkv.cols()) / 3, dh = d / n_head, half = dh / 2;
-    for (int p = 0; p < n; ++p)
+void rope_apply(M<T>& qkv, int n, int n_head, const M<T>& cosines, const M<T>& sines, T sign) {
+    const int rows = int(qkv.rows()), d = int(qkv.cols()) / 3, dh = d / n_head, half = dh / 2;
+    for (int r = 0; r < rows; ++r)
         for (int block = 0; block < 2; ++block)  // q, then k
             for (int h = 0; h < n_head; ++h) {
-                T* x = qkv.row(p).data() + block * d + h * dh;
+                const int p = r % n;
+                T* x = qkv.row(r).data() + block * d + h * dh;
                 for (int i = 0; i < half; ++i) {
                     const T c = cosines(p, i), s = sign * sines(p, i);
                     const T x1 = x[i], x2 = x[i + half];
@@ -409,60 +411,63 @@ void swiglu_backward(const M<T>& dz, const M<T>& gu, M<T>& dgu) {
 // Causal multi-head attention (temperature 1, scale 1/√dh)
 // ---------------------------------------------------------------------------------------------
 
-/// forward: qkv [n, 3d] (q | k | v, head h at columns h·dh) → att [h][n, n] softmax weights (zero
-/// above the diagonal), y [n, d] (head outputs concatenated).
+/// forward: qkv [S·n, 3d] (S sequences of n rows; q | k | v, head h at columns h·dh) → att [S·h][n, n]
+/// softmax weights (sequence s, head h at s·h + h; zero above the diagonal), y [S·n, d] (head outputs
+/// concatenated).
 template <typename T>
-void attention_forward(const M<T>& qkv, int n_head, std::vector<M<T>>& att, M<T>& y) {
-    const int n = int(qkv.rows()), d = int(qkv.cols()) / 3, dh = d / n_head;
+void attention_forward(const M<T>& qkv, int S, int n_head, std::vector<M<T>>& att, M<T>& y) {
+    const int n = int(qkv.rows()) / S, d = int(qkv.cols()) / 3, dh = d / n_head;
     const T scale = T(1) / std::sqrt(T(dh));
-    att.resize(std::size_t(n_head));
-    y.setZero(n, d);
-    for (int h = 0; h < n_head; ++h) {
-        const auto Q = qkv.middleCols(h * dh, dh);          // [n, dh]
-        const auto K = qkv.middleCols(d + h * dh, dh);      // [n, dh]
-        const auto V = qkv.middleCols(2 * d + h * dh, dh);  // [n, dh]
-        M<T>& P = att[std::size_t(h)];                      // [n, n]
-        P.noalias() = (Q * K.transpose()) * scale;
-        for (int i = 0; i < n; ++i) {
-            const T mx = P.row(i).head(i + 1).maxCoeff();
-            T sum = 0;
-            for (int j = 0; j <= i; ++j) {
-                P(i, j) = std::exp(P(i, j) - mx);
-                sum += P(i, j);
+    att.resize(std::size_t(S) * std::size_t(n_head));
+    y.resize(qkv.rows(), d);
+    for (int s = 0; s < S; ++s)
+        for (int h = 0; h < n_head; ++h) {
+            const auto Q = qkv.block(s * n, h * dh, n, dh);          // [n, dh]
+            const auto K = qkv.block(s * n, d + h * dh, n, dh);      // [n, dh]
+            const auto V = qkv.block(s * n, 2 * d + h * dh, n, dh);  // [n, dh]
+            M<T>& P = att[std::size_t(s * n_head + h)];              // [n, n]
+            P.noalias() = (Q * K.transpose()) * scale;
+            for (int i = 0; i < n; ++i) {
+                const T mx = P.row(i).head(i + 1).maxCoeff();
+                T sum = 0;
+                for (int j = 0; j <= i; ++j) {
+                    P(i, j) = std::exp(P(i, j) - mx);
+                    sum += P(i, j);
+                }
+                P.row(i).head(i + 1) /= sum;
+                P.row(i).tail(n - i - 1).setZero();
             }
-            P.row(i).head(i + 1) /= sum;
-            P.row(i).tail(n - i - 1).setZero();
+            y.block(s * n, h * dh, n, dh).noalias() = P * V;
         }
-        y.middleCols(h * dh, dh).noalias() = P * V;
-    }
 }
 
-/// backward: dy [n, d] → dqkv [n, 3d] (overwritten).
+/// backward: dy [S·n, d] → dqkv [S·n, 3d] (overwritten), per sequence and head:
 ///   dP = dy_h·Vᵀ; dV = Pᵀ·dy_h; dS = P ⊙ (dP − rowsum(dP ⊙ P))·scale; dQ = dS·K; dK = dSᵀ·Q.
 template <typename T>
-void attention_backward(const M<T>& dy, const M<T>& qkv, const std::vector<M<T>>& att, int n_head,
+void attention_backward(const M<T>& dy, const M<T>& qkv, const std::vector<M<T>>& att, int S, int n_head,
                         M<T>& dqkv) {
-    const int n = int(qkv.rows()), d = int(qkv.cols()) / 3, dh = d / n_head;
+    const int n = int(qkv.rows()) / S, d = int(qkv.cols()) / 3, dh = d / n_head;
     const T scale = T(1) / std::sqrt(T(dh));
-    dqkv.setZero(n, 3 * d);
+    dqkv.resize(qkv.rows(), 3 * d);
     M<T> dP, dS;  // [n, n]
-    for (int h = 0; h < n_head; ++h) {
-        const auto Q = qkv.middleCols(h * dh, dh);
-        const auto K = qkv.middleCols(d + h * dh, dh);
-        const auto V = qkv.middleCols(2 * d + h * dh, dh);
-        const auto dyh = dy.middleCols(h * dh, dh);  // [n, dh]
-        const M<T>& P = att[std::size_t(h)];
-        dP.noalias() = dyh * V.transpose();
-        dqkv.middleCols(2 * d + h * dh, dh).noalias() = P.transpose() * dyh;
-        dS.resize(n, n);
-        for (int i = 0; i < n; ++i) {
-            T dot = 0;
-            for (int j = 0; j <= i; ++j) dot += dP(i, j) * P(i, j);
-            for (int j = 0; j < n; ++j) dS(i, j) = j <= i ? P(i, j) * (dP(i, j) - dot) * scale : T(0);
+    for (int s = 0; s < S; ++s)
+        for (int h = 0; h < n_head; ++h) {
+            const auto Q = qkv.block(s * n, h * dh, n, dh);
+            const auto K = qkv.block(s * n, d + h * dh, n, dh);
+            const auto V = qkv.block(s * n, 2 * d + h * dh, n, dh);
+            const auto dyh = dy.block(s * n, h * dh, n, dh);  // [n, dh]
+            const M<T>& P = att[std::size_t(s * n_head + h)];
+            dP.noalias() = dyh * V.transpose();
+            dqkv.block(s * n, 2 * d + h * dh, n, dh).noalias() = P.transpose() * dyh;
+            dS.resize(n, n);
+            for (int i = 0; i < n; ++i) {
+                T dot = 0;
+                for (int j = 0; j <= i; ++j) dot += dP(i, j) * P(i, j);
+                for (int j = 0; j < n; ++j) dS(i, j) = j <= i ? P(i, j) * (dP(i, j) - dot) * scale : T(0);
+            }
+            dqkv.block(s * n, h * dh, n, dh).noalias() = dS * K;
+            dqkv.block(s * n, d + h * dh, n, dh).noalias() = dS.transpose() * Q;
         }
-        dqkv.middleCols(h * dh, dh).noalias() = dS * K;
-        dqkv.middleCols(d + h * dh, dh).noalias() = dS.transpose() * Q;
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -547,20 +552,26 @@ struct SeqActs {
     M<T> probs;            // [n, V]
 };
 
+/// Forward of S sequences of n tokens at once (ids [S, n]): every row-wise step and every linear layer
+/// on all S·n rows together (one matrix product each), attention per sequence.
 template <typename T>
-void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>& tab, const int* ids, int n,
-                      SeqActs<T>& A) {
+void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>& tab, const int* ids, int S,
+                      int n, SeqActs<T>& A) {
     const TrainConfig& c = p.config;
     const int d = c.d_model, V = c.vocab_size, f = idx.d_ff;
     const bool norms = idx.norm != NormKind::None, rms = idx.norm == NormKind::RMSNorm;
     const LinearShape qkv_s{d, 3 * d, idx.out_in}, o_s{d, d, idx.out_in};
     const LinearShape fc_s{d, idx.mlp == MlpKind::SwiGLU ? 2 * f : f, idx.out_in}, proj_s{f, d, idx.out_in};
     const auto wte = view(p, idx.wte, V, d);  // [V, d]
-    // pass 1: embeddings. x [n, d] = wte[ids] (+ wpe[0..n) or sinusoids)
-    M<T> x(n, d);
-    for (int t = 0; t < n; ++t) x.row(t) = wte.row(ids[t]);
-    if (idx.positions == PositionKind::Learned) x += view(p, idx.wpe, c.context, d).topRows(n);
-    if (idx.positions == PositionKind::Sinusoidal) x += tab.sinusoid.topRows(n);
+    // pass 1: embeddings. x [S·n, d] = wte[ids] (+ wpe[0..n) or sinusoids, per sequence)
+    const int rows = S * n;
+    M<T> x(rows, d);
+    for (int t = 0; t < rows; ++t) x.row(t) = wte.row(ids[t]);
+    for (int s = 0; s < S; ++s) {
+        if (idx.positions == PositionKind::Learned)
+            x.middleRows(s * n, n) += view(p, idx.wpe, c.context, d).topRows(n);
+        if (idx.positions == PositionKind::Sinusoidal) x.middleRows(s * n, n) += tab.sinusoid.topRows(n);
+    }
     A.layers.resize(std::size_t(c.n_layer));
     for (int l = 0; l < c.n_layer; ++l) {
         const LayerIdx& li = idx.layers[std::size_t(l)];
@@ -574,8 +585,8 @@ void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>&
         // pass 3: qkv [n, 3d], RoPE, attention, output projection, residual
         linear_forward(L.a, at(p, li.qkv_w), at(p, li.qkv_b), qkv_s, L.qkv);
         if (idx.positions == PositionKind::Rope)
-            rope_apply(L.qkv, c.n_head, tab.rope_cos, tab.rope_sin, T(1));
-        attention_forward(L.qkv, c.n_head, L.att, L.y);
+            rope_apply(L.qkv, n, c.n_head, tab.rope_cos, tab.rope_sin, T(1));
+        attention_forward(L.qkv, S, c.n_head, L.att, L.y);
         M<T> o;  // [n, d]
         linear_forward(L.y, at(p, li.o_w), at(p, li.o_b), o_s, o);
         L.mid = L.in + o;
@@ -604,7 +615,7 @@ void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>&
         A.f = A.x_final;
     const auto unembed = view(p, idx.unembed, V, d);  // [V, d]
     A.probs.noalias() = A.f * unembed.transpose();
-    for (int t = 0; t < n; ++t) {
+    for (int t = 0; t < rows; ++t) {
         const T mx = A.probs.row(t).maxCoeff();
         A.probs.row(t) = (A.probs.row(t).array() - mx).exp();
         A.probs.row(t) /= ordered_sum(A.probs.row(t));
@@ -615,7 +626,8 @@ void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>&
 /// pass in reverse. g: gradient buffer (added to).
 template <typename T>
 void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>& tab, const int* ids,
-                       const int* targets, int n, T weight, const SeqActs<T>& A, std::vector<T>& g) {
+                       const int* targets, int S, int n, T weight, const SeqActs<T>& A, std::vector<T>& g) {
+    const int rows = S * n;
     const TrainConfig& c = p.config;
     const int d = c.d_model, V = c.vocab_size, f = idx.d_ff;
     const auto& layout = p.layout;
@@ -624,8 +636,8 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>
     const LinearShape fc_s{d, idx.mlp == MlpKind::SwiGLU ? 2 * f : f, idx.out_in}, proj_s{f, d, idx.out_in};
     auto G = [&](int i) { return at(g, layout, i); };
     // pass 5 backward: cross-entropy + softmax, unembedding, ln_f
-    M<T> dlogits = A.probs;  // [n, V]
-    for (int t = 0; t < n; ++t) {
+    M<T> dlogits = A.probs;  // [S·n, V]
+    for (int t = 0; t < rows; ++t) {
         if (targets[t] < 0) {
             dlogits.row(t).setZero();
             continue;
@@ -637,7 +649,7 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>
     M<T> df = dlogits * view(p, idx.unembed, V, d);  // [n, d]
     M<T> dx;                                         // [n, d] gradient of the residual stream
     if (norms) {
-        dx.setZero(n, d);
+        dx.setZero(rows, d);
         norm_backward(df, A.fhat, A.frstd, at(p, idx.lnf_w), rms, dx, G(idx.lnf_w), G(idx.lnf_b));
     } else {
         dx = std::move(df);
@@ -662,9 +674,9 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>
         }
         // pass 3 backward: output projection, attention, RoPE, qkv
         linear_backward(dx, L.y, at(p, li.o_w), o_s, G(li.o_w), G(li.o_b), dy);
-        attention_backward(dy, L.qkv, L.att, c.n_head, dqkv);
+        attention_backward(dy, L.qkv, L.att, S, c.n_head, dqkv);
         if (idx.positions == PositionKind::Rope)
-            rope_apply(dqkv, c.n_head, tab.rope_cos, tab.rope_sin, T(-1));
+            rope_apply(dqkv, n, c.n_head, tab.rope_cos, tab.rope_sin, T(-1));
         linear_backward(dqkv, L.a, at(p, li.qkv_w), qkv_s, G(li.qkv_w), G(li.qkv_b), da);
         // pass 2 backward; residual: dx (into the block) = dx (out of attention) + d(norm path)
         if (norms)
@@ -674,8 +686,10 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>
     }
     // pass 1 backward: embeddings
     auto dwte = gview(g, layout, idx.wte, V, d);
-    for (int t = 0; t < n; ++t) dwte.row(ids[t]) += dx.row(t);
-    if (idx.positions == PositionKind::Learned) gview(g, layout, idx.wpe, c.context, d).topRows(n) += dx;
+    for (int t = 0; t < rows; ++t) dwte.row(ids[t]) += dx.row(t);
+    if (idx.positions == PositionKind::Learned)
+        for (int s = 0; s < S; ++s)
+            gview(g, layout, idx.wpe, c.context, d).topRows(n) += dx.middleRows(s * n, n);
 }
 
 void check_batch(const TrainConfig& c, const Batch& batch) {
@@ -710,33 +724,46 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
     const int B = batch.B, n = batch.n;
     if (per_token_loss) per_token_loss->assign(std::size_t(B) * std::size_t(n), 0.0);
     std::vector<double> seq_loss(std::size_t(B), 0.0);
-    // One gradient partial per sequence, summed in order afterwards: the result does not depend on
-    // how the sequences were spread over threads.
-    std::vector<std::vector<T>> partial(grad ? std::size_t(B) : 0);
-    parallel_for(B, threads, [&](int b) {
+    // The batch in `chunks` contiguous runs of sequences (one per thread), each run in sub-batches of
+    // at most `group` sequences whose rows go through every matrix product together; one gradient
+    // partial per run, summed in run order: deterministic for a thread count.
+    const int chunks = std::max(1, std::min(threads, B));
+    const std::size_t row_floats = std::size_t(c.vocab_size) + 64 * std::size_t(c.d_model) +
+                                   std::size_t(c.n_layer) * std::size_t(c.n_head) * std::size_t(n);
+    const int max_rows = int(std::max<std::size_t>(
+        std::size_t(n), std::min<std::size_t>(2048, (std::size_t(64) << 20) / 4 / row_floats)));
+    const int group = std::max(1, max_rows / n);
+    std::vector<std::vector<T>> partial(grad ? std::size_t(chunks) : 0);
+    parallel_for(chunks, threads, [&](int k) {
+        const int b0 = int(std::int64_t(B) * k / chunks), b1 = int(std::int64_t(B) * (k + 1) / chunks);
+        if (grad) partial[std::size_t(k)].assign(params.data.size(), T(0));
         SeqActs<T> A;
-        const int* ids = batch.inputs.data() + std::size_t(b) * std::size_t(n);
-        const int* tg = batch.targets.data() + std::size_t(b) * std::size_t(n);
-        sequence_forward(params, idx, tab, ids, n, A);
-        double s = 0;
-        for (int t = 0; t < n; ++t) {
-            if (tg[t] < 0) continue;
-            const double l = -std::log(std::max(double(A.probs(t, tg[t])), 1e-300));
-            s += l;
-            if (per_token_loss) (*per_token_loss)[std::size_t(b) * std::size_t(n) + std::size_t(t)] = l;
-        }
-        seq_loss[std::size_t(b)] = s;
-        if (grad) {
-            partial[std::size_t(b)].assign(params.data.size(), T(0));
-            sequence_backward(params, idx, tab, ids, tg, n, weight, A, partial[std::size_t(b)]);
+        for (int g0 = b0; g0 < b1; g0 += group) {
+            const int S = std::min(group, b1 - g0);
+            const int* ids = batch.inputs.data() + std::size_t(g0) * std::size_t(n);
+            const int* tg = batch.targets.data() + std::size_t(g0) * std::size_t(n);
+            sequence_forward(params, idx, tab, ids, S, n, A);
+            for (int s = 0; s < S; ++s) {
+                double sum = 0;
+                for (int t = 0; t < n; ++t) {
+                    const int r = s * n + t;
+                    if (tg[r] < 0) continue;
+                    const double l = -std::log(std::max(double(A.probs(r, tg[r])), 1e-300));
+                    sum += l;
+                    if (per_token_loss)
+                        (*per_token_loss)[std::size_t(g0) * std::size_t(n) + std::size_t(r)] = l;
+                }
+                seq_loss[std::size_t(g0 + s)] = sum;
+            }
+            if (grad) sequence_backward(params, idx, tab, ids, tg, S, n, weight, A, partial[std::size_t(k)]);
         }
     });
     if (grad) {
         grad->config = c;
         grad->layout = params.layout;
-        grad->data.assign(params.data.size(), T(0));
-        for (const auto& part : partial)
-            for (std::size_t i = 0; i < part.size(); ++i) grad->data[i] += part[i];
+        grad->data = std::move(partial[0]);
+        for (std::size_t k = 1; k < partial.size(); ++k)
+            for (std::size_t i = 0; i < partial[k].size(); ++i) grad->data[i] += partial[k][i];
     }
     double total = 0;
     for (double s : seq_loss) total += s;
@@ -754,7 +781,7 @@ std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& pa
     b.targets[0] = 0;
     check_batch(c, b);
     SeqActs<float> A;
-    sequence_forward(params, layout_index(c, params.layout), make_tables<float>(c), ids.data(), b.n, A);
+    sequence_forward(params, layout_index(c, params.layout), make_tables<float>(c), ids.data(), 1, b.n, A);
     std::vector<std::vector<MatT<float>>> out;
     for (auto& L : A.layers) out.push_back(std::move(L.att));
     return out;
