@@ -734,9 +734,10 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
         std::size_t(n), std::min<std::size_t>(2048, (std::size_t(64) << 20) / 4 / row_floats)));
     const int group = std::max(1, max_rows / n);
     std::vector<std::vector<T>> partial(grad ? std::size_t(chunks) : 0);
+    if (grad) partial[0].swap(grad->data);
     parallel_for(chunks, threads, [&](int k) {
         const int b0 = int(std::int64_t(B) * k / chunks), b1 = int(std::int64_t(B) * (k + 1) / chunks);
-        if (grad) partial[std::size_t(k)].assign(params.data.size(), T(0));
+        if (grad) partial[std::size_t(k)].assign(params.data.size(), T(0));  // (run 0 reuses grad's memory)
         SeqActs<T> A;
         for (int g0 = b0; g0 < b1; g0 += group) {
             const int S = std::min(group, b1 - g0);

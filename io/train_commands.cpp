@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -49,6 +50,8 @@ const std::vector<CliOption>& train_options() {
         {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
         {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
         {"--threads", "T", "worker threads (default 1)", false},
+        {"--init", "DIR",
+         "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
         {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
     };
     return options;
@@ -506,6 +509,17 @@ int train_main(int argc, char** argv) {
                   : pos == "sinusoidal" ? PositionKind::Sinusoidal
                                         : PositionKind::Rope;
     c.tied = args.has("--tied");
+    std::optional<Params<float>> init;
+    if (args.has("--init")) {
+        for (const char* f : {"--layers", "--heads", "--d-model", "--context", "--vocab", "--no-norm",
+                              "--norm", "--mlp", "--d-ff", "--positions", "--tied"})
+            if (args.has(f))
+                throw UsageError(
+                    std::string(f) +
+                    " cannot be combined with --init (the checkpoint's config.json sets the model)");
+        init = load_train_checkpoint(*args.get("--init"));
+        c = init->config;
+    }
     validate_train_config(c);
     InductionTask task;
     task.vocab_size = c.vocab_size;
@@ -519,6 +533,7 @@ int train_main(int argc, char** argv) {
     o.adam.weight_decay = cli_double("--weight-decay", args.get_or("--weight-decay", "0.01"), 0.0, 1e3);
     o.eval_every = cli_int("--eval-every", args.get_or("--eval-every", "25"), 1, 10000000);
     o.threads = cli_int("--threads", args.get_or("--threads", "1"), 1, 256);
+    if (init) o.init = &*init;
     std::string out = *args.get("--out");
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     if (out.empty()) throw UsageError("--out needs a directory name");

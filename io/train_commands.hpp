@@ -2,7 +2,7 @@
 //   attnviz train --task induction --layers 2 --heads 4 --d-model 64 --context 48 --steps N --seed S
 //                 --out DIR [--threads T] [--lr LR] [--batch B] [--vocab V] [--weight-decay WD]
 //                 [--no-norm | --norm layernorm|rmsnorm|none] [--mlp none|gelu|swiglu] [--d-ff F]
-//                 [--positions learned|sinusoidal|rope] [--tied] [--eval-every K]
+//                 [--positions learned|sinusoidal|rope] [--tied] [--eval-every K] [--init CHECKPOINT_DIR]
 // writes DIR/model.safetensors + DIR/config.json (GPT-2 tensor names and Conv1D layout for GPT-2 choices,
 // Llama names once a choice is Llama's: RMSNorm, SwiGLU or RoPE; config.json's attnviz_norm,
 // attnviz_mlp, attnviz_positions say the mix for io/model_loader), DIR/metrics.csv

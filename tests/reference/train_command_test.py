@@ -131,7 +131,23 @@ def main():
     assert len(s["head_scores"]) == 2 and len(s["head_scores"][1]) == 4
     assert 3.5 < s["heldout_repeat_loss"] < 4.5
 
+    # --init continues from a checkpoint: with lr 0 (and no decay) one step leaves every tensor as loaded,
+    # with lr > 0 they move; the architecture comes from the checkpoint and flags for it are refused.
+    c = os.path.join(tmp, "c")
+    r = run(["--task", "induction", "--init", a, "--steps", "1", "--lr", "0", "--weight-decay", "0", "--out", c])
+    assert r.returncode == 0, r.stderr
+    w3 = read_safetensors(os.path.join(c, "model.safetensors"))
+    assert sorted(w3) == sorted(w) and all(np.array_equal(w[k], w3[k]) for k in w), "--init did not load a"
+    r = run(["--task", "induction", "--init", a, "--steps", "2", "--out", c])
+    assert r.returncode == 0, r.stderr
+    w3 = read_safetensors(os.path.join(c, "model.safetensors"))
+    assert any(not np.array_equal(w[k], w3[k]) for k in w), "--init with lr > 0 did not train"
+
     bad = [
+        (["--task", "induction", "--init", a, "--layers", "3", "--steps", "5"], "cannot be combined with --init"),
+        (["--task", "induction", "--init", os.path.join(tmp, "nothing"), "--steps", "5"], "config.json"),
+        (["--task", "induction", "--mlp", "relu", "--steps", "5"], "--mlp"),
+        (["--task", "induction", "--positions", "rope", "--d-model", "36", "--heads", "4", "--steps", "5"], "even head width"),
         (["--task", "induction", "--context", "30", "--steps", "5"], "too short"),
         (["--task", "nope", "--steps", "5"], "unknown task"),
         (["--task", "induction", "--heads", "3", "--steps", "5"], "divide"),
