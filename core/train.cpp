@@ -727,7 +727,10 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
     // The batch in `chunks` contiguous runs of sequences (one per thread), each run in sub-batches of
     // at most `group` sequences whose rows go through every matrix product together; one gradient
     // partial per run, summed in run order: deterministic for a thread count.
-    const int chunks = std::max(1, std::min(threads, B));
+    // (at most 1 GiB of gradient partials, whatever the thread count)
+    const std::size_t partial_limit =
+        std::max<std::size_t>(1, (std::size_t(1) << 30) / (sizeof(T) * params.data.size()));
+    const int chunks = std::max(1, std::min({threads, B, int(std::min<std::size_t>(partial_limit, 4096))}));
     const std::size_t row_floats = std::size_t(c.vocab_size) + 64 * std::size_t(c.d_model) +
                                    std::size_t(c.n_layer) * std::size_t(c.n_head) * std::size_t(n);
     const int max_rows = int(std::max<std::size_t>(

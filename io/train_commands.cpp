@@ -226,13 +226,12 @@ namespace {
 // .npy of token ids in, .npy of gradients out
 // ---------------------------------------------------------------------------------------------
 
-/// Largest token file `attnviz grad` reads: 64 MiB (8 M int64 ids).
-constexpr std::uint64_t kMaxTokenFileBytes = 64ull << 20;
-
 /// Token ids from a .npy file made with numpy: integer dtype (i1/i2/i4/i8, u1/u2/u4/u8, little-endian),
 /// shape [n] or [B, n], C or Fortran order. rows receives B (1 for [n]), cols n.
-std::vector<std::int64_t> read_token_npy(const std::string& path, int& rows, int& cols) {
-    const std::string bytes = read_file(path, kMaxTokenFileBytes);
+}  // namespace
+
+std::vector<std::int64_t> parse_token_npy(const std::string& bytes, const std::string& path, int& rows,
+                                          int& cols) {
     auto fail = [&](const std::string& why) -> void { throw Error("token file " + path + ": " + why); };
     if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
         fail("not a .npy file (no \\x93NUMPY magic)");
@@ -324,6 +323,12 @@ std::vector<std::int64_t> read_token_npy(const std::string& path, int& rows, int
     rows = int(B);
     cols = int(n);
     return ids;
+}
+
+namespace {
+
+std::vector<std::int64_t> read_token_npy(const std::string& path, int& rows, int& cols) {
+    return parse_token_npy(read_file(path, kMaxTokenFileBytes), path, rows, cols);
 }
 
 /// A .npy header for dtype `descr` and `shape` ([] = a scalar), padded so the data starts at a

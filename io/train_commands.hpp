@@ -19,7 +19,9 @@
 // moments, constant lr, no clipping), to check the optimizer against torch from outside.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/train.hpp"
 
@@ -33,6 +35,13 @@ void save_train_checkpoint(const std::string& dir, const Params<float>& params);
 /// The TrainConfig of a checkpoint folder's config.json; throws attnviz::Error (naming the file) for a
 /// model the trainer does not compute.
 TrainConfig train_config_from_checkpoint(const std::string& dir);
+/// Largest token file `attnviz grad` reads: 64 MiB (8 M int64 ids).
+inline constexpr std::uint64_t kMaxTokenFileBytes = 64ull << 20;
+/// Token ids from the bytes of a .npy file (`path` names it in messages): integer dtype (i1/i2/i4/i8,
+/// u1/u2/u4/u8, little-endian), shape [n] or [B, n] with n >= 2, C or Fortran order. rows receives B (1
+/// for [n]), cols n; the ids are [B, n] in C order. Throws attnviz::Error naming the file.
+std::vector<std::int64_t> parse_token_npy(const std::string& bytes, const std::string& path, int& rows,
+                                          int& cols);
 /// Loads a checkpoint `attnviz train` wrote (or any with the same config and tensors) to continue from.
 Params<float> load_train_checkpoint(const std::string& dir);
 

@@ -250,6 +250,21 @@ def check_bad_inputs(tmp, ck):
     np.save(os.path.join(tmp, "one.npy"), np.zeros(1, dtype=np.int64))
     with open(os.path.join(tmp, "junk.npy"), "wb") as f:
         f.write(b"\x93NUMPY\x01\x00\xff\xff{'descr'")
+    # every integer dtype and Fortran order read as the same ids: the same loss
+    ids = np.random.default_rng(3).integers(0, 11, size=(2, 9))
+    losses = []
+    for i, (dt, fortran) in enumerate([("<i8", False), ("<u1", True), ("<i2", False), ("<u4", True)]):
+        a = ids.astype(dt)
+        np.save(os.path.join(tmp, "ids%d.npy" % i), np.asfortranarray(a) if fortran else a)
+        out = os.path.join(tmp, "ids%d_out" % i)
+        r = run(["grad", "--model", ck, "--tokens", os.path.join(tmp, "ids%d.npy" % i), "--out", out])
+        assert r.returncode == 0, (dt, r.stderr)
+        losses.append(float(np.load(os.path.join(out, "loss.npy"))))
+    assert len(set(losses)) == 1, losses
+    np.save(os.path.join(tmp, "one_row.npy"), ids[0])
+    r = run(["grad", "--model", ck, "--tokens", os.path.join(tmp, "one_row.npy"), "--out", os.path.join(tmp, "row_out")])
+    assert r.returncode == 0, r.stderr
+
     bad = [
         (["--model", ck, "--tokens", os.path.join(tmp, "float.npy")], "not a little-endian integer"),
         (["--model", ck, "--tokens", os.path.join(tmp, "big.npy")], "outside the model's vocabulary"),
