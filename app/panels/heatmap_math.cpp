@@ -171,4 +171,9 @@ Mat downsample_max_abs(const Mat& M, int max_side) {
     return D;
 }
 
+ViewScale& view_scale() {
+    static ViewScale scale;  // the GUI thread's choice; read by the views and the state log
+    return scale;
+}
+
 }  // namespace attnviz::app

@@ -77,11 +77,6 @@ bool update_levels(const CachedMatrix& cm, ReduceMode mode) {
     return false;
 }
 
-ViewScale& view_scale() {
-    static ViewScale scale;
-    return scale;
-}
-
 void MatrixCache::evict(int current_frame, int max_idle_frames) {
     for (auto it = entries_.begin(); it != entries_.end();) {
         if (current_frame - it->second.last_used_frame > max_idle_frames) {
