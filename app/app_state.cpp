@@ -136,6 +136,10 @@ nlohmann::json state_json(const AppState& state) {
     // Values typed into a control and refused (key -> the core's message), shown under the control.
     j["refused"] = state.views ? state.views->controls.refused : std::map<std::string, std::string>{};
     j["scale_mode"] = scale_mode_name(view_scale().mode);
+    nlohmann::json layout = nlohmann::json::array();
+    for (const LayoutBox& b : layout_records())
+        layout.push_back({{"id", b.id}, {"box", {b.x, b.y, b.w, b.h}}, {"clip", {b.clip_x0, b.clip_x1}}});
+    j["layout"] = layout;
     std::string checksum;
     if (state.trace) {
         const int head = std::max(0, std::min(state.head, state.trace->heads - 1));

@@ -434,6 +434,7 @@ void Shell::feed_input(GLFWwindow* window) {
 }
 
 void Shell::draw() {
+    layout_records().clear();  // this frame's views record their labelled boxes afresh
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const bool on = ImGui::IsMousePosValid(&mouse);
     state.mouse_x = on ? int(std::floor(mouse.x)) : -1;

@@ -199,6 +199,8 @@ int draw_row_chart(const Stage& st, const CachedMatrix& cm, int row, float w, fl
         const std::string s = format_value(t, 3);
         const float tw = ImGui::CalcTextSize(s.c_str()).x;
         dl->AddText(ImVec2(a.x - 6 - tw, y_of(t) - line * 0.5f), dim_col, s.c_str());
+        layout_record(t == tick_lo ? "chart.tick_lo" : "chart.tick_hi", a.x - 6 - tw, y_of(t) - line * 0.5f,
+                      tw, line, p.x, p.x + w);
     }
 
     const ImVec2 mouse = ImGui::GetIO().MousePos;

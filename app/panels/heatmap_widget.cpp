@@ -248,7 +248,7 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked) 
     const std::string caption = scale_caption(range);
     if (!caption.empty()) {
         const float tw = ImGui::CalcTextSize(caption.c_str()).x;
-        const float cx = std::max(p.x + bar_w + 10 + ticks_w, p.x + w - line);
+        const float cx = std::min(p.x + bar_w + 10 + ticks_w, p.x + w - line);
         add_text_vertical(dl, ImVec2(cx, top + std::min(bar_h, (bar_h + tw) * 0.5f)),
                           ImGui::GetColorU32(ImGuiCol_TextDisabled), caption);
     }
@@ -349,6 +349,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         const float tw = ImGui::CalcTextSize(title.c_str()).x;
         const float x = std::clamp(img_min.x + (img.w - tw) * 0.5f, origin.x, origin.x + region.x - tw);
         dl->AddText(ImVec2(x, origin.y), text_col, title.c_str());
+        layout_record(std::string(id) + ".title", x, origin.y, tw, line, origin.x, origin.x + region.x);
     }
 
     // --- the image -------------------------------------------------------------------------

@@ -35,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -177,6 +178,20 @@ struct ViewScale {
     ReduceMode reduce = ReduceMode::Max;
 };
 ViewScale& view_scale();
+
+/// The app's own layout records (for the layout test): every labelled box a view draws this frame
+/// (titles, axis titles, colour-bar captions, chart ticks), with the horizontal extent it must stay
+/// inside. Cleared at the start of each frame (Shell), written to the state log as "layout".
+struct LayoutBox {
+    std::string id;
+    float x = 0, y = 0, w = 0, h = 0;
+    float clip_x0 = 0, clip_x1 = 0;  // the region the text belongs to
+};
+std::vector<LayoutBox>& layout_records();
+inline void layout_record(const std::string& id, float x, float y, float w, float h, float clip_x0,
+                          float clip_x1) {
+    layout_records().push_back(LayoutBox{id, x, y, w, h, clip_x0, clip_x1});
+}
 
 /// A stage's matrix from view_cache(), keyed by (generation, stage index, variant). The weights of a
 /// masked config come back with hidden keys as −∞ (drawn hatched, "masked"), not as plain zeros. `transposed`
