@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/panels/heatmap_widget.hpp"
 #include "app/panels/view_state.hpp"
 #include "core/stage_catalogue.hpp"
 
@@ -132,6 +133,13 @@ nlohmann::json state_json(const AppState& state) {
     j["pinned_row"] = state.pinned_row;
     j["mouse"] = {state.mouse_x, state.mouse_y};
     j["cross_attention_box"] = state.views ? state.views->controls.cross : false;
+    // Values typed into a control and refused (key -> the core's message), shown under the control.
+    j["refused"] = state.views ? state.views->controls.refused : std::map<std::string, std::string>{};
+    j["scale_mode"] = scale_mode_name(view_scale().mode);
+    nlohmann::json layout = nlohmann::json::array();
+    for (const LayoutBox& b : layout_records())
+        layout.push_back({{"id", b.id}, {"box", {b.x, b.y, b.w, b.h}}, {"clip", {b.clip_x0, b.clip_x1}}});
+    j["layout"] = layout;
     std::string checksum;
     if (state.trace) {
         const int head = std::max(0, std::min(state.head, state.trace->heads - 1));

@@ -39,6 +39,8 @@ const char* const kUsage =
     "  --stage NAME        start on this stage (e.g. weights, scores, Q)\n"
     "  --head H            start on this head\n"
     "  --pin ROW           start with this query row pinned (its bar chart and Q/Kᵀ views)\n"
+    "  --hover ROW,COL     with --screenshot: hover this cell of the heatmap (its tooltip); without it\n"
+    "                      a screenshot shows no hover, wherever the pointer is\n"
     "  --frames N          frames to draw before the screenshot (default 5)\n"
     "  --view V            main view: stage, heads (all heads' weights), compare (softmax vs linear)\n"
     "                      or model (with --model: every layer × head)\n"
@@ -90,7 +92,14 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
             o.head = parse_int("--head", need(), 0, 1 << 20);
         else if (arg == "--pin")
             o.pin = parse_int("--pin", need(), 0, 1 << 24);
-        else if (arg == "--frames")
+        else if (arg == "--hover") {
+            const std::string v = need();
+            const auto comma = v.find(',');
+            if (comma == std::string::npos)
+                throw UsageError{"--hover: expected ROW,COL such as 3,5, got '" + v + "'"};
+            o.hover = std::make_pair(parse_int("--hover", v.substr(0, comma), 0, 1 << 24),
+                                     parse_int("--hover", v.substr(comma + 1), 0, 1 << 24));
+        } else if (arg == "--frames")
             o.frames = parse_int("--frames", need(), 1, 100000);
         else if (arg == "--set") {
             const std::string kv = need();
@@ -146,6 +155,7 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
                              "' (commands are dump, render and tokenize; see attnviz --help)"};
         }
     }
+    if (o.hover && o.screenshot.empty()) throw UsageError{"--hover needs --screenshot OUT.png"};
     if (!o.screenshot.empty() && o.screenshot.size() < 5)
         throw UsageError{"--screenshot: expected a file name ending in .png"};
     if (o.model.empty() && (o.layer || o.text))

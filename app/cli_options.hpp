@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <utility>
+
 #include "app/app_state.hpp"
 
 namespace attnviz::app {
@@ -16,7 +18,8 @@ struct Options {
     std::string screenshot;
     std::string stage;
     std::optional<int> head;
-    std::optional<int> pin;  // query row to pin at start (a figure for slides, the README)
+    std::optional<int> pin;                    // query row to pin at start (a figure for slides, the README)
+    std::optional<std::pair<int, int>> hover;  // --hover ROW,COL: the cell a --screenshot hovers
     int frames = 5;
     std::vector<std::string> sets;
     std::optional<MainView> view;

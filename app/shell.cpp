@@ -11,6 +11,7 @@
 
 #include "app/clock.hpp"
 #include "app/commands.hpp"
+#include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/render/frame.hpp"
 #include "app/render/heatmap_texture.hpp"
@@ -433,6 +434,7 @@ void Shell::feed_input(GLFWwindow* window) {
 }
 
 void Shell::draw() {
+    layout_records().clear();  // this frame's views record their labelled boxes afresh
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const bool on = ImGui::IsMousePosValid(&mouse);
     state.mouse_x = on ? int(std::floor(mouse.x)) : -1;
@@ -627,7 +629,9 @@ void Shell::end_frame(int fb_w, int fb_h) {
     }
     // Ready for a screenshot: the trace for the final config is on screen, or there is none because
     // the config is invalid / failed (then the screenshot shows the explanation).
-    const bool ready = !state.updating &&
+    // Zoom-out levels still computing on a worker thread: keep frames coming to show them at once.
+    if (view_cache().busy()) state.redraw_soon = true;
+    const bool ready = !state.updating && !view_cache().busy() &&
                        (state.trace ? startup_applied_ : (!state.issues.empty() || state.status_is_error));
     // A text field holds the keyboard now, at the end of this frame (io.WantTextInput describes the
     // start of the frame: a script waiting on it before typing would type into a field that was

@@ -2,7 +2,13 @@
 
 #include <chrono>
 
+#include <imgui.h>
+
+#include <algorithm>
+#include <cfloat>
+
 #include "app/clock.hpp"
+#include "app/panels/views_internal.hpp"
 #include "app/render/heatmap_texture.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
@@ -35,6 +41,7 @@ bool TestHooks::open(const Options& opt, std::string* error) {
     start_time_ = now_seconds();
     screenshot_ = opt.screenshot;
     screenshot_frames_ = opt.frames;
+    hover_ = opt.hover;
     if (!opt.state_log.empty()) {
         state_log_.open(opt.state_log, std::ios::out | std::ios::trunc);
         if (!state_log_) {
@@ -71,6 +78,22 @@ bool TestHooks::open(const Options& opt, std::string* error) {
 }
 
 void TestHooks::feed_input(GLFWwindow* window, const AppState& state) {
+    if (!script_ && !screenshot_.empty()) {
+        // A screenshot shows no hover wherever the pointer happens to be, unless --hover asks for a
+        // cell: then the mouse sits on that cell's centre of the heatmap (its tooltip is drawn).
+        ImVec2 pos(-FLT_MAX, -FLT_MAX);
+        const auto rect = state.widget_rects.find("heatmap");
+        const int si = state.trace ? current_stage_index(state) : -1;
+        if (hover_ && rect != state.widget_rects.end() && si >= 0) {
+            const Stage& st = state.trace->stages[std::size_t(si)];
+            const int r = std::min(hover_->first, st.n_rows() - 1),
+                      c = std::min(hover_->second, st.n_cols() - 1);
+            pos = ImVec2(rect->second.x + (float(c) + 0.5f) * rect->second.w / float(st.n_cols()),
+                         rect->second.y + (float(r) + 0.5f) * rect->second.h / float(st.n_rows()));
+        }
+        ImGui::GetIO().MousePos = pos;
+        return;
+    }
     if (!script_) return;
     script_->before_frame(window, state_json(state), state.updating);
     script_->apply_mouse();

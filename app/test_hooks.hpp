@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "app/app_state.hpp"
 #include "app/cli_options.hpp"
@@ -41,6 +43,7 @@ class TestHooks {
     std::FILE* frame_log_ = nullptr;
     std::unique_ptr<ScriptPlayer> script_;
     std::string screenshot_;
+    std::optional<std::pair<int, int>> hover_;  // --hover ROW,COL for the screenshot
     int screenshot_frames_ = 5;
     int ready_frames_ = 0;
     double start_time_ = 0;

@@ -1,6 +1,7 @@
 // Building a stage's axes (core/trace.cpp for the single layer, core/model_trace.cpp for a model).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -19,6 +20,16 @@ inline Axis token_axis(Axis::Kind kind, std::shared_ptr<const std::vector<std::s
                                              : "vocabulary";
     a.size = int(tokens->size());
     a.tokens = std::move(tokens);
+    return a;
+}
+
+/// The query axis of a stage that depends only on position (the positional encoding): same kind and
+/// name as the query tokens, but labelled "pos 0", "pos 1", ... since the words play no part.
+inline Axis position_axis(int n) {
+    auto labels = std::make_shared<std::vector<std::string>>();
+    labels->reserve(std::size_t(std::max(n, 0)));
+    for (int i = 0; i < n; ++i) labels->push_back("pos " + std::to_string(i));
+    Axis a = token_axis(Axis::Kind::QueryTokens, std::move(labels));
     return a;
 }
 

@@ -333,6 +333,10 @@ std::vector<std::string> explain_cell(const Trace& t, int stage_index, int i, in
                 L.push_back("= exp(" + f(M(i, j), 4) + "/" + f(T, 4) + ") / (Σ of " + std::to_string(terms) +
                             " terms = " + f(z, 4) + ") = " + f(e, 4) + " / " + f(z, 4));
             }
+            // Name s: the softmax's input is the scaled (and masked) score, not S itself.
+            L.push_back(c.scoring == Scoring::ScaledDot
+                            ? "s = S/√d_k, the scaled score (masked keys −∞) = " + f(M(i, j), 4)
+                            : "s = the score (masked keys −∞) = " + f(M(i, j), 4));
             L.push_back(final_line(z > 0 ? e / z : 0.0));
         }
     } else if (name == "head_output") {

@@ -212,7 +212,7 @@ LabText make_linear_text() {
          "φ(K)ᵀV is only d×d and is computed once; each query then needs O(d²) work, so the whole layer is "
          "O(n·d²) instead of O(n²·d), and no n×n matrix is ever stored. φ = elu+1 and ReLU keep features "
          "non-negative."},
-        {"The notes' softmax form", "LinearAttention = softmax₂(Q)·(softmax₁(K)ᵀV)",
+        {"Softmax form (Shen et al., efficient attention)", "LinearAttention = softmax₂(Q)·(softmax₁(K)ᵀV)",
          "Softmax over Q's features (each row) and over K's tokens (each column) makes every implied weight "
          "row "
          "sum to 1 automatically, without a separate normaliser."},

@@ -219,7 +219,8 @@ PresetHead preset_head(const Config& cfg) {
               << fmt(kLocalWeight)
               << ") prefers keys just before the query. Expect 'creature' to look at 'fluffy' and 'blue', "
                  "'forest' at "
-                 "'verdant'; other words softly look at their predecessor. This is the notes' example: a "
+                 "'verdant'; other words softly look at their predecessor. This is the classic "
+                 "adjective→noun example: a "
                  "noun asking "
                  "'is there an adjective in front of me?'.";
             break;

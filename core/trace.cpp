@@ -734,7 +734,9 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                     "of a repeated word is identical at every position.";
                 break;
         }
-        add("positional", -1, title, formula, expl, q_ax, dm_ax, ValueKind::Signed, nf * df * 2, P);
+        // Rows are positions, not words: P depends only on where a token is.
+        add("positional", -1, title, formula, expl, axes::position_axis(n), dm_ax, ValueKind::Signed,
+            nf * df * 2, P);
     }
     add("input", -1, "Input  X = E + P", "X = E + P",
         "The layer's input: each token's embedding plus its position's vector. Adding (rather than "
@@ -1132,9 +1134,10 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
         add("residual", -1, "Residual  X + output", "residual = X + output",
             "The residual connection adds the change vector to the input instead of replacing it: the token "
             "keeps its "
-            "original meaning and position, nudged by what it gathered from context (the notes' 'the "
+            "original meaning and position, nudged by what it gathered from context (the "
             "embedding of "
-            "creature moves toward fluffy blue creature'). It also lets gradients flow straight through deep "
+            "'creature' moves toward 'fluffy blue creature'). It also lets gradients flow straight through "
+            "deep "
             "stacks.",
             q_ax, dm_ax, ValueKind::Signed, nf * df, residual);
     }

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "core/error.hpp"
 
 namespace attnviz {
 namespace {
@@ -47,8 +51,37 @@ const std::array<Rgb8, kColorStops>& colormap_stops(ColorMap map) {
     return map == ColorMap::Sequential ? kSequential : kDiverging;
 }
 
-ColorRange color_range_for(ValueKind kind, const Mat& M) {
+const char* scale_mode_name(ScaleMode mode) {
+    switch (mode) {
+        case ScaleMode::Auto:
+            return "auto";
+        case ScaleMode::Fixed:
+            return "fixed";
+        case ScaleMode::Max:
+            return "max";
+        case ScaleMode::Row:
+            return "row";
+        case ScaleMode::Log:
+            return "log";
+    }
+    return "auto";
+}
+
+ScaleMode parse_scale_mode(const std::string& text, const std::string& what) {
+    for (ScaleMode m : {ScaleMode::Auto, ScaleMode::Fixed, ScaleMode::Max, ScaleMode::Row, ScaleMode::Log})
+        if (text == scale_mode_name(m)) return m;
+    throw Error(what + ": expected auto, fixed, max, row or log, got '" + text + "'");
+}
+
+ScaleMode resolve_scale_mode(ScaleMode mode, ValueKind kind, Eigen::Index cols) {
+    if (kind != ValueKind::Probability) return ScaleMode::Max;  // their natural 0..max or ±max
+    if (mode != ScaleMode::Auto) return mode;
+    return cols <= kAutoFixedMaxKeys ? ScaleMode::Fixed : ScaleMode::Row;
+}
+
+ColorRange color_range_for(ValueKind kind, const Mat& M, ScaleMode mode) {
     ColorRange r;
+    r.mode = resolve_scale_mode(mode, kind, M.cols());
     // Largest finite magnitude / value; masked (-inf) cells do not stretch the range.
     float max_abs = 0.0f, max_val = 0.0f;
     const float* p = M.data();
@@ -61,10 +94,14 @@ ColorRange color_range_for(ValueKind kind, const Mat& M) {
     }
     switch (kind) {
         case ValueKind::Probability:
-            // Fixed 0..1: two weight heatmaps are comparable at a glance.
             r.map = ColorMap::Sequential;
             r.lo = 0.0f;
-            r.hi = 1.0f;
+            r.hi = 1.0f;  // Fixed: two weight heatmaps are comparable at a glance; Row: of the row max
+            if (r.mode == ScaleMode::Max) r.hi = max_val > 0.0f ? max_val : 1.0f;
+            if (r.mode == ScaleMode::Log) {
+                r.hi = max_val > 0.0f ? max_val : 1.0f;
+                r.lo = r.hi * std::pow(10.0f, -kLogDecades);
+            }
             break;
         case ValueKind::NonNegative:
         case ValueKind::Indicator:
@@ -81,6 +118,143 @@ ColorRange color_range_for(ValueKind kind, const Mat& M) {
     return r;
 }
 
+float scale_t(const ColorRange& range, float v, float row_max) {
+    if (!std::isfinite(v)) return 0.0f;
+    float t = 0.5f;
+    switch (range.mode) {
+        case ScaleMode::Row:
+            t = row_max > 0.0f ? v / row_max : 0.0f;
+            break;
+        case ScaleMode::Log:
+            // Same expression as the shader: log2 ratios (the base cancels).
+            t = (v > 0.0f && range.hi > range.lo && range.lo > 0.0f)
+                    ? std::log2(v / range.lo) / std::log2(range.hi / range.lo)
+                    : 0.0f;
+            break;
+        default: {
+            const float span = range.hi - range.lo;
+            t = span > 0.0f ? (v - range.lo) / span : 0.5f;
+            break;
+        }
+    }
+    return std::clamp(t, 0.0f, 1.0f);
+}
+
+std::vector<float> row_maxima(const Mat& M) {
+    std::vector<float> out(std::size_t(M.rows()), 0.0f);  // [rows]
+    for (Eigen::Index i = 0; i < M.rows(); ++i) {
+        float best = -std::numeric_limits<float>::infinity();
+        for (Eigen::Index j = 0; j < M.cols(); ++j) {
+            const float v = M(i, j);
+            if (std::isfinite(v)) best = std::max(best, v);
+        }
+        out[std::size_t(i)] = std::isfinite(best) ? best : 0.0f;
+    }
+    return out;
+}
+
+Mat prescale_for_display(const Mat& M, const ColorRange& range) {
+    if (range.mode != ScaleMode::Row) return M;
+    const std::vector<float> mx = row_maxima(M);  // [rows]
+    Mat D = M;                                    // [rows, cols]
+    for (Eigen::Index i = 0; i < D.rows(); ++i) {
+        const float m = mx[std::size_t(i)];
+        if (m > 0.0f) D.row(i) /= m;  // -inf stays -inf
+    }
+    return D;
+}
+
+ColorRange display_range(const ColorRange& range) {
+    if (range.mode != ScaleMode::Row) return range;
+    ColorRange r = range;
+    r.mode = ScaleMode::Fixed;
+    r.lo = 0.0f;
+    r.hi = 1.0f;
+    return r;
+}
+
+float colorbar_value(const ColorRange& range, float f) {
+    if (range.mode == ScaleMode::Log && range.lo > 0.0f && range.hi > range.lo)
+        return range.lo * std::pow(range.hi / range.lo, f);
+    if (range.mode == ScaleMode::Row) return f;
+    return range.lo + (range.hi - range.lo) * f;
+}
+
+std::string scale_caption(const ColorRange& range) {
+    if (range.map != ColorMap::Sequential) return "";
+    switch (range.mode) {
+        case ScaleMode::Fixed:
+            return "fixed 0\u20131";
+        case ScaleMode::Max:
+            return "0\u2026max";
+        case ScaleMode::Row:
+            return "per row: \u00f7 row max";
+        case ScaleMode::Log:
+            return "log scale, 4 decades";
+        case ScaleMode::Auto:
+            break;
+    }
+    return "";
+}
+
+std::string colorbar_tick(const ColorRange& range, float f) {
+    if (range.mode == ScaleMode::Row) {
+        if (f >= 1.0f) return "row max";
+        if (f <= 0.0f) return "0";
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g\u00b7max", double(f));
+        return buf;
+    }
+    const float v = colorbar_value(range, f);
+    if (v == 0.0f) return "0";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", double(v));
+    std::string out;
+    for (const char* c = buf; *c; ++c) out += (*c == '-') ? std::string("\u2212") : std::string(1, *c);
+    return out;
+}
+
+Mat reduce_2x2(const Mat& M, ReduceMode mode) {
+    const Eigen::Index R = (M.rows() + 1) / 2, C = (M.cols() + 1) / 2;
+    Mat D(R, C);  // [ceil(rows/2), ceil(cols/2)]
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    for (Eigen::Index bi = 0; bi < R; ++bi) {
+        const Eigen::Index r1 = std::min(M.rows(), 2 * bi + 2);
+        for (Eigen::Index bj = 0; bj < C; ++bj) {
+            const Eigen::Index c1 = std::min(M.cols(), 2 * bj + 2);
+            float best = neg_inf, sum = 0.0f;
+            int finite = 0;
+            for (Eigen::Index i = 2 * bi; i < r1; ++i) {
+                for (Eigen::Index j = 2 * bj; j < c1; ++j) {
+                    const float v = M(i, j);
+                    if (!std::isfinite(v)) continue;
+                    if (finite == 0 || std::fabs(v) > std::fabs(best)) best = v;
+                    sum += v;
+                    ++finite;
+                }
+            }
+            D(bi, bj) = finite == 0 ? neg_inf : (mode == ReduceMode::Max ? best : sum / float(finite));
+        }
+    }
+    return D;
+}
+
+std::vector<Mat> reduction_levels(const Mat& M, ReduceMode mode) {
+    std::vector<Mat> levels;
+    const Mat* prev = &M;
+    while (prev->rows() > 1 || prev->cols() > 1) {
+        levels.push_back(reduce_2x2(*prev, mode));
+        prev = &levels.back();
+    }
+    return levels;
+}
+
+int level_for(float cells_per_pixel, int max_level) {
+    if (!(cells_per_pixel > 1.0f) || max_level <= 0) return 0;
+    const int k = int(std::ceil(std::log2(cells_per_pixel) - 1e-4f));
+    return std::clamp(k, 0, max_level);
+}
+
 Rgb8 colormap_rgb(ColorMap map, float t) {
     if (!(t >= 0.0f)) t = 0.0f;  // also catches NaN
     if (t > 1.0f) t = 1.0f;
@@ -95,11 +269,9 @@ Rgb8 colormap_rgb(ColorMap map, float t) {
                 to_byte(float(a.b) + (float(b.b) - float(a.b)) * f)};
 }
 
-Rgb8 value_rgb(const ColorRange& range, float v) {
+Rgb8 value_rgb(const ColorRange& range, float v, float row_max) {
     if (!std::isfinite(v)) return masked_rgb(0, 0);
-    const float span = range.hi - range.lo;
-    const float t = span > 0.0f ? (v - range.lo) / span : 0.5f;
-    return colormap_rgb(range.map, t);
+    return colormap_rgb(range.map, scale_t(range, v, row_max));
 }
 
 Rgb8 masked_rgb(int x, int y) {

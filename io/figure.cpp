@@ -16,12 +16,14 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "io/colormap.hpp"
@@ -30,6 +32,36 @@
 
 namespace attnviz {
 namespace {
+
+/// Text drawn by a figure. While an SVG is made (t_text_sink set) text is recorded, not rasterised,
+/// so the SVG writes it as vector <text> at exactly the positions of the PNG.
+struct TextItem {
+    float x, y;  // baseline start (rotated: baseline x, start y)
+    std::string text;
+    float px;
+    Rgb8 color;
+    bool bold, rotated;
+};
+thread_local std::vector<TextItem>* t_text_sink = nullptr;
+
+void text_draw(Image& img, float x, float baseline_y, std::string_view text, float px, Rgb8 color,
+               FontFace face = FontFace::Regular) {
+    if (t_text_sink) {
+        t_text_sink->push_back({x, baseline_y, std::string(text), px, color, face == FontFace::Bold, false});
+        return;
+    }
+    FontRaster::get().draw(img, x, baseline_y, text, px, color, face);
+}
+
+void text_draw_rotated(Image& img, float baseline_x, float start_y, std::string_view text, float px,
+                       Rgb8 color, FontFace face = FontFace::Regular) {
+    if (t_text_sink) {
+        t_text_sink->push_back(
+            {baseline_x, start_y, std::string(text), px, color, face == FontFace::Bold, true});
+        return;
+    }
+    FontRaster::get().draw_rotated(img, baseline_x, start_y, text, px, color, face);
+}
 
 constexpr Rgb8 kWhite{255, 255, 255};
 constexpr Rgb8 kText{25, 25, 25};
@@ -136,10 +168,12 @@ std::string format_number(float v) {
     return out;
 }
 
-std::string value_meaning(ValueKind kind) {
+std::string value_meaning(ValueKind kind, const ColorRange& range) {
     switch (kind) {
         case ValueKind::Probability:
-            return "weight 0\u20131";
+            // Fixed keeps the short caption; the other modes say how the colours were scaled.
+            return range.mode == ScaleMode::Fixed ? "weight 0\u20131"
+                                                  : "weight \u00b7 " + scale_caption(range);
         case ValueKind::NonNegative:
             return "value \u2265 0";
         case ValueKind::Indicator:
@@ -222,6 +256,37 @@ Heat plan_heat(const Mat& M, int scale, int target_px, int max_px, int max_cell)
     return h;
 }
 
+/// Values printed inside cells (slides): only when every drawn cell is one matrix cell and wide
+/// enough for "−0.00" at a readable size; dark ink on bright cells, light ink on dark ones.
+void draw_cell_values(Image& img, int x0, int y0, const Heat& heat, const Mat& values,
+                      const ColorRange& range, int scale) {
+    if (heat.block != 1) return;
+    const FontRaster& font = FontRaster::get();
+    const float px = std::min(12.0f * float(scale), float(heat.cell) * 0.34f);
+    if (px < 9.0f * float(scale) || font.width("\u22120.00", px) + 4.0f * float(scale) > float(heat.cell))
+        return;
+    const ColorRange shown = display_range(range);
+    for (int i = 0; i < int(values.rows()); ++i) {
+        for (int j = 0; j < int(values.cols()); ++j) {
+            const float v = values(i, j);
+            if (!std::isfinite(v)) continue;  // masked: the hatch says it all
+            const Rgb8 bg = value_rgb(shown, heat.D(i, j));
+            const float lum = 0.2126f * float(bg.r) + 0.7152f * float(bg.g) + 0.0722f * float(bg.b);
+            std::string text = format_number(v);
+            if (font.width(text, px) + 2.0f * float(scale) > float(heat.cell)) {
+                char buf[16];
+                std::snprintf(buf, sizeof buf, "%.2g", double(v));
+                text = format_number(float(std::atof(buf)));
+                if (font.width(text, px) + 2.0f * float(scale) > float(heat.cell)) continue;
+            }
+            const float cx = float(x0) + (float(j) + 0.5f) * float(heat.cell);
+            const float cy = float(y0) + (float(i) + 0.5f) * float(heat.cell);
+            text_draw(img, cx - font.width(text, px) * 0.5f, cy + font.ascent(px) * 0.36f, text, px,
+                      lum > 140.0f ? Rgb8{20, 20, 20} : Rgb8{245, 245, 245});
+        }
+    }
+}
+
 void draw_heat(Image& img, int x0, int y0, const Heat& heat, const ColorRange& range, int scale) {
     const int R = int(heat.D.rows()), C = int(heat.D.cols()), c = heat.cell;
     // Thin white separators between cells once cells are big enough to be read one by one.
@@ -295,10 +360,9 @@ struct ColorBarPlan {
 ColorBarPlan plan_colorbar(const ColorRange& range, const Metrics& m) {
     ColorBarPlan p;
     p.bar_w = 16 * m.s;
-    const float mid = 0.5f * (range.lo + range.hi);
-    p.labels[0] = format_number(range.hi);
-    p.labels[1] = format_number(mid);
-    p.labels[2] = format_number(range.lo);
+    p.labels[0] = colorbar_tick(range, 1.0f);
+    p.labels[1] = colorbar_tick(range, 0.5f);
+    p.labels[2] = colorbar_tick(range, 0.0f);
     for (const auto& l : p.labels) p.label_w = std::max(p.label_w, FontRaster::get().width(l, m.tick_px));
     return p;
 }
@@ -318,7 +382,7 @@ void draw_colorbar(Image& img, int x, int y, int h, const ColorRange& range, con
         fill(img, x + p.bar_w, ys[k] - m.s / 2, tick, std::max(1, m.s), kFrame);
         float ty = float(ys[k]) + cap * 0.5f;
         ty = std::clamp(ty, float(y) + cap, float(y + h) + cap * 0.5f);
-        font.draw(img, float(x + p.bar_w + tick + 2 * m.s), ty, p.labels[k], m.tick_px, kText);
+        text_draw(img, float(x + p.bar_w + tick + 2 * m.s), ty, p.labels[k], m.tick_px, kText);
     }
 }
 
@@ -328,8 +392,8 @@ void draw_masked_legend(Image& img, int x, int y, const Metrics& m) {
     for (int yy = 0; yy < sw; ++yy)
         for (int xx = 0; xx < sw; ++xx) put(img, x + xx, y + yy, masked_rgb(xx / m.s, yy / m.s));
     frame(img, x, y, sw, sw, std::max(1, m.s / 2), kFrame);
-    FontRaster::get().draw(img, float(x + sw + m.gap), float(y) + float(sw) * 0.5f + m.tick_px * 0.36f,
-                           "masked (\u2212\u221e)", m.tick_px, kText);
+    text_draw(img, float(x + sw + m.gap), float(y) + float(sw) * 0.5f + m.tick_px * 0.36f,
+              "masked (\u2212\u221e)", m.tick_px, kText);
 }
 
 int masked_legend_width(const Metrics& m) {
@@ -394,7 +458,7 @@ void draw_row_labels(Image& img, const LabelPlan& p, int x_right, int y0, const 
     for (std::size_t k = 0; k < p.rows.index.size(); ++k) {
         const float cy = float(y0) + (float(p.rows.index[k]) + 0.5f) * per;
         const float w = font.width(p.rows.text[k], m.label_px);
-        font.draw(img, float(x_right) - w, cy + cap * 0.5f, p.rows.text[k], m.label_px, kText);
+        text_draw(img, float(x_right) - w, cy + cap * 0.5f, p.rows.text[k], m.label_px, kText);
     }
 }
 
@@ -408,9 +472,9 @@ void draw_col_labels(Image& img, const LabelPlan& p, int x0, int y_top, const He
         if (p.cols_rotated) {
             // Reads bottom-to-top, ending just under the map: the label's end is nearest its column.
             const float cap = font.ascent(m.label_px) * 0.72f;
-            font.draw_rotated(img, cx + cap * 0.5f, float(y_top) + w, p.cols.text[k], m.label_px, kText);
+            text_draw_rotated(img, cx + cap * 0.5f, float(y_top) + w, p.cols.text[k], m.label_px, kText);
         } else {
-            font.draw(img, cx - w * 0.5f, float(y_top) + font.ascent(m.label_px), p.cols.text[k], m.label_px,
+            text_draw(img, cx - w * 0.5f, float(y_top) + font.ascent(m.label_px), p.cols.text[k], m.label_px,
                       kText);
         }
     }
@@ -425,8 +489,8 @@ Image render_stage_figure(const Trace& trace, const Stage& stage, const FigureOp
     const FontRaster& font = FontRaster::get();
 
     const Mat M = display_matrix(trace, stage);  // rows x cols, hidden keys of weights as −∞ (hatched)
-    const ColorRange range = color_range_for(stage.kind, M);
-    const Heat heat = plan_heat(M, o.scale, 640, 900, 72);
+    const ColorRange range = color_range_for(stage.kind, M, o.scale_mode);
+    const Heat heat = plan_heat(prescale_for_display(M, range), o.scale, 640, 900, 72);
     const bool masked = has_masked(M);
     const LabelPlan labels = plan_labels(stage, heat, o, m);
 
@@ -470,30 +534,31 @@ Image render_stage_figure(const Trace& trace, const Stage& stage, const FigureOp
     const int height = bottom + m.margin;
 
     Image img = blank(width, height);
-    font.draw(img, float(m.margin), title_base, title, m.title_px, kText, FontFace::Bold);
-    font.draw(img, float(m.margin), formula_base, formula, m.formula_px, kText);
-    font.draw(img, float(width - m.margin) - font.width(shape, m.formula_px), formula_base, shape,
+    text_draw(img, float(m.margin), title_base, title, m.title_px, kText, FontFace::Bold);
+    text_draw(img, float(m.margin), formula_base, formula, m.formula_px, kText);
+    text_draw(img, float(width - m.margin) - font.width(shape, m.formula_px), formula_base, shape,
               m.formula_px, kSubtle);
 
-    draw_heat(img, heat_x, heat_y, heat, range, m.s);
+    draw_heat(img, heat_x, heat_y, heat, display_range(range), m.s);
+    if (o.cell_values) draw_cell_values(img, heat_x, heat_y, heat, M, range, m.s);
     draw_row_labels(img, labels, heat_x - m.gap, heat_y, heat, stage.n_rows(), m);
     draw_col_labels(img, labels, heat_x, col_label_y, heat, stage.n_cols(), m);
     if (!row_title.empty()) {
         // Rotated, centred on the map's height, at the far left.
         const float w = font.width(row_title, m.axis_px);
-        font.draw_rotated(img, float(m.margin) + font.ascent(m.axis_px),
+        text_draw_rotated(img, float(m.margin) + font.ascent(m.axis_px),
                           float(heat_y) + float(heat.h()) * 0.5f + w * 0.5f, row_title, m.axis_px, kSubtle);
     }
     if (!col_title.empty()) {
         const float w = font.width(col_title, m.axis_px);
-        font.draw(img, float(heat_x) + float(heat.w()) * 0.5f - w * 0.5f,
+        text_draw(img, float(heat_x) + float(heat.w()) * 0.5f - w * 0.5f,
                   float(col_title_y) + font.ascent(m.axis_px), col_title, m.axis_px, kSubtle);
     }
     if (o.show_colorbar) {
         draw_colorbar(img, cbar_x, heat_y, cbar_h, range, cbar, m);
-        const std::string meaning = value_meaning(stage.kind);
+        const std::string meaning = value_meaning(stage.kind, range);
         const float w = font.width(meaning, m.axis_px);
-        font.draw_rotated(img, float(cbar_x + cbar.width(m) + m.gap * 2) + font.ascent(m.axis_px),
+        text_draw_rotated(img, float(cbar_x + cbar.width(m) + m.gap * 2) + font.ascent(m.axis_px),
                           float(heat_y) + float(cbar_h) * 0.5f + w * 0.5f, meaning, m.axis_px, kSubtle);
     }
     if (masked) draw_masked_legend(img, o.show_colorbar ? cbar_x : heat_x + heat.w() + 24 * m.s, legend_y, m);
@@ -515,11 +580,11 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
 
     // One shared colour range, so the panels compare directly.
     std::vector<Mat> mats;
-    ColorRange range = color_range_for(heads[0]->kind, display_matrix(trace, *heads[0]));
+    ColorRange range = color_range_for(heads[0]->kind, display_matrix(trace, *heads[0]), o.scale_mode);
     bool masked = false;
     for (const Stage* st : heads) {
         mats.push_back(display_matrix(trace, *st));
-        const ColorRange r = color_range_for(st->kind, mats.back());
+        const ColorRange r = color_range_for(st->kind, mats.back(), o.scale_mode);
         range.lo = std::min(range.lo, r.lo);
         range.hi = std::max(range.hi, r.hi);
         masked = masked || has_masked(mats.back());
@@ -529,7 +594,8 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
     const int grid_rows = (count + grid_cols - 1) / grid_cols;
 
     std::vector<Heat> heats;
-    for (const Mat& M : mats) heats.push_back(plan_heat(M, o.scale, 280, 400, 40));
+    for (const Mat& M : mats)
+        heats.push_back(plan_heat(prescale_for_display(M, range), o.scale, 280, 400, 40));
     const Stage& first = *heads[0];
     const LabelPlan labels = plan_labels(first, heats[0], o, m);
     const int panel_w = heats[0].w(), panel_h = heats[0].h();
@@ -559,16 +625,18 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
         std::max(grid_y + grid_rows * cell_h - pad + label_band, masked ? legend_y + 14 * m.s : 0) + m.margin;
 
     Image img = blank(width, height);
-    font.draw(img, float(m.margin), title_base, title, m.title_px, kText, FontFace::Bold);
-    font.draw(img, float(m.margin), formula_base, first.formula, m.formula_px, kText);
+    text_draw(img, float(m.margin), title_base, title, m.title_px, kText, FontFace::Bold);
+    text_draw(img, float(m.margin), formula_base, first.formula, m.formula_px, kText);
     for (int k = 0; k < count; ++k) {
         const int gr = k / grid_cols, gc = k % grid_cols;
         const int px = grid_x + gc * cell_w, py = grid_y + gr * cell_h;
         const std::string cap = "head " + std::to_string(heads[std::size_t(k)]->head);
-        font.draw(img, float(px) + float(panel_w) * 0.5f - font.width(cap, m.label_px, FontFace::Bold) * 0.5f,
+        text_draw(img, float(px) + float(panel_w) * 0.5f - font.width(cap, m.label_px, FontFace::Bold) * 0.5f,
                   float(py) + font.ascent(m.label_px), cap, m.label_px, kText, FontFace::Bold);
         const int hy = py + caption_h;
-        draw_heat(img, px, hy, heats[std::size_t(k)], range, m.s);
+        draw_heat(img, px, hy, heats[std::size_t(k)], display_range(range), m.s);
+        if (o.cell_values)
+            draw_cell_values(img, px, hy, heats[std::size_t(k)], mats[std::size_t(k)], range, m.s);
         // Token labels once per grid row / column: every head shares the same tokens.
         if (gc == 0) draw_row_labels(img, labels, px - m.gap, hy, heats[std::size_t(k)], first.n_rows(), m);
         const bool last_in_column = k + grid_cols >= count;
@@ -577,13 +645,117 @@ Image render_heads_grid_figure(const Trace& trace, const std::string& stage_name
                             first.n_cols(), m);
     }
     draw_colorbar(img, cbar_x, grid_y + caption_h, cbar_h, range, cbar, m);
-    const std::string meaning = value_meaning(first.kind);
+    const std::string meaning = value_meaning(first.kind, range);
     const float mw = font.width(meaning, m.axis_px);
-    font.draw_rotated(img, float(cbar_x + cbar.width(m) + m.gap * 2) + font.ascent(m.axis_px),
+    text_draw_rotated(img, float(cbar_x + cbar.width(m) + m.gap * 2) + font.ascent(m.axis_px),
                       float(grid_y + caption_h) + float(cbar_h) * 0.5f + mw * 0.5f, meaning, m.axis_px,
                       kSubtle);
     if (masked) draw_masked_legend(img, cbar_x, legend_y, m);
     return img;
+}
+
+namespace {
+
+std::string base64(const std::string& bytes) {
+    static const char* const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        const std::uint32_t a = std::uint8_t(bytes[i]);
+        const std::uint32_t b = i + 1 < bytes.size() ? std::uint8_t(bytes[i + 1]) : 0u;
+        const std::uint32_t c = i + 2 < bytes.size() ? std::uint8_t(bytes[i + 2]) : 0u;
+        const std::uint32_t v = (a << 16) | (b << 8) | c;
+        out += abc[(v >> 18) & 63];
+        out += abc[(v >> 12) & 63];
+        out += i + 1 < bytes.size() ? abc[(v >> 6) & 63] : '=';
+        out += i + 2 < bytes.size() ? abc[v & 63] : '=';
+    }
+    return out;
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+/// The SVG of a figure drawn by `draw` (which rasterises everything but the text, recorded instead).
+template <class Draw>
+std::string figure_svg(Draw draw) {
+    std::vector<TextItem> texts;
+    t_text_sink = &texts;
+    Image img;
+    try {
+        img = draw();
+    } catch (...) {
+        t_text_sink = nullptr;
+        throw;
+    }
+    t_text_sink = nullptr;
+    std::string out =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+        "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"" +
+        std::to_string(img.width) + "\" height=\"" + std::to_string(img.height) + "\" viewBox=\"0 0 " +
+        std::to_string(img.width) + " " + std::to_string(img.height) + "\">\n";
+    // The pixels (cells, colour bar, hatch, frames) at their exact size; then every text as text.
+    out += "<image x=\"0\" y=\"0\" width=\"" + std::to_string(img.width) + "\" height=\"" +
+           std::to_string(img.height) +
+           "\" style=\"image-rendering:pixelated\" xlink:href=\"data:image/png;base64," +
+           base64(png_bytes(img)) + "\"/>\n";
+    out += "<g font-family=\"DejaVu Sans, Verdana, sans-serif\">\n";
+    char buf[160];
+    for (const TextItem& t : texts) {
+        std::snprintf(buf, sizeof buf, "#%02x%02x%02x", t.color.r, t.color.g, t.color.b);
+        const std::string fill = buf;
+        if (t.rotated) {
+            std::snprintf(buf, sizeof buf,
+                          "<text transform=\"translate(%.2f %.2f) rotate(-90)\" font-size=\"%.2f\"",
+                          double(t.x), double(t.y), double(t.px));
+        } else {
+            std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\"", double(t.x),
+                          double(t.y), double(t.px));
+        }
+        out += buf;
+        out += " fill=\"" + fill + "\"" + (t.bold ? " font-weight=\"bold\"" : "") +
+               " xml:space=\"preserve\">" + xml_escape(t.text) + "</text>\n";
+    }
+    out += "</g>\n</svg>\n";
+    return out;
+}
+
+}  // namespace
+
+std::string render_stage_figure_svg(const Trace& trace, const Stage& stage, const FigureOptions& options) {
+    return figure_svg([&] { return render_stage_figure(trace, stage, options); });
+}
+
+std::string render_heads_grid_figure_svg(const Trace& trace, const std::string& stage_name,
+                                         const FigureOptions& options) {
+    return figure_svg([&] { return render_heads_grid_figure(trace, stage_name, options); });
+}
+
+bool is_svg_path(const std::string& path) {
+    if (path.size() < 4) return false;
+    std::string ext = path.substr(path.size() - 4);
+    for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return ext == ".svg";
 }
 
 std::string png_bytes(const Image& image) {

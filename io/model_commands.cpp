@@ -306,6 +306,8 @@ const std::vector<CliOption>& model_render_options() {
         {"--scale", "S", "1, 2 or 4 (default 1)", false},
         {"--grid", "", "every head of the stage side by side", false},
         {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
+        {"--scale-mode", "MODE",
+         "colours of weights: auto, fixed, max, row or log (see attnviz render --help)"},
     };
     return options;
 }
@@ -324,6 +326,13 @@ int model_render_main(int argc, char** argv) {
     if (auto sc = args.get("--scale")) {
         figure.scale = cli_int("--scale", *sc, 1, 4);
         if (figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
+    }
+    if (auto m = args.get("--scale-mode")) {
+        try {
+            figure.scale_mode = parse_scale_mode(*m);
+        } catch (const Error& e) {
+            throw UsageError(e.what());
+        }
     }
     const int head = args.has("--head") ? cli_int("--head", *args.get("--head"), 0, 1 << 20) : 0;
     const std::string dir = *args.get("--model");

@@ -286,6 +286,37 @@ void write_csv(const std::string& path, const Mat& M) {
     write_file_atomic(path, csv_text(M));
 }
 
+std::string csv_field(const std::string& text) {
+    const bool quote = text.find_first_of(",\"\r\n") != std::string::npos ||
+                       (!text.empty() && (text.front() == ' ' || text.back() == ' ' || text.front() == '\t'));
+    if (!quote) return text;
+    std::string out = "\"";
+    for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+std::string csv_text_labelled(const Mat& M, const Axis& rows, const Axis& cols) {
+    std::string out = csv_field(rows.name + " \\ " + cols.name);
+    for (Eigen::Index j = 0; j < M.cols(); ++j) out += "," + csv_field(cols.label(int(j)));
+    out += '\n';
+    char buf[64];
+    for (Eigen::Index i = 0; i < M.rows(); ++i) {
+        out += csv_field(rows.label(int(i)));
+        for (Eigen::Index j = 0; j < M.cols(); ++j) {
+            out += ',';
+            auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), M(i, j));
+            (void)ec;
+            out.append(buf, end);
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+void write_csv_labelled(const std::string& path, const Mat& M, const Axis& rows, const Axis& cols) {
+    write_file_atomic(path, csv_text_labelled(M, rows, cols));
+}
+
 MaskGrid read_mask_npy(const std::string& path) {
     // Streamed: the header first (sizes checked before any data is read), then the values a block at
     // a time straight into the grid, so a 16384² float64 mask costs its 256 MiB grid, not 2 GiB of

@@ -6,6 +6,7 @@
 
 #include "core/config.hpp"
 #include "core/shapes.hpp"
+#include "core/trace.hpp"
 
 namespace attnviz {
 
@@ -31,5 +32,14 @@ MaskGrid read_mask_npy(const std::string& path);
 /// CSV: one row per line, comma-separated, full float precision; -inf written as "-inf".
 std::string csv_text(const Mat& M);
 void write_csv(const std::string& path, const Mat& M);
+
+/// CSV for slides and spreadsheets: a header row whose first cell is "ROWS \\ COLS" (the axes'
+/// names, e.g. "query tokens \\ key tokens") followed by every column's label (key tokens, or
+/// dimension indices), then one line per matrix row starting with its label (query tokens). Values
+/// as in csv_text(). A label holding a comma, quote, line break or edge space is quoted ("" for ").
+std::string csv_text_labelled(const Mat& M, const Axis& rows, const Axis& cols);
+void write_csv_labelled(const std::string& path, const Mat& M, const Axis& rows, const Axis& cols);
+/// One CSV field: `text` as is, or quoted when it needs to be.
+std::string csv_field(const std::string& text);
 
 }  // namespace attnviz

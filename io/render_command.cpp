@@ -10,6 +10,7 @@
 #include "io/cli.hpp"
 #include "io/commands.hpp"
 #include "io/figure.hpp"
+#include "io/files.hpp"
 #include "io/model_commands.hpp"
 
 namespace attnviz {
@@ -21,9 +22,15 @@ const std::vector<CliOption>& render_options() {
         {"--set", "KEY=VALUE", "change one config key, e.g. --set heads=4; repeatable", true},
         {"--stage", "NAME", "stage to draw: weights, scores, Q, ... (see `attnviz dump` names)"},
         {"--head", "H", "head for per-head stages (default 0)"},
-        {"--out", "FIG.png", "PNG file to write (written whole or not at all)"},
+        {"--out", "FIG.png",
+         "figure to write: PNG, or SVG (vector text) when the name ends in .svg; written whole or not at "
+         "all"},
         {"--scale", "S", "1, 2 or 4: resolution multiplier for slides and print (default 1)"},
         {"--grid", "", "draw every head of the stage side by side instead of one head"},
+        {"--scale-mode", "MODE",
+         "colours of weights: auto (default: fixed for rows of at most 64 keys, row beyond), fixed (0-1), "
+         "max (0-max), row (each row scaled to its own max) or log (4 decades below the max)"},
+        {"--values", "", "print each value in its cell when the cells are large enough"},
         {"--threads", "N", "threads for the computation (default: all cores)"},
     };
     return options;
@@ -82,6 +89,14 @@ RenderRequest parse_render_request(int argc, char** argv) {
         r.figure.scale = cli_int("--scale", *s, 1, 4);
         if (r.figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
     }
+    if (auto m = args.get("--scale-mode")) {
+        try {
+            r.figure.scale_mode = parse_scale_mode(*m);
+        } catch (const Error& e) {
+            throw UsageError(e.what());
+        }
+    }
+    r.figure.cell_values = args.has("--values");
     if (auto t = args.get("--threads")) r.compute.threads = cli_int("--threads", *t, 0, 256);
     r.grid = args.has("--grid");
     r.scene = scene_from_cli(args);
@@ -109,17 +124,22 @@ int render_main(int argc, char** argv) {
         throw UsageError("--stage: no stage named '" + stage_name +
                          "' in this configuration (stages: " + joined_stage_names(trace) + ")");
     }
-    Image image;
-    if (request.grid) {
-        image = render_heads_grid_figure(trace, stage_name, figure);
-    } else {
-        const Stage* stage = trace.get(stage_name, head);
+    const Stage* stage = nullptr;
+    if (!request.grid) {
+        stage = trace.get(stage_name, head);
         if (!stage || (stage->head >= 0 && stage->head != head)) {
             throw UsageError("--head: expected a head from 0 to " + std::to_string(trace.heads - 1) +
                              ", got " + std::to_string(head));
         }
-        image = render_stage_figure(trace, *stage, figure);
     }
+    if (is_svg_path(out)) {  // vector text for papers, same layout as the PNG
+        write_file_atomic(out, request.grid ? render_heads_grid_figure_svg(trace, stage_name, figure)
+                                            : render_stage_figure_svg(trace, *stage, figure));
+        std::cout << "wrote " << out << " (SVG)\n";
+        return 0;
+    }
+    const Image image = request.grid ? render_heads_grid_figure(trace, stage_name, figure)
+                                     : render_stage_figure(trace, *stage, figure);
     write_png(out, image);
     std::cout << "wrote " << out << " (" << image.width << "×" << image.height << ")\n";
     return 0;

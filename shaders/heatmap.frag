@@ -16,6 +16,8 @@ uniform float u_hi;          // value shown as the last stop
 uniform int u_map;           // 0 = sequential, 1 = diverging
 uniform ivec2 u_highlight;   // (row, col) to outline; -1 = none
 uniform int u_dim_others;    // 1: dim cells outside the highlighted row/column
+uniform int u_level;         // u_data is reduction level k: one texel per 2^k x 2^k cells (max or mean)
+uniform int u_log;           // 1: t = log2(v / lo) / log2(hi / lo) (values <= 0 at the bottom)
 
 out vec4 frag_color;
 
@@ -75,15 +77,22 @@ void main() {
         return;
     }
     ivec2 cell = ivec2(floor(c));  // (col, row)
-    float v = texelFetch(u_data, cell, 0).r;
+    float v = texelFetch(u_data, cell >> u_level, 0).r;
 
     vec3 rgb;
     bool masked = isinf(v) || isnan(v);
     if (masked) {
         rgb = hatch(pix);
     } else {
-        float range = u_hi - u_lo;
-        rgb = colormap(range > 0.0 ? (v - u_lo) / range : 0.5);
+        float t;
+        if (u_log == 1) {
+            // Same expression as scale_t() in io/colormap.cpp.
+            t = (v > 0.0 && u_hi > u_lo && u_lo > 0.0) ? log2(v / u_lo) / log2(u_hi / u_lo) : 0.0;
+        } else {
+            float range = u_hi - u_lo;
+            t = range > 0.0 ? (v - u_lo) / range : 0.5;
+        }
+        rgb = colormap(t);
     }
 
     // Pixels per cell; grid lines only when cells are big enough to read them as cells.

@@ -168,10 +168,10 @@ void draw_compare_view(AppState& state) {
     // The three matrices, cached as textures under the same key.
     const std::string base = "cmp:" + std::to_string(key.generation) + ":" + std::to_string(head) + ":" +
                              std::to_string(int(phi)) + ":";
-    const CachedMatrix& cs =
-        view_cache().get(base + "soft", ValueKind::Probability, [&] { return res.A_soft; });
-    const CachedMatrix& cl =
-        view_cache().get(base + "lin", ValueKind::Probability, [&] { return res.A_lin; });
+    const CachedMatrix& cs = view_cache().get(
+        base + "soft", ValueKind::Probability, [&] { return res.A_soft; }, view_scale().mode);
+    const CachedMatrix& cl = view_cache().get(
+        base + "lin", ValueKind::Probability, [&] { return res.A_lin; }, view_scale().mode);
     const CachedMatrix& cd = view_cache().get(base + "diff", ValueKind::Signed, [&] { return res.D; });
 
     const Stage* ws = tr.get("weights", head);
@@ -204,7 +204,11 @@ void draw_compare_view(AppState& state) {
             heatmap_widget(id, shared_view, HeatmapInput{&cm, rows_axis, cols_axis, false}, o);
         if (r.hovered) new_r = r.row, new_c = r.col;
     };
-    tile(origin.x, origin.y, "cmp_soft", "softmax weights  softmax(QK\u1d40/\u221ad_k)", cs);
+    // The softmax side divides by T too (the trace's temperature): the title says so.
+    char soft_title[96];
+    std::snprintf(soft_title, sizeof soft_title, "softmax weights  softmax(QK\u1d40/\u221ad_k / T), T = %.3g",
+                  tr.config.temperature);
+    tile(origin.x, origin.y, "cmp_soft", soft_title, cs);
     tile(origin.x + w + gap, origin.y, "cmp_lin",
          "linear weights  \u03c6(q_i)\u00b7\u03c6(k_j), row-normalised", cl);
     tile(origin.x, origin.y + h + gap, "cmp_diff", "difference  softmax \u2212 linear", cd);

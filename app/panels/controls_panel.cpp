@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -28,10 +30,21 @@ const ImVec4 kIssueColour(1.0f, 0.42f, 0.38f, 1.0f);
 struct IssueShower {
     const std::vector<ConfigIssue>& issues;
     std::set<std::string> shown;
+    const std::map<std::string, std::string>* refused = nullptr;  // values typed and not applied
 
     void show(std::initializer_list<const char*> keys) {
         for (const char* key : keys) {
             shown.insert(key);
+            if (refused) {
+                auto it = refused->find(key);
+                if (it != refused->end()) {
+                    ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
+                    ImGui::PushTextWrapPos(0.0f);
+                    ImGui::TextUnformatted(("not applied: " + it->second).c_str());
+                    ImGui::PopTextWrapPos();
+                    ImGui::PopStyleColor();
+                }
+            }
             for (const ConfigIssue& issue : issues) {
                 if (issue.key != key) continue;
                 ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
@@ -46,6 +59,24 @@ struct IssueShower {
         return std::any_of(issues.begin(), issues.end(), [&](const ConfigIssue& i) { return i.key == key; });
     }
 };
+
+// Applies an edit only when the core accepts it: `set` changes a copy of the config, validate() checks
+// it, and an issue with `key` keeps the old value and remembers the core's own message, which the
+// panel shows in place under the control (until the next accepted edit of that key). Sliders take
+// typed values (Ctrl+click) beyond their range; this is where those are refused or accepted.
+bool apply_or_refuse(AppState& state, const std::string& key, const std::function<void(Config&)>& set) {
+    Config candidate = state.config;
+    set(candidate);
+    std::map<std::string, std::string>& refused = views(state).controls.refused;
+    for (const ConfigIssue& issue : validate(candidate)) {
+        if (issue.key != key) continue;
+        refused[key] = issue.message;
+        return false;
+    }
+    refused.erase(key);
+    state.config = candidate;
+    return true;
+}
 
 template <class E>
 bool enum_combo(const char* label, E& value, std::initializer_list<std::pair<E, const char*>> items) {
@@ -150,7 +181,7 @@ void draw_controls_panel(AppState& state) {
         return;
     }
     Config& c = state.config;
-    IssueShower issues{state.issues, {}};
+    IssueShower issues{state.issues, {}, &views(state).controls.refused};
     const float label_w = ImGui::GetFontSize() * 9.0f;
     ImGui::PushItemWidth(-label_w);
 
@@ -306,21 +337,25 @@ void draw_controls_panel(AppState& state) {
             c.scoring == Scoring::Epanechnikov) {
             float bw = float(c.bandwidth);
             if (ImGui::SliderFloat("bandwidth σ", &bw, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic))
-                c.bandwidth = double(bw);
+                apply_or_refuse(state, "bandwidth", [&](Config& k) { k.bandwidth = double(bw); });
             help_marker("Kernel width: small σ attends only to very close keys, large σ to all of them.");
             issues.show({"bandwidth"});
         }
     }
     float T = float(c.temperature);
     const float t_frame_w = ImGui::CalcItemWidth();
-    if (ImGui::SliderFloat("temperature T", &T, 0.01f, 100.0f, "T = %.3g", ImGuiSliderFlags_Logarithmic) &&
-        T > 0.0f)
-        c.temperature = double(T);
+    // Linear attention has no softmax, so T has nothing to divide: the slider is off, and says why.
+    const bool t_inert = c.attention == AttentionKind::Linear;
+    ImGui::BeginDisabled(t_inert);
+    if (ImGui::SliderFloat("temperature T", &T, 0.01f, 100.0f, "T = %.3g", ImGuiSliderFlags_Logarithmic))
+        apply_or_refuse(state, "temperature", [&](Config& k) { k.temperature = double(T); });
+    ImGui::EndDisabled();
     record_rect(state, "temperature", t_frame_w);
     help_marker(
         "softmax(S / T). T < 1 sharpens each row towards its largest score (T → 0: one-hot, "
         "\"hard\" attention); T > 1 flattens it (T → ∞: uniform, every key weighted 1/m). "
-        "The slider is logarithmic: the middle is T = 1.");
+        "The slider is logarithmic: the middle is T = 1. Ctrl+click to type a value.");
+    if (t_inert) ImGui::TextDisabled("T has no effect in linear attention (no softmax to sharpen)");
     issues.show({"temperature"});
 
     // --- mask -----------------------------------------------------------------------------------

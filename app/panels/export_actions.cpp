@@ -22,6 +22,8 @@ const char* export_extension(ExportKind kind) {
             return ".csv";
         case ExportKind::Npy:
             return ".npy";
+        case ExportKind::Svg:
+            return ".svg";
     }
     return ".bin";
 }
@@ -67,7 +69,7 @@ std::string unique_path(const std::string& dir, const std::string& name) {
 }  // namespace
 
 std::string export_stage(const Trace& trace, int stage_index, ExportKind kind, const std::string& dir,
-                         int scale, const std::string& timestamp) {
+                         int scale, const std::string& timestamp, ScaleMode scale_mode, bool cell_values) {
     if (stage_index < 0 || stage_index >= int(trace.stages.size())) {
         throw Error("nothing to export: no stage is selected");
     }
@@ -84,6 +86,8 @@ std::string export_stage(const Trace& trace, int stage_index, ExportKind kind, c
 
     FigureOptions fo;
     fo.scale = (scale == 1 || scale == 2 || scale == 4) ? scale : 1;
+    fo.scale_mode = scale_mode;
+    fo.cell_values = cell_values;
     switch (kind) {
         case ExportKind::Png:
             write_png(path, render_stage_figure(trace, stage, fo));
@@ -92,10 +96,13 @@ std::string export_stage(const Trace& trace, int stage_index, ExportKind kind, c
             write_png(path, render_heads_grid_figure(trace, grid_stage, fo));
             break;
         case ExportKind::Csv:
-            write_csv(path, stage.matrix());
+            write_csv_labelled(path, stage.matrix(), stage.rows, stage.cols);
             break;
         case ExportKind::Npy:
             write_npy(path, stage.matrix());
+            break;
+        case ExportKind::Svg:
+            write_file_atomic(path, render_stage_figure_svg(trace, stage, fo));
             break;
     }
     return path;

@@ -5,17 +5,20 @@
 #include <string>
 
 #include "core/trace.hpp"
+#include "io/colormap.hpp"
 
 namespace attnviz::app {
 
 enum class ExportKind {
     Png,           // the current stage as a figure (render_stage_figure), like `attnviz render`
     HeadsGridPng,  // every head's matrix of this stage side by side (render_heads_grid_figure)
-    Csv,           // the stage's matrix as CSV (-inf written as "-inf")
+    Csv,           // the stage's matrix as CSV (-inf written as "-inf"), header row of column labels
+                   // (key tokens) and a first column of row labels (query tokens)
     Npy,           // the stage's matrix as a float32 .npy
+    Svg,           // the current stage's figure as SVG (same layout as Png, vector text) for papers
 };
 
-/// File extension of an export kind, with the dot: ".png", ".csv", ".npy".
+/// File extension of an export kind, with the dot: ".png", ".csv", ".npy", ".svg".
 const char* export_extension(ExportKind kind);
 
 /// File name of an export: <stage>[_h<head>]_<timestamp><ext>, e.g. "weights_h2_20261121-053012.png";
@@ -30,8 +33,10 @@ std::string normalize_export_dir(const std::string& dir);
 /// path written. scale (1, 2 or 4) applies to PNG figures. An existing file of the same name is never
 /// overwritten: "-2", "-3", ... is appended. `timestamp` "" = now. Throws attnviz::Error with a
 /// one-sentence message (e.g. "cannot create folder /proc/x: Permission denied") on any failure; a
-/// failed export leaves no file behind.
+/// failed export leaves no file behind. Figures use `scale_mode` for weights (as on screen) and print
+/// values in cells when `cell_values` and the cells are large enough.
 std::string export_stage(const Trace& trace, int stage_index, ExportKind kind, const std::string& dir,
-                         int scale, const std::string& timestamp = "");
+                         int scale, const std::string& timestamp = "", ScaleMode scale_mode = ScaleMode::Auto,
+                         bool cell_values = false);
 
 }  // namespace attnviz::app

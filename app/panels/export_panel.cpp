@@ -16,6 +16,8 @@ namespace attnviz::app {
 
 namespace {
 
+bool g_export_values = false;  // "values in cells" for figures (slides)
+
 // Runs one export and reports the written path or the error in the status bar. Never throws: an
 // unwritable folder is a message, not a crash.
 void run_export(AppState& state, ExportKind kind) {
@@ -24,8 +26,9 @@ void run_export(AppState& state, ExportKind kind) {
         return;
     }
     try {
-        const std::string path = export_stage(*state.trace, current_stage_index(state), kind,
-                                              state.export_dir, state.export_scale);
+        const std::string path =
+            export_stage(*state.trace, current_stage_index(state), kind, state.export_dir, state.export_scale,
+                         "", view_scale().mode, g_export_values);
         state.last_export_path = path;
         state.set_status("Exported " + path, false);
     } catch (const std::exception& e) {
@@ -47,7 +50,9 @@ void draw_export_panel(AppState& state) {
         "  Export PNG: the current stage as a figure (title, formula, token labels, colour bar) -- the same "
         "picture `attnviz render` makes. Ctrl+E does this too.\n"
         "  Heads grid PNG: every head's matrix of this stage side by side.\n"
-        "  CSV / .npy: the raw numbers of the current stage (masked cells are -inf). Load a .npy with "
+        "  CSV / .npy: the raw numbers of the current stage (masked cells are -inf); the CSV has a header "
+        "row "
+        "of key tokens and a first column of query tokens. Load a .npy with "
         "numpy.load().\n"
         "File names carry the stage, the head and the time, e.g. weights_h2_20261121-053012.png; nothing is "
         "ever overwritten. The folder is created if needed.");
@@ -65,6 +70,11 @@ void draw_export_panel(AppState& state) {
     }
     ImGui::SameLine();
     help_marker("Figure size multiplier for PNG exports: ×2 and ×4 give sharper text for slides and print.");
+    ImGui::Checkbox("values in cells", &g_export_values);
+    ImGui::SameLine();
+    help_marker(
+        "Figures print each number in its cell when the cells are large enough to read it (small "
+        "matrices, as on screen). Figures use the colour scale chosen above the heatmap.");
 
     ImGui::BeginDisabled(!state.trace);
     const float bw = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
@@ -74,6 +84,7 @@ void draw_export_panel(AppState& state) {
     if (ImGui::Button("CSV", ImVec2(bw, 0))) run_export(state, ExportKind::Csv);
     ImGui::SameLine();
     if (ImGui::Button(".npy", ImVec2(bw, 0))) run_export(state, ExportKind::Npy);
+    if (ImGui::Button("SVG (vector text)", ImVec2(bw, 0))) run_export(state, ExportKind::Svg);
     ImGui::EndDisabled();
 
     if (!state.last_export_path.empty()) {

@@ -3,6 +3,8 @@
 // out that token's attention is.
 #include <imgui.h>
 
+#include <cstdarg>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +54,32 @@ void wrapped(const std::string& text) {
     ImGui::PopTextWrapPos();
 }
 
+// printf-style lines that wrap at the panel's right edge instead of being cut there.
+std::string formatv(const char* fmt, va_list args) {
+    char buf[512];
+    std::vsnprintf(buf, sizeof buf, fmt, args);
+    return buf;
+}
+
+void wrappedf(const char* fmt, ...) IM_FMTARGS(1);
+void wrappedf(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    const std::string text = formatv(fmt, args);
+    va_end(args);
+    wrapped(text);
+}
+
+void wrapped_disabled(const std::string& text);
+void wrapped_disabledf(const char* fmt, ...) IM_FMTARGS(1);
+void wrapped_disabledf(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    const std::string text = formatv(fmt, args);
+    va_end(args);
+    wrapped_disabled(text);
+}
+
 void wrapped_disabled(const std::string& text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     wrapped(text);
@@ -92,12 +120,12 @@ void draw_entropy(const AppState& state, const Stage& stage) {
 
 void draw_formula_panel(AppState& state) {
     if (!state.trace) {
-        ImGui::TextDisabled(state.issues.empty() ? "Computing…" : "Waiting for valid settings.");
+        wrapped_disabledf(state.issues.empty() ? "Computing…" : "Waiting for valid settings.");
         return;
     }
     const Stage* stage = current_stage(state);
     if (!stage) {
-        ImGui::TextDisabled("No stage selected.");
+        wrapped_disabledf("No stage selected.");
         return;
     }
     const Trace& t = *state.trace;
@@ -106,9 +134,9 @@ void draw_formula_panel(AppState& state) {
     wrapped(stage->title);
     ImGui::PopFont();
     if (stage->head >= 0)
-        ImGui::TextDisabled("head %d of %d  (↑ ↓ to change)", stage->head, t.heads);
+        wrapped_disabledf("head %d of %d  (↑ ↓ to change)", stage->head, t.heads);
     else
-        ImGui::TextDisabled("shared by all heads");
+        wrapped_disabledf("shared by all heads");
 
     // The formula, large: the one thing to remember from this stage.
     ImGui::Spacing();
@@ -123,8 +151,8 @@ void draw_formula_panel(AppState& state) {
     ImGui::PushFont(app_font(FontRole::Mono));
     ImGui::TextUnformatted(stage->shape_text().c_str());
     ImGui::PopFont();
-    ImGui::TextDisabled("rows: %s (%d)   columns: %s (%d)", stage->rows.name.c_str(), stage->n_rows(),
-                        stage->cols.name.c_str(), stage->n_cols());
+    wrapped_disabledf("rows: %s (%d)   columns: %s (%d)", stage->rows.name.c_str(), stage->n_rows(),
+                      stage->cols.name.c_str(), stage->n_cols());
 
     heading("What happens");
     wrapped(stage->explanation);
@@ -136,21 +164,21 @@ void draw_formula_panel(AppState& state) {
         "FLOPs: floating-point operations to compute this stage from the previous ones (a "
         "multiply-add counts 2). Memory: this matrix at 4 bytes per value. Attention weights "
         "grow with n·m: double the text and they take four times the memory.");
-    ImGui::Text("%s FLOPs,  %s", human(stage->flops, "").c_str(), human_bytes(stage->bytes).c_str());
+    wrappedf("%s FLOPs,  %s", human(stage->flops, "").c_str(), human_bytes(stage->bytes).c_str());
     if (!stage->stored()) wrapped_disabled("(derived on demand from the stage before, not stored)");
     wrapped_disabled("whole layer: " + human(t.total_flops(), "") + " FLOPs, " +
                      human_bytes(t.stored_bytes()) + " stored");
 
     if (state.model.active) {  // a real model's layer: its place in the model, no scene note
         heading("Layer");
-        ImGui::TextDisabled("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer,
-                            t.n, t.d_model);
-        ImGui::TextDisabled("h = %d  d_head = %d  K/V heads = %d", t.heads, t.d_k, state.model.n_kv_head);
+        wrapped_disabledf("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer,
+                          t.n, t.d_model);
+        wrapped_disabledf("h = %d  d_head = %d  K/V heads = %d", t.heads, t.d_k, state.model.n_kv_head);
         return;
     }
     heading("Layer");
-    ImGui::TextDisabled("n = %d  m = %d  d_model = %d", t.n, t.m, t.d_model);
-    ImGui::TextDisabled("h = %d  d_k = %d  d_v = %d", t.heads, t.d_k, t.d_v);
+    wrapped_disabledf("n = %d  m = %d  d_model = %d", t.n, t.m, t.d_model);
+    wrapped_disabledf("h = %d  d_k = %d  d_v = %d", t.heads, t.d_k, t.d_v);
     if (!state.scene_note.empty()) {
         heading(state.scene_title.c_str());
         wrapped(state.scene_note);

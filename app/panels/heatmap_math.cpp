@@ -171,4 +171,14 @@ Mat downsample_max_abs(const Mat& M, int max_side) {
     return D;
 }
 
+std::vector<LayoutBox>& layout_records() {
+    static std::vector<LayoutBox> boxes;
+    return boxes;
+}
+
+ViewScale& view_scale() {
+    static ViewScale scale;  // the GUI thread's choice; read by the views and the state log
+    return scale;
+}
+
 }  // namespace attnviz::app

@@ -175,7 +175,10 @@ int draw_row_chart(const Stage& st, const CachedMatrix& cm, int row, float w, fl
 
     // Key labels below the bars: horizontal when they fit, vertical (and thinned) otherwise.
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float left = 48;
+    // Room for the value ticks at any UI scale ("0.665" must not run off the left edge).
+    const float left = 10.0f + std::max({ImGui::CalcTextSize(format_value(tick_hi, 3).c_str()).x,
+                                         ImGui::CalcTextSize(format_value(tick_lo, 3).c_str()).x,
+                                         ImGui::CalcTextSize("0.00").x});
     const float bw = (w - left - 8) / float(std::max(m, 1));
     float max_w = 0;
     for (int j = 0; j < m; j += std::max(1, m / 256))
@@ -196,6 +199,8 @@ int draw_row_chart(const Stage& st, const CachedMatrix& cm, int row, float w, fl
         const std::string s = format_value(t, 3);
         const float tw = ImGui::CalcTextSize(s.c_str()).x;
         dl->AddText(ImVec2(a.x - 6 - tw, y_of(t) - line * 0.5f), dim_col, s.c_str());
+        layout_record(t == tick_lo ? "chart.tick_lo" : "chart.tick_hi", a.x - 6 - tw, y_of(t) - line * 0.5f,
+                      tw, line, p.x, p.x + w);
     }
 
     const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -327,6 +332,63 @@ void draw_mask_tools(AppState& state, const Trace& tr) {
         "every future key (j > i), like a decoder.");
 }
 
+/// The colour choices above the heatmap: how weights map to colours (auto / fixed / max / per row /
+/// log) and how a zoomed-out view reduces the cells under one pixel (max keeps every peak, mean
+/// averages). Both apply to every view (view_scale()).
+void draw_scale_selectors(AppState& state, const Stage& st) {
+    ViewScale& vs = view_scale();
+    static const char* const names[] = {"auto", "fixed 0\u20131", "0\u2026max", "per row", "log"};
+    static const ScaleMode modes[] = {ScaleMode::Auto, ScaleMode::Fixed, ScaleMode::Max, ScaleMode::Row,
+                                      ScaleMode::Log};
+    int current = 0;
+    for (int k = 0; k < 5; ++k)
+        if (modes[k] == vs.mode) current = k;
+    const bool weights = st.kind == ValueKind::Probability;
+    std::string preview = names[current];
+    if (vs.mode == ScaleMode::Auto && weights) {
+        const ScaleMode r = resolve_scale_mode(ScaleMode::Auto, st.kind, st.n_cols());
+        preview += r == ScaleMode::Row ? " (per row)" : " (fixed 0\u20131)";
+    }
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("colours");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!weights);
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("auto (fixed 0\u20131)").x + ImGui::GetFrameHeight() * 1.5f);
+    if (ImGui::BeginCombo("##scale_mode", preview.c_str())) {
+        for (int k = 0; k < 5; ++k)
+            if (ImGui::Selectable(names[k], k == current)) vs.mode = modes[k];
+        ImGui::EndCombo();
+    }
+    {
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        state.widget_rects["scale_mode"] = AppState::WidgetRect{a.x, a.y, b.x - a.x, b.y - a.y};
+    }
+    ImGui::EndDisabled();
+    if (!weights && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(
+            "Only weights have a choice of scale; %s uses its own range (shown on the colour bar).",
+            st.name.c_str());
+    ImGui::SameLine();
+    ImGui::TextUnformatted("zoomed out");
+    ImGui::SameLine();
+    int reduce = vs.reduce == ReduceMode::Max ? 0 : 1;
+    if (ImGui::RadioButton("max", &reduce, 0)) vs.reduce = ReduceMode::Max;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("mean", &reduce, 1)) vs.reduce = ReduceMode::Mean;
+    ImGui::SameLine();
+    help_marker(
+        "How weights become colours.\n"
+        "auto: fixed 0\u20131 while rows have at most 64 keys; beyond that every weight is about 1/n and "
+        "a fixed scale shows one flat colour, so auto scales each row to its own largest weight (per row).\n"
+        "fixed 0\u20131: the same scale for every matrix, to compare two heatmaps at a glance.\n"
+        "0\u2026max: linear up to the largest weight of the matrix.\n"
+        "per row: each query's row divided by its own largest weight: brightest = where that query looks "
+        "most, at any length. The colour bar then reads \"row max\".\n"
+        "log: four decades below the largest weight, so weights of 0.001 and 0.0001 differ visibly.\n"
+        "Zoomed out, several cells share one screen pixel: max shows the largest of them (a single "
+        "sharp peak never disappears), mean their average.");
+}
+
 void draw_stage_view(AppState& state) {
     const Trace& tr = *state.trace;
     const int si = current_stage_index(state);
@@ -347,13 +409,16 @@ void draw_stage_view(AppState& state) {
     ImGui::SameLine();
     help_marker(
         "The current stage as a heatmap: one cell per matrix entry, rows are the first axis (usually the "
-        "query tokens), columns the second. Colours: weights use a fixed 0\u20131 scale; signed values "
+        "query tokens), columns the second. Colours: weights use the scale chosen under \"colours\" (auto: "
+        "fixed 0\u20131 for short rows, each row "
+        "scaled to its own max for long ones; the colour bar says which); signed values "
         "(Q, K, scores, outputs) are blue below 0, white at 0, red above; hatched cells are masked "
         "(\u2212\u221e).\n"
         "Hover a cell to see how its number was made. Click a query row to pin it (bar chart of its weights "
         "and the Q row / K\u1d40 column behind them). Mouse wheel zooms about the cursor, drag pans, "
         "double-click resets.");
 
+    draw_scale_selectors(state, st);
     const bool mask_edit = state.config.mask == MaskKind::Custom && is_attention_matrix(st);
     if (mask_edit) {
         draw_mask_tools(state, tr);

@@ -7,6 +7,7 @@
 #include "core/ops.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,22 +21,60 @@ namespace attnviz::app {
 // ---------------------------------------------------------------------------------------------
 
 CachedMatrix& MatrixCache::get(const std::string& key, ValueKind kind,
-                               const std::function<std::shared_ptr<const Mat>()>& make) {
-    auto it = entries_.find(key);
+                               const std::function<std::shared_ptr<const Mat>()>& make, ScaleMode mode) {
+    const std::string full_key = key + "|" + scale_mode_name(mode);
+    auto it = entries_.find(full_key);
     if (it == entries_.end()) {
         CachedMatrix e;
         e.M = make();
         if (!e.M) e.M = std::make_shared<const Mat>(Mat::Zero(1, 1));
         e.kind = kind;
-        e.range = color_range_for(kind, *e.M);
+        e.range = color_range_for(kind, *e.M, mode);
         e.has_masked = (e.M->array() == -std::numeric_limits<float>::infinity()).any();
         e.texture = std::make_unique<render::HeatmapTexture>();
-        // The one upload of this matrix: later frames only re-colour the window (render()).
-        e.uploaded = e.texture->set_matrix(*e.M);
+        // The one upload of this matrix: later frames only re-colour the window (render()). Per-row
+        // scaling is applied here, so the GPU (and its reduction levels) colour rows already scaled.
+        e.shown = e.range.mode == ScaleMode::Row
+                      ? std::make_shared<const Mat>(prescale_for_display(*e.M, e.range))
+                      : e.M;
+        e.uploaded = e.texture->set_matrix(*e.shown);
         it = entries_.emplace(key, std::move(e)).first;
     }
     it->second.last_used_frame = ImGui::GetCurrentContext() ? ImGui::GetFrameCount() : 0;
     return it->second;
+}
+
+bool MatrixCache::busy() const {
+    for (const auto& kv : entries_)
+        if (kv.second.levels.pending.valid()) return true;
+    return false;
+}
+
+bool update_levels(const CachedMatrix& cm, ReduceMode mode) {
+    if (!cm.uploaded || !cm.texture || !cm.shown) return false;
+    CachedMatrix::Levels& L = cm.levels;
+    if (L.pending.valid()) {
+        if (L.pending.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+        std::vector<Mat> levels = L.pending.get();  // levels 1, 2, ...
+        if (L.pending_mode != mode) return false;   // the user switched meanwhile: start again below
+        cm.texture->set_levels(levels);
+        L.uploaded = true;
+        L.mode = mode;
+        cm.rendered.texture = 0;  // re-colour with the levels
+        return true;
+    }
+    if (L.uploaded && L.mode == mode) return true;
+    L.pending_mode = mode;
+    if (cm.shown->size() <= kSyncLevelCells) {
+        cm.texture->set_levels(reduction_levels(*cm.shown, mode));
+        L.uploaded = true;
+        L.mode = mode;
+        cm.rendered.texture = 0;
+        return true;
+    }
+    std::shared_ptr<const Mat> shown = cm.shown;
+    L.pending = std::async(std::launch::async, [shown, mode] { return reduction_levels(*shown, mode); });
+    return false;
 }
 
 void MatrixCache::evict(int current_frame, int max_idle_frames) {
@@ -58,19 +97,22 @@ const CachedMatrix& cached_stage(const Trace& trace, std::uint64_t generation, i
     const Stage& stage = trace.stages.at(std::size_t(stage_index));
     const std::string key = "stage:" + std::to_string(generation) + ":" + std::to_string(stage_index) +
                             (transposed ? ":T" : "") + ":" + std::to_string(max_side);
-    return view_cache().get(key, stage.kind, [&]() -> std::shared_ptr<const Mat> {
-        // Stored stages are shared without a copy; derived ones (scaled, masked) are computed once,
-        // and weights with hidden keys get them as −∞ (hatched), as in the exported figure.
-        const bool same_as_stored =
-            stage.data && !(stage.name == "weights" && trace.config.mask != MaskKind::None);
-        std::shared_ptr<const Mat> M =
-            same_as_stored ? stage.data : std::make_shared<const Mat>(display_matrix(trace, stage));
-        if (transposed) M = std::make_shared<const Mat>(M->transpose());
-        if (max_side > 0 && (M->rows() > max_side || M->cols() > max_side)) {
-            M = std::make_shared<const Mat>(downsample_max_abs(*M, max_side));
-        }
-        return M;
-    });
+    return view_cache().get(
+        key, stage.kind,
+        [&]() -> std::shared_ptr<const Mat> {
+            // Stored stages are shared without a copy; derived ones (scaled, masked) are computed once,
+            // and weights with hidden keys get them as −∞ (hatched), as in the exported figure.
+            const bool same_as_stored =
+                stage.data && !(stage.name == "weights" && trace.config.mask != MaskKind::None);
+            std::shared_ptr<const Mat> M =
+                same_as_stored ? stage.data : std::make_shared<const Mat>(display_matrix(trace, stage));
+            if (transposed) M = std::make_shared<const Mat>(M->transpose());
+            if (max_side > 0 && (M->rows() > max_side || M->cols() > max_side)) {
+                M = std::make_shared<const Mat>(downsample_max_abs(*M, max_side));
+            }
+            return M;
+        },
+        view_scale().mode);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,11 +234,23 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked) 
     }
     const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
     dl->AddRect(ImVec2(p.x, top), ImVec2(p.x + bar_w, top + bar_h), ImGui::GetColorU32(ImGuiCol_Border));
-    const float ticks[3] = {range.hi, 0.5f * (range.lo + range.hi), range.lo};
+    float ticks_w = 0.0f;
     for (int k = 0; k < 3; ++k) {
         const float y = top + bar_h * 0.5f * float(k);
         dl->AddLine(ImVec2(p.x + bar_w, y), ImVec2(p.x + bar_w + 4, y), text_col);
-        dl->AddText(ImVec2(p.x + bar_w + 6, y - line * 0.5f), text_col, format_value(ticks[k]).c_str());
+        const float f = 1.0f - 0.5f * float(k);
+        const std::string tick =
+            range.mode == ScaleMode::Row ? colorbar_tick(range, f) : format_value(colorbar_value(range, f));
+        dl->AddText(ImVec2(p.x + bar_w + 6, y - line * 0.5f), text_col, tick.c_str());
+        ticks_w = std::max(ticks_w, ImGui::CalcTextSize(tick.c_str()).x);
+    }
+    // Which scale is in use, written vertically beside the ticks ("per row: ÷ row max", "log ...").
+    const std::string caption = scale_caption(range);
+    if (!caption.empty()) {
+        const float tw = ImGui::CalcTextSize(caption.c_str()).x;
+        const float cx = std::min(p.x + bar_w + 10 + ticks_w, p.x + w - line);
+        add_text_vertical(dl, ImVec2(cx, top + std::min(bar_h, (bar_h + tw) * 0.5f)),
+                          ImGui::GetColorU32(ImGuiCol_TextDisabled), caption);
     }
     if (show_masked) {
         const float y = top + bar_h + line * 0.6f;
@@ -250,8 +304,10 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     const float row_title_w = (opt.axis_titles && row_axis) ? line + 4 : 0.0f;
     const float col_title_h = (opt.axis_titles && col_axis) ? line + 4 : 0.0f;
     const float row_label_w = row_labels ? std::min(max_label_width(row_axis, rows) + 8, 120.0f) : 0.0f;
-    const float colorbar_w =
-        opt.colorbar ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 30) : 0;
+    const float colorbar_w = opt.colorbar
+                                 ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 30) +
+                                       (scale_caption(range).empty() ? 0.0f : line + 8.0f)
+                                 : 0;
     const float max_col_label = col_labels ? max_label_width(col_axis, cols) : 0.0f;
 
     // First pass with one line of horizontal column labels; if they do not fit their cells, the
@@ -287,8 +343,13 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
 
     // --- title -----------------------------------------------------------------------------
     if (opt.title) {
-        const float tw = ImGui::CalcTextSize(opt.title).x;
-        dl->AddText(ImVec2(img_min.x + std::max(0.0f, (img.w - tw) * 0.5f), origin.y), text_col, opt.title);
+        // Centred over the image but kept inside the widget's own region (two widgets side by side
+        // must not write over each other's titles at small sizes or large UI scales): "…" when cut.
+        const std::string title = fit_text(opt.title, region.x);
+        const float tw = ImGui::CalcTextSize(title.c_str()).x;
+        const float x = std::clamp(img_min.x + (img.w - tw) * 0.5f, origin.x, origin.x + region.x - tw);
+        dl->AddText(ImVec2(x, origin.y), text_col, title.c_str());
+        layout_record(std::string(id) + ".title", x, origin.y, tw, line, origin.x, origin.x + region.x);
     }
 
     // --- the image -------------------------------------------------------------------------
@@ -296,9 +357,10 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     if (cm.uploaded && cm.texture) {
         const int tw = std::max(1, int(std::lround(img.w * fb_scale.x)));
         const int th = std::max(1, int(std::lround(img.h * fb_scale.y)));
+        update_levels(cm, view_scale().reduce);
         CachedMatrix::Rendered& done = cm.rendered;
         if (!same_rendering(done, range, view.window, tw, th, opt.highlight)) {
-            done.texture = cm.texture->render(range, view.window, tw, th, opt.highlight);
+            done.texture = cm.texture->render(display_range(range), view.window, tw, th, opt.highlight);
             done.range = range;
             done.window = view.window;
             done.width = tw;
@@ -360,11 +422,17 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         if (px_col >= need_w && px_row >= line + 2 &&
             (c_last - c_first + 1) * (r_last - r_first + 1) <= 4096) {
             dl->PushClipRect(img_min, img_max, true);
+            auto row_max = [&](int r) {
+                float best = 0.0f;
+                for (int c = 0; c < cols; ++c)
+                    if (std::isfinite(M(r, c))) best = std::max(best, M(r, c));
+                return best;
+            };
             for (int r = r_first; r <= r_last; ++r) {
                 for (int c = c_first; c <= c_last; ++c) {
                     const float v = M(r, c);
                     if (std::isinf(v) && v < 0) continue;  // masked: the hatch says it all
-                    const Rgb8 bg = value_rgb(range, v);
+                    const Rgb8 bg = value_rgb(range, v, range.mode == ScaleMode::Row ? row_max(r) : 1.0f);
                     const float lum = 0.2126f * bg.r + 0.7152f * bg.g + 0.0722f * bg.b;
                     const ImU32 ink = lum > 140 ? IM_COL32(20, 20, 20, 255) : IM_COL32(245, 245, 245, 255);
                     std::string s = format_value(v, 3);

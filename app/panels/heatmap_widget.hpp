@@ -31,9 +31,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -104,9 +106,20 @@ struct CachedMatrix {
     std::shared_ptr<const Mat> M;  // rows x cols
     ColorRange range;              // from color_range_for (same as the exported figure)
     ValueKind kind = ValueKind::Signed;
-    bool has_masked = false;  // any -inf cell
+    bool has_masked = false;           // any -inf cell
+    std::shared_ptr<const Mat> shown;  // what the texture holds: M, or M with rows scaled (ScaleMode::Row)
     std::unique_ptr<render::HeatmapTexture> texture;
     bool uploaded = false;  // false: too large for the GPU (the widget says so)
+
+    /// The reduction levels on the GPU (see HeatmapTexture::set_levels), computed off the UI thread
+    /// for large matrices: `pending` holds the computation until a frame uploads it.
+    struct Levels {
+        bool uploaded = false;
+        ReduceMode mode = ReduceMode::Max;
+        std::future<std::vector<Mat>> pending;
+        ReduceMode pending_mode = ReduceMode::Max;
+    };
+    mutable Levels levels;
     int last_used_frame = 0;
 
     /// What the colour target currently shows. The widget re-colours (runs the heatmap shader over
@@ -132,19 +145,53 @@ bool same_rendering(const CachedMatrix::Rendered& r, const ColorRange& range,
 class MatrixCache {
   public:
     /// The entry for `key`, created with `make()` (and uploaded) on first use.
+    /// `mode` chooses how weights map to colours (resolved per matrix; other kinds ignore it).
     CachedMatrix& get(const std::string& key, ValueKind kind,
-                      const std::function<std::shared_ptr<const Mat>()>& make);
+                      const std::function<std::shared_ptr<const Mat>()>& make,
+                      ScaleMode mode = ScaleMode::Auto);
     /// Releases entries unused for more than `max_idle_frames` frames (call once per frame).
     void evict(int current_frame, int max_idle_frames = 30);
     void clear() { entries_.clear(); }
+    /// True while some entry's reduction levels are still being computed (a screenshot waits).
+    bool busy() const;
     std::size_t size() const { return entries_.size(); }
 
   private:
     std::map<std::string, CachedMatrix> entries_;
 };
 
+/// Matrices with more cells than this get their reduction levels on a worker thread; smaller ones
+/// at once (a few milliseconds).
+inline constexpr Eigen::Index kSyncLevelCells = Eigen::Index(1) << 20;
+
+/// Makes the texture of `cm` hold reduction levels of kind `mode`: starts their computation (on a
+/// worker thread for large matrices) or uploads a finished one. Returns true when they are in place.
+bool update_levels(const CachedMatrix& cm, ReduceMode mode);
+
 /// The views' shared cache (released by shutdown_views()).
 MatrixCache& view_cache();
+
+/// The user's colour choices, shared by every view (the heatmap panel's selectors set them):
+/// how weights map to colours, and how a zoomed-out view reduces the cells under one pixel.
+struct ViewScale {
+    ScaleMode mode = ScaleMode::Auto;
+    ReduceMode reduce = ReduceMode::Max;
+};
+ViewScale& view_scale();
+
+/// The app's own layout records (for the layout test): every labelled box a view draws this frame
+/// (titles, axis titles, colour-bar captions, chart ticks), with the horizontal extent it must stay
+/// inside. Cleared at the start of each frame (Shell), written to the state log as "layout".
+struct LayoutBox {
+    std::string id;
+    float x = 0, y = 0, w = 0, h = 0;
+    float clip_x0 = 0, clip_x1 = 0;  // the region the text belongs to
+};
+std::vector<LayoutBox>& layout_records();
+inline void layout_record(const std::string& id, float x, float y, float w, float h, float clip_x0,
+                          float clip_x1) {
+    layout_records().push_back(LayoutBox{id, x, y, w, h, clip_x0, clip_x1});
+}
 
 /// A stage's matrix from view_cache(), keyed by (generation, stage index, variant). The weights of a
 /// masked config come back with hidden keys as −∞ (drawn hatched, "masked"), not as plain zeros. `transposed`

@@ -28,7 +28,7 @@ const char* phi_name(PhiKind k) {
         case PhiKind::Relu:
             return "φ = ReLU";
         case PhiKind::Softmax:
-            return "notes' softmax₂(Q)·softmax₁(K)ᵀ";
+            return "softmax₂(Q)·softmax₁(K)ᵀ (Shen et al.)";
     }
     return "?";
 }

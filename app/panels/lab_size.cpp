@@ -147,7 +147,8 @@ void draw_lab_size(AppState& state, LabContext& ctx) {
         row("one attention layer", format_thousands(L.gpt3_attention_layer.total), "4·d_model² = 4·12,288²");
         std::snprintf(how, sizeof how, "× %d layers", g.layers);
         row("attention, all layers", format_thousands(L.gpt3_attention_all_layers), how);
-        row("whole model (the notes)", format_thousands(L.gpt3_total_params), "attention + MLP + embeddings");
+        row("whole model (GPT-3 paper, Table 2.1)", format_thousands(L.gpt3_total_params),
+            "attention + MLP + embeddings");
         ImGui::EndTable();
     }
     ImGui::EndChild();

@@ -19,6 +19,7 @@ struct ControlsView {
     std::string stashed_source = "le chat noir dort sur le tapis";  // the second text while unticked
     bool cross = false;                                             // the cross-attention box is open
     std::string mask_path = "mask.npy";                             // the custom mask's .npy field
+    std::map<std::string, std::string> refused;  // key -> the core's message for a value typed and refused
 };
 
 struct StageView {

@@ -21,7 +21,7 @@ struct ShaderProgram {
     GLuint program = 0;
     GLuint vao = 0;  // empty: the vertex shader makes its triangle from gl_VertexID
     GLint u_data = -1, u_size = -1, u_view = -1, u_target = -1, u_lo = -1, u_hi = -1, u_map = -1,
-          u_highlight = -1, u_dim_others = -1;
+          u_highlight = -1, u_dim_others = -1, u_level = -1, u_log = -1;
 };
 ShaderProgram g_shader;
 
@@ -124,6 +124,8 @@ bool init_heatmap_shader(std::string* error) {
     g_shader.u_map = glGetUniformLocation(p, "u_map");
     g_shader.u_highlight = glGetUniformLocation(p, "u_highlight");
     g_shader.u_dim_others = glGetUniformLocation(p, "u_dim_others");
+    g_shader.u_level = glGetUniformLocation(p, "u_level");
+    g_shader.u_log = glGetUniformLocation(p, "u_log");
     glGenVertexArrays(1, &g_shader.vao);
     return true;
 }
@@ -139,6 +141,7 @@ HeatmapTexture::~HeatmapTexture() {
 }
 
 void HeatmapTexture::release() {
+    set_levels({});
     if (data_tex_) glDeleteTextures(1, &data_tex_);
     if (color_tex_) glDeleteTextures(1, &color_tex_);
     if (fbo_) glDeleteFramebuffers(1, &fbo_);
@@ -146,7 +149,42 @@ void HeatmapTexture::release() {
     rows_ = cols_ = target_w_ = target_h_ = 0;
 }
 
+namespace {
+
+/// Uploads M into texture `tex` (created when 0) as GL_R32F with nearest sampling.
+void upload_r32f(GLuint* tex, const Mat& M) {
+    GLint prev_tex = 0, prev_align = 0;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &prev_tex);
+    glGetIntegerv(GL_UNPACK_ALIGNMENT, &prev_align);
+    if (!*tex) glGenTextures(1, tex);
+    glBindTexture(GL_TEXTURE_2D, *tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, GLsizei(M.cols()), GLsizei(M.rows()), 0, GL_RED, GL_FLOAT,
+                 M.data());
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align);
+    glBindTexture(GL_TEXTURE_2D, GLuint(prev_tex));
+}
+
+}  // namespace
+
+void HeatmapTexture::set_levels(const std::vector<Mat>& levels) {
+    if (!level_tex_.empty()) glDeleteTextures(GLsizei(level_tex_.size()), level_tex_.data());
+    level_tex_.clear();
+    if (!data_tex_) return;
+    for (const Mat& L : levels) {
+        GLuint t = 0;
+        upload_r32f(&t, L);
+        level_tex_.push_back(t);
+    }
+}
+
 bool HeatmapTexture::set_matrix(const Mat& M) {
+    set_levels({});  // levels of the previous matrix no longer apply
     GLint max_size = 0;
     glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
     if (M.rows() <= 0 || M.cols() <= 0 || M.rows() > max_size || M.cols() > max_size) {
@@ -209,7 +247,14 @@ unsigned HeatmapTexture::render(const ColorRange& range, const ViewWindow& view,
     glClear(GL_COLOR_BUFFER_BIT);
     glUseProgram(g_shader.program);
     glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, data_tex_);
+    // More cells than pixels: sample the reduction level whose cells are at least one pixel, so each
+    // of its cells (the max, or mean, of a 2^k block) is seen by some pixel.
+    const float cells_per_px =
+        std::max((view.x1 - view.x0) / float(width), (view.y1 - view.y0) / float(height));
+    last_level_ = level_for(cells_per_px, int(level_tex_.size()));
+    glBindTexture(GL_TEXTURE_2D, last_level_ == 0 ? data_tex_ : level_tex_[std::size_t(last_level_ - 1)]);
+    glUniform1i(g_shader.u_level, last_level_);
+    glUniform1i(g_shader.u_log, range.mode == ScaleMode::Log ? 1 : 0);
     glUniform1i(g_shader.u_data, 0);
     glUniform2f(g_shader.u_size, float(cols_), float(rows_));
     glUniform4f(g_shader.u_view, view.x0, view.y0, view.x1, view.y1);

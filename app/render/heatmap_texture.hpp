@@ -42,6 +42,14 @@ class HeatmapTexture {
     /// Uploads M (rows x cols) as GL_R32F. Re-uses the texture when the size is unchanged.
     /// Matrices larger than GL_MAX_TEXTURE_SIZE per side are not uploaded (returns false).
     bool set_matrix(const Mat& M);
+    /// Uploads reduction levels 1, 2, ... of the matrix (io/colormap.hpp reduction_levels(): level k
+    /// cell = max or mean of a 2^k × 2^k block). render() then samples, for a window with more cells
+    /// than pixels, the level whose cells are at least a pixel wide, so no peak falls between pixels.
+    /// Replaces earlier levels; an empty vector drops them (nearest sampling of level 0 only).
+    void set_levels(const std::vector<Mat>& levels);
+    int level_count() const { return int(level_tex_.size()); }
+    /// The level the last render() sampled (0 = the matrix itself).
+    int last_level() const { return last_level_; }
     int rows() const { return rows_; }
     int cols() const { return cols_; }
     bool empty() const { return rows_ == 0; }
@@ -57,7 +65,9 @@ class HeatmapTexture {
 
   private:
     void release();
-    unsigned data_tex_ = 0;  // GL_R32F matrix
+    unsigned data_tex_ = 0;            // GL_R32F matrix
+    std::vector<unsigned> level_tex_;  // GL_R32F reduction levels 1, 2, ...
+    int last_level_ = 0;
     unsigned color_tex_ = 0, fbo_ = 0;
     int rows_ = 0, cols_ = 0;
     int target_w_ = 0, target_h_ = 0;

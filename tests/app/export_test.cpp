@@ -98,7 +98,8 @@ TEST(Export, PngCsvNpyAreWrittenIntoANewFolder) {
 
     const std::string csv = export_stage(tr, wi, ExportKind::Csv, dir, 1, "20261121-053012");
     const std::string text = read_file(csv);
-    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), tr.n);  // one line per query
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), tr.n + 1);  // header + one line per query
+    EXPECT_EQ(text.rfind("query tokens \\ key tokens,", 0), 0u) << text.substr(0, 80);
 
     const std::string grid = export_stage(tr, wi, ExportKind::HeadsGridPng, dir, 1, "20261121-053012");
     EXPECT_EQ(fs::path(grid).filename().string(), "weights_heads_20261121-053012.png");

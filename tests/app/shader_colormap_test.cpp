@@ -370,5 +370,58 @@ TEST(ShaderColormap, TooLargeOrEmptyIsRefused) {
     EXPECT_FALSE(tex.read_pixels(&rgba, &w, &h));
 }
 
+TEST(ShaderColormap, LogScaleMatchesCpuEveryPixel) {
+    REQUIRE_GL();
+    Mat M(1, 200);  // 1 x 200: 1e-6 .. 1 geometrically, below and across the 4 decades shown
+    for (int j = 0; j < 200; ++j) M(0, j) = std::pow(10.0f, -6.0f + 6.0f * float(j) / 199.0f);
+    HeatmapTexture tex;
+    ASSERT_TRUE(tex.set_matrix(M));
+    const ColorRange range = color_range_for(ValueKind::Probability, M, ScaleMode::Log);
+    ASSERT_EQ(range.mode, ScaleMode::Log);
+    const Pixels p = render_and_read(tex, range, ViewWindow{0, 0, 200, 1}, 200, 3);
+    expect_every_pixel(
+        p, [&](int x, int) { return value_rgb(range, M(0, x)); }, "log");
+}
+
+TEST(ShaderColormap, ZoomedOutMaxLevelsKeepEverySharpPeak) {
+    REQUIRE_GL();
+    // 4096 tokens at T = 0.05: one peak per row on the diagonal. Drawn into 512 px, 8 cells share a
+    // pixel; nearest sampling of level 0 shows about one peak in 8, the max level shows every one.
+    const int n = 4096, px = 512;
+    Mat A = Mat::Constant(n, n, 1e-6f);                            // [n, n]
+    for (int i = 0; i < n; ++i) A(i, (i * 7919 + 3) % n) = 0.98f;  // one peak per row, scattered columns
+    const ColorRange range{ColorMap::Sequential, 0.0f, 1.0f, ScaleMode::Fixed};
+    HeatmapTexture tex;
+    ASSERT_TRUE(tex.set_matrix(A));
+    auto bright_pixels = [&](const Pixels& p) {
+        int count = 0;
+        for (int y = 0; y < p.height; ++y)
+            for (int x = 0; x < p.width; ++x) count += p.at(x, y)[1] > 200;  // yellow-green
+        return count;
+    };
+    const Pixels nearest = render_and_read(tex, range, ViewWindow{0, 0, float(n), float(n)}, px, px);
+    EXPECT_EQ(tex.last_level(), 0);
+    tex.set_levels(reduction_levels(A, ReduceMode::Max));
+    const Pixels reduced = render_and_read(tex, range, ViewWindow{0, 0, float(n), float(n)}, px, px);
+    EXPECT_EQ(tex.last_level(), 3);
+    // Every peak's 8x8 block is one pixel: each row of pixels holds the peaks of 8 rows.
+    std::vector<int> want(std::size_t(px) * px, 0);
+    for (int i = 0; i < n; ++i) want[std::size_t(i / 8) * px + std::size_t(((i * 7919 + 3) % n) / 8)] = 1;
+    int missing = 0, first_i = -1;
+    for (int i = 0; i < n; ++i) {
+        const int y = i / 8, x = ((i * 7919 + 3) % n) / 8;
+        if (reduced.at(x, y)[1] <= 200) {
+            if (missing++ == 0) first_i = i;
+        }
+    }
+    EXPECT_EQ(missing, 0) << "peaks lost when zoomed out; first: row " << first_i;
+    int expected_bright = 0;
+    for (int w : want) expected_bright += w;
+    EXPECT_EQ(bright_pixels(reduced), expected_bright);
+    EXPECT_LT(bright_pixels(nearest), expected_bright / 4) << "nearest sampling should drop most peaks";
+    ::testing::Test::RecordProperty("nearest_bright", bright_pixels(nearest));
+    ::testing::Test::RecordProperty("max_level_bright", bright_pixels(reduced));
+}
+
 }  // namespace
 }  // namespace attnviz

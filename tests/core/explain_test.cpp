@@ -108,6 +108,8 @@ TEST(Explain, TextShowsTheFormulaWithTokensAndNumbers) {
     EXPECT_EQ(m.back(), "= −∞");
     const auto w = explain_cell(t, t.find("weights", 0), 3, 1);
     EXPECT_NE(w[1].find("Σ of 4 terms"), std::string::npos) << w[1];
+    // The softmax's s is named: the scaled score S/√d_k, not S.
+    EXPECT_EQ(w[w.size() - 2].rfind("s = S/√d_k, the scaled score", 0), 0u) << w[w.size() - 2];
     const auto cc = explain_cell(t, t.find("concat"), 2, 17);
     EXPECT_NE(cc[0].find("head 1"), std::string::npos) << cc[0];
     EXPECT_EQ(explain_cell(t, 9999, 0, 0).size(), 1u);

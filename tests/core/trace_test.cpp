@@ -331,3 +331,22 @@ TEST(Trace, FlopsAndBytesAreAccounted) {
 
 }  // namespace
 }  // namespace attnviz
+
+namespace attnviz {
+namespace {
+
+TEST(Trace, PositionalRowsAreLabelledByPositionNotWord) {
+    Config c;
+    const Trace t = compute_trace(c);
+    const Stage* P = t.get("positional");
+    ASSERT_NE(P, nullptr);
+    EXPECT_EQ(P->rows.label(0), "pos 0");
+    EXPECT_EQ(P->rows.label(P->n_rows() - 1), "pos " + std::to_string(P->n_rows() - 1));
+    EXPECT_EQ(P->rows.name, "query tokens");  // the dump manifest's axis name is unchanged
+    const Stage* E = t.get("embedding");
+    ASSERT_NE(E, nullptr);
+    EXPECT_NE(E->rows.label(0), "pos 0");  // the embedding still shows words
+}
+
+}  // namespace
+}  // namespace attnviz

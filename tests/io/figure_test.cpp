@@ -248,5 +248,54 @@ TEST(Figure, RealCausalWeightsShowTheMaskHatched) {
     EXPECT_LT(count_color(plain_img, kHatchDark), 100) << "only stray anti-aliased text pixels";
 }
 
+TEST(Figure, PerRowScaleMakesEveryRowsLargestWeightTheBrightestColour) {
+    const auto toks = english_tokens();
+    const Stage st = causal_weights_stage(toks, 1);
+    const Trace t = trace_with({st}, toks);
+    FigureOptions fixed, row;
+    fixed.scale_mode = ScaleMode::Fixed;
+    row.scale_mode = ScaleMode::Row;
+    const Rgb8 top = colormap_stops(ColorMap::Sequential).back();
+    const Image a = render_stage_figure(t, st, fixed), b = render_stage_figure(t, st, row);
+    // Fixed: only a weight of exactly 1 (query 0 on itself) is the top colour; per row: one cell per
+    // row (8), so about 8 times the pixels (the colour bar's top is in both).
+    const long top_fixed = count_color(a, top), top_row = count_color(b, top);
+    EXPECT_GT(top_row, top_fixed * 4) << "fixed " << top_fixed << " vs per row " << top_row;
+}
+
+TEST(Figure, CellValuesArePrintedWhenTheyFit) {
+    const auto toks = english_tokens();
+    const Stage st = causal_weights_stage(toks, 1);
+    const Trace t = trace_with({st}, toks);
+    FigureOptions plain, values;
+    values.cell_values = true;
+    const Image a = render_stage_figure(t, st, plain), b = render_stage_figure(t, st, values);
+    ASSERT_EQ(a.width, b.width);
+    ASSERT_EQ(a.height, b.height);
+    long differ = 0;
+    for (std::size_t k = 0; k < a.rgba.size(); k += 4)
+        differ += a.rgba[k] != b.rgba[k] || a.rgba[k + 1] != b.rgba[k + 1];
+    EXPECT_GT(differ, 36 * 20) << "36 visible weights should each get a number";
+}
+
+TEST(Figure, SvgHasTheSameLayoutWithVectorText) {
+    const auto toks = english_tokens();
+    const Stage st = causal_weights_stage(toks, 1);
+    const Trace t = trace_with({st}, toks);
+    const Image png = render_stage_figure(t, st);
+    const std::string svg = render_stage_figure_svg(t, st);
+    EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+    EXPECT_NE(
+        svg.find("width=\"" + std::to_string(png.width) + "\" height=\"" + std::to_string(png.height) + "\""),
+        std::string::npos);
+    EXPECT_NE(svg.find("data:image/png;base64,"), std::string::npos);
+    EXPECT_NE(svg.find(">weights \u00b7 head 1</text>"), std::string::npos) << "title as vector text";
+    EXPECT_NE(svg.find(">" + (*toks)[3] + "</text>"), std::string::npos) << "a token label as vector text";
+    EXPECT_NE(svg.find("rotate(-90)"), std::string::npos) << "the rotated axis title";
+    EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+    EXPECT_TRUE(is_svg_path("fig.SVG"));
+    EXPECT_FALSE(is_svg_path("fig.png"));
+}
+
 }  // namespace
 }  // namespace attnviz

@@ -203,5 +203,31 @@ TEST(Npy, CsvUsesShortestExactTextAndMinusInf) {
     EXPECT_EQ(read_file(d.path + "/m.csv"), csv_text(M));
 }
 
+TEST(Csv, LabelledHasAHeaderOfKeyTokensAndAColumnOfQueryTokensExactly) {
+    Mat M(2, 3);  // [2, 3]
+    M << 0.5f, 0.25f, 0.25f, -std::numeric_limits<float>::infinity(), 1.0f, 0.0f;
+    Axis rows;
+    rows.kind = Axis::Kind::QueryTokens;
+    rows.name = "query tokens";
+    rows.size = 2;
+    rows.tokens = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"the", "cat"});
+    Axis cols = rows;
+    cols.kind = Axis::Kind::KeyTokens;
+    cols.name = "key tokens";
+    cols.size = 3;
+    cols.tokens =
+        std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"a,b", "say \"hi\"", " x"});
+    EXPECT_EQ(csv_text_labelled(M, rows, cols),
+              "query tokens \\ key tokens,\"a,b\",\"say \"\"hi\"\"\",\" x\"\n"
+              "the,0.5,0.25,0.25\n"
+              "cat,-inf,1,0\n");
+    Axis dims;  // a dimension axis is labelled by index
+    dims.kind = Axis::Kind::Dimension;
+    dims.name = "d_k";
+    dims.size = 3;
+    EXPECT_EQ(csv_text_labelled(M, rows, dims),
+              "query tokens \\ d_k,0,1,2\nthe,0.5,0.25,0.25\ncat,-inf,1,0\n");
+}
+
 }  // namespace
 }  // namespace attnviz

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "io/commands.hpp"
 #include "io/figure.hpp"
+#include "io/files.hpp"
 
 namespace attnviz {
 namespace {
@@ -184,6 +185,38 @@ TEST(RenderCommand, FailureKeepsAnExistingFigure) {
     EXPECT_NE(render({"--stage", "nope", "--out", out}).code, 0);
     EXPECT_EQ(fs::file_size(out), before);
     EXPECT_NO_THROW(read_png(out));
+}
+
+TEST(RenderCommand, ScaleModeChangesLongWeightsAndBadModesAreOneLine) {
+    TempDir dir;
+    const std::string fixed = dir.path + "/fixed.png", autom = dir.path + "/auto.png";
+    const std::vector<std::string> base = {"--set", "length=200",  "--set",   "heads=1",
+                                           "--set", "mask=causal", "--stage", "weights"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = base;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    ASSERT_EQ(render(with({"--scale-mode", "fixed", "--out", fixed})).code, 0);
+    ASSERT_EQ(render(with({"--out", autom})).code, 0);  // auto: per row at 200 keys
+    // At 200 keys a fixed 0..1 scale is nearly one colour; per row shows the structure.
+    EXPECT_GT(distinct_colours(read_png(autom)), distinct_colours(read_png(fixed)));
+    for (const char* mode : {"max", "row", "log"})
+        EXPECT_EQ(render(with({"--scale-mode", mode, "--out", dir.path + "/" + mode + ".png"})).code, 0)
+            << mode;
+    expect_one_line_error(render(with({"--scale-mode", "rows", "--out", fixed})),
+                          "auto, fixed, max, row or log");
+}
+
+TEST(RenderCommand, SvgOutByExtension) {
+    TempDir dir;
+    const std::string out = dir.path + "/fig.svg";
+    const Result r = render({"--stage", "weights", "--values", "--out", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string svg = read_file(out);
+    EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+    EXPECT_NE(svg.find("<text"), std::string::npos);
+    EXPECT_NE(svg.find("data:image/png;base64,"), std::string::npos);
 }
 
 }  // namespace
