@@ -161,56 +161,95 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t i
 
 }  // namespace
 
-TrainResult train_induction(const TrainConfig& config, const InductionTask& task, const TrainOptions& o,
-                            const std::function<void(long, double, const EvalPoint*)>& progress) {
+Task induction_task(const InductionTask& t) {
+    validate_induction_task(t);
+    Task task;
+    task.name = "induction";
+    task.vocab_size = t.vocab_size;
+    task.context = t.context;
+    task.train_batch = [t](int B, std::uint64_t seed) { return make_induction_batch(t, B, seed); };
+    task.heldout_batch = task.train_batch;
+    return task;
+}
+
+Trainer::Trainer(const TrainConfig& config, Task task, const TrainOptions& o)
+    : task_(std::move(task)), options_(o) {
     validate_train_config(config);
-    validate_induction_task(task);
-    if (task.context > config.context)
-        throw ConfigError("The task's sequences (" + std::to_string(task.context) +
+    if (!task_.train_batch || !task_.heldout_batch) throw ConfigError("The task has no data generator.");
+    if (task_.context > config.context)
+        throw ConfigError("The task's sequences (" + std::to_string(task_.context) +
                           " tokens) are longer than the model's context (" + std::to_string(config.context) +
                           ").");
-    if (task.vocab_size > config.vocab_size)
-        throw ConfigError("The task's vocabulary is larger than the model's.");
-    if (o.steps < 1 || o.batch < 1 || o.eval_every < 1)
+    if (task_.vocab_size > config.vocab_size)
+        throw ConfigError("The task's vocabulary (" + std::to_string(task_.vocab_size) +
+                          " tokens) is larger than the model's (" + std::to_string(config.vocab_size) + ").");
+    if (o.steps < 1 || o.batch < 1 || o.eval_every < 1 || o.heldout < 1 || o.probe < 1)
         throw ConfigError(
-            "Training needs at least one step, a batch of at least one sequence and eval_every >= 1.");
+            "Training needs at least one step, a batch of at least one sequence, held-out and probe "
+            "sequences and eval_every >= 1.");
+    params_ = init_params(config, mix_seed(o.seed, 0, 0));
+    heldout_ = task_.heldout_batch(o.heldout, mix_seed(o.seed, 1, 0));
+    const TaskBatch probe_batch = task_.heldout_batch(o.probe, mix_seed(o.seed, 2, 0));
+    const int n = probe_batch.batch.n;
+    for (int b = 0; b < probe_batch.batch.B; ++b)
+        probe_.emplace_back(probe_batch.batch.inputs.begin() + std::ptrdiff_t(b) * n,
+                            probe_batch.batch.inputs.begin() + std::ptrdiff_t(b + 1) * n);
+}
+
+double Trainer::step() {
+    const long step = state_.step;
+    const TaskBatch tb = task_.train_batch(options_.batch, mix_seed(options_.seed, 3, std::uint64_t(step)));
+    const double loss = loss_and_grad(params_, tb.batch, &grad_, options_.threads);
+    const double norm = clip_grad_norm(grad_.data, options_.clip);
+    if (!std::isfinite(loss) || !std::isfinite(norm))
+        throw Error("Training diverged at step " + std::to_string(step + 1) + ": the loss became " +
+                    (std::isfinite(loss) ? "finite but the gradient did not" : std::to_string(loss)) +
+                    "; lower the learning rate (it was " + std::to_string(options_.adam.lr) + ").");
+    last_lr_ = lr_schedule(step, options_.warmup, options_.steps, options_.adam.lr, options_.min_lr_ratio);
+    adamw_step(params_.data, grad_.data, state_, options_.adam, last_lr_);
+    last_loss_ = loss;
+    return loss;
+}
+
+EvalPoint Trainer::evaluate() const {
+    EvalPoint e;
+    e.step = state_.step;
+    e.train_loss = last_loss_;
+    std::vector<double> per_token;
+    e.heldout_loss = loss_and_grad<float>(params_, heldout_.batch, nullptr, options_.threads, &per_token);
+    e.heldout_split = split_loss(per_token, heldout_.kind);
+    e.scores = head_scores(params_, probe_);
+    return e;
+}
+
+std::vector<std::vector<MatT<float>>> Trainer::probe_attention() const {
+    return attention_patterns(params_, probe_.front());
+}
+
+TrainResult train_task(const TrainConfig& config, const Task& task, const TrainOptions& o,
+                       const std::function<void(long, double, const EvalPoint*)>& progress) {
+    Trainer trainer(config, task, o);
     TrainResult r;
-    r.params = init_params(config, mix_seed(o.seed, 0, 0));
-    const TaskBatch heldout = make_induction_batch(task, o.heldout, mix_seed(o.seed, 1, 0));
-    const TaskBatch probe_batch = make_induction_batch(task, o.probe, mix_seed(o.seed, 2, 0));
-    std::vector<std::vector<int>> probe;
-    for (int b = 0; b < o.probe; ++b)
-        probe.emplace_back(probe_batch.batch.inputs.begin() + std::ptrdiff_t(b) * task.context,
-                           probe_batch.batch.inputs.begin() + std::ptrdiff_t(b + 1) * task.context);
-    AdamWState state;
-    Params<float> grad;
     for (long step = 0; step < o.steps; ++step) {
-        const TaskBatch tb = make_induction_batch(task, o.batch, mix_seed(o.seed, 3, std::uint64_t(step)));
-        const double loss = loss_and_grad(r.params, tb.batch, &grad, o.threads);
-        const double norm = clip_grad_norm(grad.data, o.clip);
-        if (!std::isfinite(loss) || !std::isfinite(norm))
-            throw Error("Training diverged at step " + std::to_string(step + 1) + ": the loss became " +
-                        (std::isfinite(loss) ? "finite but the gradient did not" : std::to_string(loss)) +
-                        "; lower the learning rate (it was " + std::to_string(o.adam.lr) + ").");
-        adamw_step(r.params.data, grad.data, state, o.adam,
-                   lr_schedule(step, o.warmup, o.steps, o.adam.lr, o.min_lr_ratio));
+        const double loss = trainer.step();
         const long done = step + 1;
         if (done % o.eval_every == 0 || done == o.steps) {
-            EvalPoint e;
-            e.step = done;
-            e.train_loss = loss;
-            std::vector<double> per_token;
-            e.heldout_loss = loss_and_grad<float>(r.params, heldout.batch, nullptr, o.threads, &per_token);
-            e.heldout_split = split_loss(per_token, heldout.kind);
-            e.scores = head_scores(r.params, probe);
+            r.evals.push_back(trainer.evaluate());
+            const EvalPoint& e = r.evals.back();
             if (r.cliff_step < 0 && e.heldout_split.repeat < 1.0) r.cliff_step = done;
-            r.evals.push_back(std::move(e));
-            if (progress) progress(done, loss, &r.evals.back());
+            if (progress) progress(done, loss, &e);
         } else if (progress) {
             progress(done, loss, nullptr);
         }
     }
+    r.params = trainer.params();
     return r;
+}
+
+TrainResult train_induction(const TrainConfig& config, const InductionTask& task, const TrainOptions& o,
+                            const std::function<void(long, double, const EvalPoint*)>& progress) {
+    validate_train_config(config);
+    return train_task(config, induction_task(task), o, progress);
 }
 
 }  // namespace attnviz

@@ -86,6 +86,66 @@ struct TrainResult {
     long cliff_step = -1;  // first evaluated step whose held-out repeat loss < 1.0 (−1: never)
 };
 
+/// A task the trainer can run: a generator of batches with a seed (the training data, and the
+/// held-out data drawn from the same generator with other seeds, or from a held-out split), the
+/// vocabulary and sequence length it needs, and what its two scored kinds of position are called.
+struct Task {
+    std::string name = "induction";
+    int vocab_size = 64;
+    int context = 48;                                                         // n: tokens per sequence
+    std::string first_label = "first occurrences", repeat_label = "repeats";  // kind 1 / kind 2
+    std::function<TaskBatch(int B, std::uint64_t seed)> train_batch;          // [B, n]
+    std::function<TaskBatch(int B, std::uint64_t seed)> heldout_batch;        // [B, n]
+};
+
+/// The induction task as a Task (held-out data: the same generator with other seeds).
+Task induction_task(const InductionTask& task);
+
+/// Step-by-step training (what train_task runs, and what the GUI's training session drives one
+/// step at a time): the parameters, AdamW state, the fixed held-out and probe batches, the step
+/// counter. Deterministic for (config, task, options): every batch's seed is derived from
+/// (options.seed, step).
+class Trainer {
+  public:
+    /// Validates the config and options against the task; throws ConfigError naming what is wrong.
+    Trainer(const TrainConfig& config, Task task, const TrainOptions& options);
+
+    /// One optimizer step on a fresh training batch; returns its loss. Throws Error when the loss
+    /// or gradient stops being finite (the run diverged).
+    double step();
+    /// Held-out loss (split by kind) and head scores on the probe batch, now; train_loss = the last
+    /// step's loss.
+    EvalPoint evaluate() const;
+    /// Attention of the first probe sequence: [layer][head] → [n, n].
+    std::vector<std::vector<MatT<float>>> probe_attention() const;
+
+    long steps_done() const { return state_.step; }
+    double last_loss() const { return last_loss_; }
+    double last_lr() const { return last_lr_; }
+    const Params<float>& params() const { return params_; }
+    const TrainConfig& config() const { return params_.config; }
+    const TrainOptions& options() const { return options_; }
+    const Task& task() const { return task_; }
+    const std::vector<std::vector<int>>& probe() const { return probe_; }  // [probe][n]
+    double tokens_per_step() const { return double(options_.batch) * double(task_.context); }
+
+  private:
+    Task task_;
+    TrainOptions options_;
+    Params<float> params_;
+    Params<float> grad_;
+    AdamWState state_;
+    TaskBatch heldout_;
+    std::vector<std::vector<int>> probe_;
+    double last_loss_ = 0, last_lr_ = 0;
+};
+
+/// Trains on `task` for options.steps steps. `progress(step, loss, eval)` is called after every
+/// step (eval non-null on evaluation steps). cliff_step: the first evaluated step whose held-out
+/// repeat loss < 1.0. Throws Error when the run diverges. Deterministic for (config, task, options).
+TrainResult train_task(const TrainConfig& config, const Task& task, const TrainOptions& options,
+                       const std::function<void(long, double, const EvalPoint*)>& progress = {});
+
 /// Trains on the induction task. `progress(step, loss, eval)` is called after every step (eval
 /// non-null on evaluation steps). Throws Error when the loss or gradient stops being finite (the
 /// run diverged). Deterministic for (config, task, options).
