@@ -117,6 +117,7 @@ void TrainingSession::start(const TrainingSetup& setup, bool paused) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_ = std::make_unique<TrainingSetup>(setup);
+        ++runs_started_;
         pending_paused_ = paused;
         reset_ = false;
         step_requests_ = 0;
@@ -187,7 +188,8 @@ namespace {
 // Evaluates the trainer now and records the point, the live probe attention and a timeline frame.
 void record_eval(TrainingSnapshot& snap, Timeline& timeline, const Trainer& trainer) {
     EvalPoint e = trainer.evaluate();
-    if (snap.cliff_step < 0 && e.step > 0 && e.heldout_split.repeat < 1.0) {
+    if (snap.cliff_step < 0 && e.step > 0 && !trainer.task().repeat_label.empty() &&
+        e.heldout_split.repeat < 1.0) {
         snap.cliff_step = e.step;
         snap.cliff_seconds = snap.running_seconds;
     }
@@ -234,6 +236,7 @@ void TrainingSession::thread_main() {
             run->setup = std::move(*pending_);
             pending_.reset();
             const bool paused = pending_paused_;
+            run->snap.run = runs_started_;
             lock.unlock();
             TrainingSnapshot& snap = run->snap;
             snap.preset = run->setup.preset;

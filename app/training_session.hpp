@@ -86,6 +86,7 @@ const char* training_status_name(TrainingStatus s);  // "idle", "running", "paus
 /// Everything the GUI shows, immutable once published.
 struct TrainingSnapshot {
     std::uint64_t version = 0;  // increases with every publication
+    std::uint64_t run = 0;      // which start() this run came from (1, 2, ...; 0 = none)
     TrainingStatus status = TrainingStatus::Idle;
     std::string error;   // one line when Failed
     std::string preset;  // of the setup
@@ -139,7 +140,8 @@ class TrainingSession {
     mutable std::mutex mutex_;
     mutable std::condition_variable wake_, changed_;
     std::shared_ptr<const TrainingSnapshot> snapshot_;
-    std::unique_ptr<TrainingSetup> pending_;  // a start() not yet taken by the worker
+    std::unique_ptr<TrainingSetup> pending_;
+    std::uint64_t runs_started_ = 0;  // a start() not yet taken by the worker
     bool pending_paused_ = false;
     bool reset_ = false, running_ = false, stop_ = false;
     long step_requests_ = 0;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/tokenize.hpp"
 
 namespace attnviz {
 
@@ -172,6 +173,198 @@ Task induction_task(const InductionTask& t) {
     return task;
 }
 
+TaskBatch make_sequence_batch(const SequenceTask& t, int B, std::uint64_t seed) {
+    if (t.symbols < 2 || t.symbols > 1000 || t.length < 1 || t.length > 128)
+        throw ConfigError("copy/reverse/sort: symbols must be 2-1000 and the length 1-128.");
+    std::mt19937_64 rng(seed);
+    const int L = t.length, n = 2 * L;
+    TaskBatch out;
+    out.batch.B = B;
+    out.batch.n = n;
+    out.batch.inputs.resize(std::size_t(B) * std::size_t(n));
+    out.batch.targets.assign(out.batch.inputs.size(), -1);
+    out.kind.assign(out.batch.inputs.size(), 0);
+    std::vector<int> seq(std::size_t(n) + 1);  // [2L + 1]
+    for (int b = 0; b < B; ++b) {
+        for (int i = 0; i < L; ++i)
+            seq[std::size_t(i)] = std::uniform_int_distribution<int>(0, t.symbols - 1)(rng);
+        seq[std::size_t(L)] = t.symbols;  // SEP
+        std::vector<int> answer(seq.begin(), seq.begin() + L);
+        if (t.op == SequenceOp::Reverse) std::reverse(answer.begin(), answer.end());
+        if (t.op == SequenceOp::Sort) std::sort(answer.begin(), answer.end());
+        std::copy(answer.begin(), answer.end(), seq.begin() + L + 1);
+        for (int i = 0; i < n; ++i) {
+            const std::size_t k = std::size_t(b) * std::size_t(n) + std::size_t(i);
+            out.batch.inputs[k] = seq[std::size_t(i)];
+            if (i >= L) {
+                out.batch.targets[k] = seq[std::size_t(i) + 1];
+                out.kind[k] = 2;
+            }
+        }
+    }
+    return out;
+}
+
+Task sequence_task(const SequenceTask& t) {
+    make_sequence_batch(t, 0, 0);  // validates
+    Task task;
+    task.name = t.op == SequenceOp::Copy ? "copy" : t.op == SequenceOp::Reverse ? "reverse" : "sort";
+    task.vocab_size = t.symbols + 1;
+    task.context = 2 * t.length;
+    task.first_label = "";
+    task.repeat_label = "answer tokens";
+    task.train_batch = [t](int B, std::uint64_t seed) { return make_sequence_batch(t, B, seed); };
+    task.heldout_batch = task.train_batch;
+    return task;
+}
+
+ModAddSplit modadd_split(const ModAddTask& t) {
+    if (t.modulus < 2 || t.modulus > 1000)
+        throw ConfigError("modadd: the modulus must be 2-1000 (got " + std::to_string(t.modulus) + ").");
+    if (!(t.train_fraction > 0.0 && t.train_fraction < 1.0))
+        throw ConfigError("modadd: the training fraction must be strictly between 0 and 1.");
+    std::vector<std::pair<int, int>> pairs;  // [p²]
+    for (int a = 0; a < t.modulus; ++a)
+        for (int b = 0; b < t.modulus; ++b) pairs.emplace_back(a, b);
+    std::mt19937_64 rng(t.split_seed);
+    for (std::size_t i = pairs.size() - 1; i > 0; --i)  // Fisher–Yates, the same on every platform
+        std::swap(pairs[i], pairs[std::uniform_int_distribution<std::size_t>(0, i)(rng)]);
+    const std::size_t cut = std::max<std::size_t>(
+        1, std::min(pairs.size() - 1, std::size_t(t.train_fraction * double(pairs.size()))));
+    ModAddSplit split;
+    split.train.assign(pairs.begin(), pairs.begin() + std::ptrdiff_t(cut));
+    split.heldout.assign(pairs.begin() + std::ptrdiff_t(cut), pairs.end());
+    return split;
+}
+
+namespace {
+
+TaskBatch modadd_batch(const std::vector<std::pair<int, int>>& pairs, int p, int B, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    TaskBatch out;
+    out.batch.B = B;
+    out.batch.n = 4;
+    out.batch.inputs.resize(std::size_t(B) * 4);
+    out.batch.targets.assign(out.batch.inputs.size(), -1);
+    out.kind.assign(out.batch.inputs.size(), 0);
+    for (int b = 0; b < B; ++b) {
+        const auto [x, y] = pairs[std::uniform_int_distribution<std::size_t>(0, pairs.size() - 1)(rng)];
+        int* in = out.batch.inputs.data() + std::ptrdiff_t(b) * 4;
+        in[0] = x;
+        in[1] = p;  // '+'
+        in[2] = y;
+        in[3] = p + 1;  // '='
+        out.batch.targets[std::size_t(b) * 4 + 3] = (x + y) % p;
+        out.kind[std::size_t(b) * 4 + 3] = 2;
+    }
+    return out;
+}
+
+}  // namespace
+
+Task modadd_task(const ModAddTask& t) {
+    auto split = std::make_shared<const ModAddSplit>(modadd_split(t));
+    const int p = t.modulus;
+    Task task;
+    task.name = "modadd";
+    task.vocab_size = p + 2;
+    task.context = 4;
+    task.first_label = "";
+    task.repeat_label = "answers";
+    task.train_batch = [split, p](int B, std::uint64_t seed) {
+        return modadd_batch(split->train, p, B, seed);
+    };
+    task.heldout_batch = [split, p](int B, std::uint64_t seed) {
+        return modadd_batch(split->heldout, p, B, seed);
+    };
+    return task;
+}
+
+TextCorpus text_corpus(const std::string& utf8, const std::string& name, int context) {
+    if (utf8.find('\0') != std::string::npos)
+        throw Error(name + ": not a text file (it contains NUL bytes); pick a UTF-8 text file.");
+    std::u32string cps;
+    try {
+        cps = decode_utf8(utf8);
+    } catch (const Error& e) {
+        throw Error(name + ": not UTF-8 text (" + e.what() + "); pick a UTF-8 text file.");
+    }
+    const std::size_t need = 2 * (std::size_t(context) + 1) * 10;  // held-out part: 10 %
+    if (cps.size() < need)
+        throw Error(name + ": the text has " + std::to_string(cps.size()) +
+                    " characters; training on windows of " + std::to_string(context + 1) +
+                    " needs at least " + std::to_string(need) + ".");
+    std::vector<char32_t> distinct(cps.begin(), cps.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() > 65536)
+        throw Error(name + ": " + std::to_string(distinct.size()) +
+                    " distinct characters; the model's vocabulary holds at most 65536.");
+    TextCorpus c;
+    c.name = name;
+    for (char32_t cp : distinct) c.vocab.push_back(encode_utf8(cp));
+    c.ids.reserve(cps.size());
+    for (char32_t cp : cps)
+        c.ids.push_back(int(std::lower_bound(distinct.begin(), distinct.end(), cp) - distinct.begin()));
+    return c;
+}
+
+std::string decode_text(const TextCorpus& corpus, const std::vector<int>& ids) {
+    std::string out;
+    for (int id : ids) {
+        if (id < 0 || id >= int(corpus.vocab.size()))
+            throw Error("Token id " + std::to_string(id) + " is outside the text's vocabulary.");
+        out += corpus.vocab[std::size_t(id)];
+    }
+    return out;
+}
+
+namespace {
+
+// Windows of n + 1 characters starting in [begin, end - n - 1].
+TaskBatch text_batch(const TextCorpus& c, std::size_t begin, std::size_t end, int n, int B,
+                     std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    TaskBatch out;
+    out.batch.B = B;
+    out.batch.n = n;
+    out.batch.inputs.resize(std::size_t(B) * std::size_t(n));
+    out.batch.targets.resize(out.batch.inputs.size());
+    out.kind.assign(out.batch.inputs.size(), 1);
+    for (int b = 0; b < B; ++b) {
+        const std::size_t s =
+            std::uniform_int_distribution<std::size_t>(begin, end - std::size_t(n) - 1)(rng);
+        for (int i = 0; i < n; ++i) {
+            const std::size_t k = std::size_t(b) * std::size_t(n) + std::size_t(i);
+            out.batch.inputs[k] = c.ids[s + std::size_t(i)];
+            out.batch.targets[k] = c.ids[s + std::size_t(i) + 1];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+Task text_task(std::shared_ptr<const TextCorpus> corpus, int context) {
+    if (!corpus || corpus->ids.size() < 20 * (std::size_t(context) + 1))
+        throw ConfigError("The text is too short for windows of " + std::to_string(context + 1) +
+                          " characters.");
+    const std::size_t cut = corpus->ids.size() * 9 / 10;
+    Task task;
+    task.name = "text";
+    task.vocab_size = int(corpus->vocab.size());
+    task.context = context;
+    task.first_label = "characters";
+    task.repeat_label = "";
+    task.train_batch = [corpus, cut, context](int B, std::uint64_t seed) {
+        return text_batch(*corpus, 0, cut, context, B, seed);
+    };
+    task.heldout_batch = [corpus, cut, context](int B, std::uint64_t seed) {
+        return text_batch(*corpus, cut, corpus->ids.size(), context, B, seed);
+    };
+    return task;
+}
+
 Trainer::Trainer(const TrainConfig& config, Task task, const TrainOptions& o)
     : task_(std::move(task)), options_(o) {
     validate_train_config(config);
@@ -236,7 +429,8 @@ TrainResult train_task(const TrainConfig& config, const Task& task, const TrainO
         if (done % o.eval_every == 0 || done == o.steps) {
             r.evals.push_back(trainer.evaluate());
             const EvalPoint& e = r.evals.back();
-            if (r.cliff_step < 0 && e.heldout_split.repeat < 1.0) r.cliff_step = done;
+            if (r.cliff_step < 0 && !task.repeat_label.empty() && e.heldout_split.repeat < 1.0)
+                r.cliff_step = done;
             if (progress) progress(done, loss, &e);
         } else if (progress) {
             progress(done, loss, nullptr);

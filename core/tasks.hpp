@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/train.hpp"
@@ -100,6 +102,48 @@ struct Task {
 
 /// The induction task as a Task (held-out data: the same generator with other seeds).
 Task induction_task(const InductionTask& task);
+
+/// copy, reverse and sort: L random symbols, a separator, then the symbols copied / reversed /
+/// sorted. Sequence [a1..aL, SEP, b1..bL]: inputs its first 2L tokens, targets the next ones, scored
+/// only where the target is an answer symbol (kind 2). Vocabulary: `symbols` + 1 (SEP = symbols).
+enum class SequenceOp { Copy, Reverse, Sort };
+struct SequenceTask {
+    SequenceOp op = SequenceOp::Copy;
+    int symbols = 16;  // 2–1000
+    int length = 8;    // L, 1–128
+};
+TaskBatch make_sequence_batch(const SequenceTask& task, int B, std::uint64_t seed);
+Task sequence_task(const SequenceTask& task);
+
+/// Modular addition, the grokking setup: "a + b =" → (a + b) mod p over every pair (a, b) in
+/// [0, p)², split once (by split_seed) into a training part (train_fraction of the pairs) and a
+/// disjoint held-out part. Tokens 0..p-1 are numbers, p is '+', p + 1 is '='; sequence [a, +, b, =],
+/// scored only at '=' (kind 2). Vocabulary p + 2.
+struct ModAddTask {
+    int modulus = 97;  // p, 2–1000
+    double train_fraction = 0.3;
+    std::uint64_t split_seed = 0;
+};
+struct ModAddSplit {
+    std::vector<std::pair<int, int>> train, heldout;  // (a, b) pairs
+};
+ModAddSplit modadd_split(const ModAddTask& task);
+Task modadd_task(const ModAddTask& task);
+
+/// Character-level text: the distinct code points of a UTF-8 text (sorted) are the vocabulary;
+/// training windows of context + 1 characters come from the first 90 % of the text, held-out
+/// windows from the rest. Every position is scored (kind 1).
+struct TextCorpus {
+    std::string name;                // file name, for messages
+    std::vector<std::string> vocab;  // [V] each a UTF-8 character
+    std::vector<int> ids;            // [characters] the text as ids
+};
+/// Throws Error naming `name` when the text is not UTF-8 text (invalid UTF-8 or NUL bytes: a binary
+/// file), too short for two windows of `context` + 1 characters, or has more than 65536 characters.
+TextCorpus text_corpus(const std::string& utf8, const std::string& name, int context);
+/// The ids as UTF-8 text again (ids outside the vocabulary throw).
+std::string decode_text(const TextCorpus& corpus, const std::vector<int>& ids);
+Task text_task(std::shared_ptr<const TextCorpus> corpus, int context);
 
 /// Step-by-step training (what train_task runs, and what the GUI's training session drives one
 /// step at a time): the parameters, AdamW state, the fixed held-out and probe batches, the step

@@ -24,7 +24,11 @@ using ojson = nlohmann::ordered_json;
 
 const std::vector<CliOption>& train_options() {
     static const std::vector<CliOption> options = {
-        {"--task", "NAME", "training task: induction", false},
+        {"--task", "NAME", "training task: induction, copy, reverse, sort, modadd, text", false},
+        {"--text", "FILE", "text task: a UTF-8 text file (character level; Chinese too)", false},
+        {"--modulus", "P", "modadd: the modulus p, 2-1000 (default 97)", false},
+        {"--train-fraction", "F", "modadd: share of the p² pairs used for training (default 0.3)", false},
+        {"--length", "L", "copy/reverse/sort: symbols per sequence, 1-128 (default 8)", false},
         {"--layers", "L", "blocks, 1-6 (default 2)", false},
         {"--heads", "H", "heads per block, 1-8 (default 4)", false},
         {"--d-model", "D", "residual width, 16-256 (default 64)", false},
@@ -94,21 +98,6 @@ std::string config_json(const TrainConfig& c) {
     return j.dump(2) + "\n";
 }
 
-void save_checkpoint(const std::string& dir, const Params<float>& p) {
-    std::vector<SafetensorsWriteTensor> tensors;
-    for (const ParamView& v : p.layout) {
-        SafetensorsWriteTensor t;
-        t.name = v.name;
-        t.dtype = "F32";
-        for (int s : v.shape) t.shape.push_back(s);
-        t.data = p.data.data() + v.offset;
-        t.count = v.size;
-        tensors.push_back(std::move(t));
-    }
-    write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
-    write_file_atomic(dir + "/config.json", config_json(p.config));
-}
-
 ojson scores_json(const std::vector<std::vector<HeadScores>>& scores) {
     ojson layers = ojson::array();
     for (const auto& layer : scores) {
@@ -134,8 +123,12 @@ int train_main(int argc, char** argv) {
     require_flag(args, options, "--steps");
     require_flag(args, options, "--out");
     const std::string task_name = *args.get("--task");
-    if (task_name != "induction")
-        throw UsageError("--task: unknown task '" + task_name + "' (known tasks: induction)");
+    const bool known = task_name == "induction" || task_name == "copy" || task_name == "reverse" ||
+                       task_name == "sort" || task_name == "modadd" || task_name == "text";
+    if (!known)
+        throw UsageError("--task: unknown task '" + task_name +
+                         "' (known tasks: induction, copy, reverse, sort, modadd, text)");
+    if (task_name == "text") require_flag(args, options, "--text");
     TrainConfig c;
     c.n_layer = cli_int("--layers", args.get_or("--layers", "2"), 1, 6);
     c.n_head = cli_int("--heads", args.get_or("--heads", "4"), 1, 8);
@@ -144,11 +137,35 @@ int train_main(int argc, char** argv) {
     c.vocab_size = cli_int("--vocab", args.get_or("--vocab", "64"), 2, 65536);
     c.layer_norm = !args.has("--no-norm");
     c.tied = args.has("--tied");
+    Task task;
+    if (task_name == "induction") {
+        InductionTask t;
+        t.vocab_size = c.vocab_size;
+        t.context = c.context;
+        task = induction_task(t);
+    } else if (task_name == "modadd") {
+        ModAddTask t;
+        t.modulus = cli_int("--modulus", args.get_or("--modulus", "97"), 2, 1000);
+        t.train_fraction = cli_double("--train-fraction", args.get_or("--train-fraction", "0.3"), 0.0, 1.0);
+        task = modadd_task(t);
+    } else if (task_name == "text") {
+        const std::string path = *args.get("--text");
+        auto corpus = std::make_shared<const TextCorpus>(text_corpus(read_file(path), path, c.context));
+        task = text_task(corpus, c.context);
+    } else {
+        SequenceTask t;
+        t.op = task_name == "copy"      ? SequenceOp::Copy
+               : task_name == "reverse" ? SequenceOp::Reverse
+                                        : SequenceOp::Sort;
+        t.symbols = std::min(1000, std::max(2, c.vocab_size - 1));
+        t.length = cli_int("--length", args.get_or("--length", "8"), 1, 128);
+        task = sequence_task(t);
+    }
+    if (task_name != "induction") {  // the model fits the task's vocabulary and sequences
+        c.vocab_size = task.vocab_size;
+        c.context = std::max(c.context, task.context);
+    }
     validate_train_config(c);
-    InductionTask task;
-    task.vocab_size = c.vocab_size;
-    task.context = c.context;
-    validate_induction_task(task);
     TrainOptions o;
     o.steps = cli_int("--steps", *args.get("--steps"), 1, 10000000);
     o.seed = std::uint64_t(cli_int("--seed", args.get_or("--seed", "0"), 0, 2147483647));
@@ -166,7 +183,7 @@ int train_main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const double tokens_per_step = double(o.batch) * double(c.context);
     std::string csv = metrics_header(c);
-    const TrainResult r = train_induction(c, task, o, [&](long step, double loss, const EvalPoint* e) {
+    const TrainResult r = train_task(c, task, o, [&](long step, double loss, const EvalPoint* e) {
         if (e) csv += metrics_row(*e);
         if (!tty && !e) return;
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -185,7 +202,7 @@ int train_main(int argc, char** argv) {
         }
     });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    save_checkpoint(out, r.params);
+    write_train_checkpoint(out, r.params);
     write_file_atomic(out + "/metrics.csv", csv);
     const EvalPoint& last = r.evals.back();
     ojson s;
@@ -209,6 +226,21 @@ int train_main(int argc, char** argv) {
 }
 
 }  // namespace
+
+void write_train_checkpoint(const std::string& dir, const Params<float>& p) {
+    std::vector<SafetensorsWriteTensor> tensors;
+    for (const ParamView& v : p.layout) {
+        SafetensorsWriteTensor t;
+        t.name = v.name;
+        t.dtype = "F32";
+        for (int s : v.shape) t.shape.push_back(s);
+        t.data = p.data.data() + v.offset;
+        t.count = v.size;
+        tensors.push_back(std::move(t));
+    }
+    write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
+    write_file_atomic(dir + "/config.json", config_json(p.config));
+}
 
 int run_train_command(int argc, char** argv) {
     return run_cli_command("attnviz train", [&] { return train_main(argc, argv); });

@@ -8,7 +8,16 @@
 // cliff_step: the first evaluated step whose held-out repeated-part loss fell below 1.0, or null).
 #pragma once
 
+#include <string>
+
+#include "core/train.hpp"
+
 namespace attnviz {
+
+/// Writes DIR/model.safetensors and DIR/config.json of trained parameters (what `attnviz train`
+/// writes; the GUI's Training lab saves through it too). DIR must exist. Each file is written whole
+/// or not at all. Throws attnviz::Error naming the file.
+void write_train_checkpoint(const std::string& dir, const Params<float>& params);
 
 int run_train_command(int argc, char** argv);  // argv[0] == "train"
 
