@@ -2,8 +2,8 @@
 // Trainer on its own thread) and watch the heads form: the loss curves (train, held-out, first
 // occurrences vs repeats), learning rate, tokens/s, the head scores over steps with the phase change
 // marked, a layer × head grid of the probe sequence's attention, and a timeline slider back through
-// the kept snapshots. Save a checkpoint (io/train_commands' writer), open it in the main view, export
-// the curves (the window) and the current frame (io/figure) as PNG.
+// the kept snapshots. Save a checkpoint (io/train_commands' save_train_checkpoint), open it in the main view,
+// export the curves (the window) and the current frame (io/figure) as PNG.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -113,7 +113,7 @@ void save_checkpoint(AppState& state, const TrainingSnapshot& s, TrainLabState& 
     try {
         const std::string dir = checkpoint_dir(state, s);
         make_dirs(dir);
-        write_train_checkpoint(dir, *s.params);
+        save_train_checkpoint(dir, *s.params);
         ls.last_saved = dir;
         state.last_export_path = dir;
         state.set_status("Saved the model at step " + std::to_string(s.step) + " to " + dir, false);
