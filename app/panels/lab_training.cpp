@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include "app/panels/lab_common.hpp"
 #include "app/panels/panels.hpp"
@@ -31,6 +32,8 @@ struct PresetChoice {
 };
 const PresetChoice kPresets[] = {
     {"induction", "induction heads in 2 layers"},
+    {"modadd", "grokking mod 97"},
+    {"text", "characters of a text"},
 };
 
 struct TrainLabState {
@@ -43,6 +46,7 @@ struct TrainLabState {
     std::uint64_t frame_run = 0;
     std::vector<HeatmapViewState> views;
     std::string last_saved;  // checkpoint folder of the last save
+    std::string text_path;   // the "characters of a text" preset's file
     bool autostart_done = false;
 };
 
@@ -162,7 +166,12 @@ void draw_setup(TrainLabState& ls) {
         ls.have_setup = true;
     }
     ImGui::SameLine();
-    ImGui::TextDisabled("task: %s", ls.setup.task.name.c_str());
+    if (ls.setup.preset == "text") {
+        ImGui::SetNextItemWidth(360);
+        ImGui::InputTextWithHint("text file", "path of a UTF-8 text file (Chinese works too)", &ls.text_path);
+    } else {
+        ImGui::TextDisabled("task: %s", ls.setup.task.name.c_str());
+    }
     TrainConfig& c = ls.setup.model;
     TrainOptions& o = ls.setup.options;
     ImGui::PushItemWidth(90);
@@ -190,12 +199,33 @@ void draw_setup(TrainLabState& ls) {
         "seed and thread count: the same settings give the same curves bit for bit, however you pause.");
 }
 
+// The setup to train: the text preset's task is read from its file now (one line on failure).
+bool setup_to_train(AppState& state, TrainLabState& ls, TrainingSetup* out) {
+    *out = ls.setup;
+    if (ls.setup.preset != "text") return true;
+    try {
+        if (ls.text_path.empty()) throw Error("Pick a UTF-8 text file first (the path field above).");
+        const int n = ls.setup.model.context;
+        auto corpus =
+            std::make_shared<const TextCorpus>(text_corpus(read_file(ls.text_path), ls.text_path, n));
+        out->task = text_task(corpus, n);
+        out->model.vocab_size = out->task.vocab_size;
+        return true;
+    } catch (const Error& e) {
+        state.set_status(e.what(), true);
+        return false;
+    }
+}
+
 void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
     TrainingSession& session = *ls.session;
     const bool has_run = s.status != TrainingStatus::Idle && s.status != TrainingStatus::Failed;
     if (ImGui::Button(has_run ? "Train again" : "Train")) {
-        session.start(ls.setup);
-        ls.follow = true;
+        TrainingSetup setup;
+        if (setup_to_train(state, ls, &setup)) {
+            session.start(setup);
+            ls.follow = true;
+        }
     }
     remember_rect(state, "training_train");
     ImGui::SameLine();
@@ -280,7 +310,10 @@ void draw_curves(const TrainingSnapshot& s, float w, float h) {
     spec.x_max = std::max(1.0, double(s.total_steps));
     if (s.cliff_step >= 0)
         spec.ref_lines.push_back({false, double(s.cliff_step), "phase change", IM_COL32(255, 200, 90, 220)});
-    draw_line_plot("loss", spec, {train, held, first, repeat}, ImVec2(w, h));
+    std::vector<PlotSeries> series{train, held};
+    if (!s.first_label.empty()) series.push_back(first);  // tasks without that kind of position skip it
+    if (!s.repeat_label.empty()) series.push_back(repeat);
+    draw_line_plot("loss", spec, series, ImVec2(w, h));
 }
 
 void draw_scores(const TrainingSnapshot& s, float w, float h) {
@@ -461,7 +494,8 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
     draw_setup(ls);
     if (tab == 1 && !ls.autostart_done) {
         ls.autostart_done = true;
-        ls.session->start(ls.setup);
+        TrainingSetup setup;
+        if (setup_to_train(state, ls, &setup)) ls.session->start(setup);
     }
     std::shared_ptr<const TrainingSnapshot> snap = ls.session->snapshot();
     const TrainingSnapshot& s = *snap;

@@ -163,6 +163,7 @@ TEST(TrainingSession, ARefusedSetupIsOneLine) {
 
 TEST(TrainingSession, PresetsExistAndAnUnknownOneIsRefused) {
     for (const std::string& name : training_preset_names()) {
+        if (name == "text") continue;  // its task comes from the learner's file
         const TrainingSetup s = training_preset(name);
         EXPECT_NO_THROW(Trainer(s.model, s.task, s.options)) << name;
     }
