@@ -95,8 +95,10 @@ struct TrainingSession::Run {
     std::string error;
 };
 
-TrainingSession::TrainingSession(std::size_t timeline_bytes)
-    : timeline_bytes_(timeline_bytes), snapshot_(std::make_shared<TrainingSnapshot>()) {
+TrainingSession::TrainingSession(std::size_t timeline_bytes, std::function<void()> on_publish)
+    : timeline_bytes_(timeline_bytes),
+      on_publish_(std::move(on_publish)),
+      snapshot_(std::make_shared<TrainingSnapshot>()) {
     thread_ = std::thread([this] { thread_main(); });
 }
 
@@ -181,6 +183,7 @@ void TrainingSession::publish_locked(Run& run) {
     s->timeline_capacity = run.timeline.max_frames();
     snapshot_ = std::move(s);
     changed_.notify_all();
+    if (on_publish_) on_publish_();
 }
 
 namespace {

@@ -110,7 +110,10 @@ struct TrainingSnapshot {
 
 class TrainingSession {
   public:
-    explicit TrainingSession(std::size_t timeline_bytes = kTimelineBytes);
+    /// `on_publish` is called on the worker thread after each new snapshot (the GUI passes
+    /// glfwPostEmptyEvent, so a frame is drawn when there is something new and not otherwise).
+    explicit TrainingSession(std::size_t timeline_bytes = kTimelineBytes,
+                             std::function<void()> on_publish = {});
     ~TrainingSession();
     TrainingSession(const TrainingSession&) = delete;
     TrainingSession& operator=(const TrainingSession&) = delete;
@@ -137,6 +140,7 @@ class TrainingSession {
     void publish_locked(Run& run);
 
     std::size_t timeline_bytes_;
+    std::function<void()> on_publish_;
     mutable std::mutex mutex_;
     mutable std::condition_variable wake_, changed_;
     std::shared_ptr<const TrainingSnapshot> snapshot_;

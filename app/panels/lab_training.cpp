@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -478,7 +479,10 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
         if (ls.session) ls.session->pause();  // closing the window stops the training (it can resume)
         return;
     }
-    if (!ls.session) ls.session = std::make_unique<TrainingSession>();
+    // Each new snapshot wakes the event loop (one frame per publication, ≤ ~20 a second), so the
+    // window neither polls at full speed while training nor misses an update.
+    if (!ls.session)
+        ls.session = std::make_unique<TrainingSession>(kTimelineBytes, [] { glfwPostEmptyEvent(); });
     // `--lab training:1` starts training the preset at once (screenshots, measurements).
     const int tab = ctx.requested_tab;
     ctx.requested_tab = -1;
@@ -501,7 +505,6 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
     const TrainingSnapshot& s = *snap;
     draw_buttons(state, ls, s);
     draw_status(s);
-    if (s.status == TrainingStatus::Running) state.redraw_soon = true;  // keep frames coming
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float left_w = std::floor(avail.x * 0.45f), right_w = avail.x - left_w - 12;
