@@ -313,8 +313,9 @@ void TrainingSession::thread_main() {
             lock.lock();
             if (pending_ || reset_) continue;
         }
-        // Publish on evaluations, state changes and at most every 50 ms otherwise.
-        if (evaluated || paused_now || t1 - last_publish >= 0.05) {
+        // Publish on state changes and otherwise at most every 250 ms: each publication costs the GUI
+        // a frame (under software OpenGL tens of milliseconds of CPU taken from the training).
+        if (paused_now || t1 - last_publish >= kPublishSeconds) {
             publish_locked(*run);
             last_publish = t1;
         }

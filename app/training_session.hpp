@@ -69,6 +69,9 @@ std::size_t timeline_capacity(std::size_t budget_bytes, std::size_t frame_bytes)
 
 /// The default memory bound of the timeline (the lab's help text states it).
 inline constexpr std::size_t kTimelineBytes = 64ull << 20;
+/// A running session publishes a snapshot at most this often (and on every pause / end): each one
+/// costs the GUI a frame, which under software OpenGL takes CPU from the training.
+inline constexpr double kPublishSeconds = 0.25;
 /// Per-step curves keep at most this many points (thinned by halves like the timeline).
 inline constexpr std::size_t kMaxCurvePoints = 4096;
 
