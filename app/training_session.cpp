@@ -251,6 +251,7 @@ void TrainingSession::thread_main() {
             try {
                 run->trainer =
                     std::make_unique<Trainer>(run->setup.model, run->setup.task, run->setup.options);
+                if (run->setup.initial) run->trainer->set_params(*run->setup.initial);
                 const TrainConfig& c = run->trainer->config();
                 const std::size_t n = run->trainer->probe().front().size();
                 const std::size_t frame_bytes = std::size_t(c.n_layer) * std::size_t(c.n_head) * n * n * 4;

@@ -30,6 +30,7 @@ struct TrainingSetup {
     TrainConfig model;
     Task task;
     TrainOptions options;
+    std::shared_ptr<const Params<float>> initial;  // start from these weights (a loaded checkpoint)
 };
 
 /// The lab's presets, by name: "induction" (induction heads in 2 layers). Throws ConfigError for an

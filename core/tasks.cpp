@@ -389,6 +389,16 @@ Trainer::Trainer(const TrainConfig& config, Task task, const TrainOptions& o)
                             probe_batch.batch.inputs.begin() + std::ptrdiff_t(b + 1) * n);
 }
 
+void Trainer::set_params(const Params<float>& p) {
+    if (state_.step != 0) throw ConfigError("The weights can only be replaced before the first step.");
+    bool same = p.data.size() == params_.data.size() && p.layout.size() == params_.layout.size();
+    for (std::size_t i = 0; same && i < p.layout.size(); ++i)
+        same = p.layout[i].name == params_.layout[i].name && p.layout[i].shape == params_.layout[i].shape;
+    if (!same)
+        throw ConfigError("The checkpoint's tensors do not match the model being trained (other sizes).");
+    params_.data = p.data;
+}
+
 double Trainer::step() {
     const long step = state_.step;
     const TaskBatch tb = task_.train_batch(options_.batch, mix_seed(options_.seed, 3, std::uint64_t(step)));

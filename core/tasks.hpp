@@ -154,6 +154,9 @@ class Trainer {
     /// Validates the config and options against the task; throws ConfigError naming what is wrong.
     Trainer(const TrainConfig& config, Task task, const TrainOptions& options);
 
+    /// Continues from these weights (a loaded checkpoint) with fresh AdamW moments; before the first
+    /// step only. Throws ConfigError when their layout is not this model's.
+    void set_params(const Params<float>& params);
     /// One optimizer step on a fresh training batch; returns its loss. Throws Error when the loss
     /// or gradient stops being finite (the run diverged).
     double step();

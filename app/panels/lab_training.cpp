@@ -48,6 +48,7 @@ struct TrainLabState {
     std::vector<HeatmapViewState> views;
     std::string last_saved;  // checkpoint folder of the last save
     std::string text_path;   // the "characters of a text" preset's file
+    std::string load_path;   // a checkpoint folder to continue from
     bool autostart_done = false;
 };
 
@@ -260,6 +261,38 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
         "Reset. Save checkpoint writes model.safetensors + config.json (GPT-2 tensor names, what `attnviz "
         "train` writes) to a new folder in the export folder; Open in main view saves and opens it as a "
         "model.");
+}
+
+// Load a checkpoint (what Save checkpoint or `attnviz train` wrote) and continue training it on the
+// induction task; one line in the status bar when it cannot be.
+void draw_load(AppState& state, TrainLabState& ls) {
+    ImGui::SetNextItemWidth(320);
+    ImGui::InputTextWithHint("##load", "checkpoint folder to continue from", &ls.load_path);
+    ImGui::SameLine();
+    if (ImGui::Button("Load checkpoint and train")) {
+        try {
+            auto params = std::make_shared<const Params<float>>(load_train_checkpoint(ls.load_path));
+            TrainingSetup setup = training_preset("induction");
+            setup.options = ls.setup.options;
+            setup.model = params->config;
+            InductionTask t;
+            t.vocab_size = params->config.vocab_size;
+            t.context = params->config.context;
+            setup.task = induction_task(t);
+            setup.initial = params;
+            ls.setup = setup;
+            ls.preset = 0;
+            ls.session->start(setup);
+            ls.follow = true;
+            state.set_status("Continuing to train " + ls.load_path, false);
+        } catch (const Error& e) {
+            state.set_status(e.what(), true);
+        }
+    }
+    ImGui::SameLine();
+    help_marker(
+        "A folder with model.safetensors + config.json written by Save checkpoint or `attnviz train` "
+        "(induction task). Training continues from its weights with fresh AdamW moments.");
 }
 
 void draw_status(const TrainingSnapshot& s) {
@@ -504,6 +537,8 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
     std::shared_ptr<const TrainingSnapshot> snap = ls.session->snapshot();
     const TrainingSnapshot& s = *snap;
     draw_buttons(state, ls, s);
+    ImGui::SameLine();
+    draw_load(state, ls);
     draw_status(s);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -145,6 +145,30 @@ TEST(TrainingSession, SameSeedSameLossesHoweverPaused) {
     EXPECT_NE(c.snapshot()->train_loss.y, sa->train_loss.y);
 }
 
+TEST(TrainingSession, ContinuesFromLoadedWeights) {
+    TrainingSession a;
+    a.start(tiny_setup(20, 4));
+    auto done = [](const TrainingSnapshot& s) { return s.status == TrainingStatus::Done; };
+    ASSERT_TRUE(a.wait_for(done, kTimeout));
+    const auto trained = a.snapshot();
+    TrainingSetup more = tiny_setup(20, 5);
+    more.initial = trained->params;
+    TrainingSession b;
+    b.start(more, /*paused=*/true);
+    ASSERT_TRUE(
+        b.wait_for([](const TrainingSnapshot& s) { return s.status == TrainingStatus::Paused; }, kTimeout));
+    EXPECT_EQ(b.snapshot()->params->data, trained->params->data);  // step 0 is the loaded model
+    // Weights of another size are refused in one line.
+    TrainingSetup wrong = tiny_setup(20, 5);
+    wrong.model.d_model = 32;
+    wrong.initial = trained->params;
+    TrainingSession c;
+    c.start(wrong);
+    ASSERT_TRUE(
+        c.wait_for([](const TrainingSnapshot& s) { return s.status == TrainingStatus::Failed; }, kTimeout));
+    EXPECT_NE(c.snapshot()->error.find("do not match"), std::string::npos) << c.snapshot()->error;
+}
+
 TEST(TrainingSession, ARefusedSetupIsOneLine) {
     TrainingSession session;
     TrainingSetup s = tiny_setup(10, 1);
