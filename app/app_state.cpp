@@ -166,6 +166,7 @@ nlohmann::json state_json(const AppState& state) {
         j["n"] = state.trace->n;
     }
     j["weights_checksum"] = checksum;
+    if (!state.training_log.is_null()) j["training"] = state.training_log;
     nlohmann::json rects = nlohmann::json::object();
     for (const auto& [name, r] : state.widget_rects) rects[name] = {r.x, r.y, r.w, r.h};
     j["widgets"] = rects;

@@ -128,6 +128,9 @@ struct AppState {
         float x = 0, y = 0, w = 0, h = 0;
     };
     std::map<std::string, WidgetRect> widget_rects;
+    /// The Training lab's run as the state log reports it ("training": status, step, cliff_step,
+    /// timeline frame shown, ...); null while the lab has not run.
+    nlohmann::json training_log;
 
     void set_status(std::string text, bool is_error) {
         status = std::move(text);

@@ -26,7 +26,11 @@ void load_scene_into(AppState& state, const Scene& scene, const std::string& pat
     state.scene_path = path;
     state.link_head_dims = scene.config.d_k == 0 && scene.config.d_v == 0;
     state.pinned_row = -1;
-    reset_views(state);  // fresh zoom, choices and boxes for the new scene
+    reset_views(state);          // fresh zoom, choices and boxes for the new scene
+    if (!scene.model.empty()) {  // the scene opens a model (the shell loads it in the background)
+        if (!scene.model_text.empty()) state.model.text = scene.model_text;
+        state.model.open_request = scene.model;
+    }
 }
 
 bool save_scene_to(AppState& state, const std::string& path) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/tokenize.hpp"
 
 namespace attnviz {
 
@@ -161,59 +162,299 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t i
 
 }  // namespace
 
-TrainResult train_induction(const TrainConfig& config, const InductionTask& task, const TrainOptions& o,
-                            const std::function<void(long, double, const EvalPoint*)>& progress) {
+Task induction_task(const InductionTask& t) {
+    validate_induction_task(t);
+    Task task;
+    task.name = "induction";
+    task.vocab_size = t.vocab_size;
+    task.context = t.context;
+    task.train_batch = [t](int B, std::uint64_t seed) { return make_induction_batch(t, B, seed); };
+    task.heldout_batch = task.train_batch;
+    return task;
+}
+
+TaskBatch make_sequence_batch(const SequenceTask& t, int B, std::uint64_t seed) {
+    if (t.symbols < 2 || t.symbols > 1000 || t.length < 1 || t.length > 128)
+        throw ConfigError("copy/reverse/sort: symbols must be 2-1000 and the length 1-128.");
+    std::mt19937_64 rng(seed);
+    const int L = t.length, n = 2 * L;
+    TaskBatch out;
+    out.batch.B = B;
+    out.batch.n = n;
+    out.batch.inputs.resize(std::size_t(B) * std::size_t(n));
+    out.batch.targets.assign(out.batch.inputs.size(), -1);
+    out.kind.assign(out.batch.inputs.size(), 0);
+    std::vector<int> seq(std::size_t(n) + 1);  // [2L + 1]
+    for (int b = 0; b < B; ++b) {
+        for (int i = 0; i < L; ++i)
+            seq[std::size_t(i)] = std::uniform_int_distribution<int>(0, t.symbols - 1)(rng);
+        seq[std::size_t(L)] = t.symbols;  // SEP
+        std::vector<int> answer(seq.begin(), seq.begin() + L);
+        if (t.op == SequenceOp::Reverse) std::reverse(answer.begin(), answer.end());
+        if (t.op == SequenceOp::Sort) std::sort(answer.begin(), answer.end());
+        std::copy(answer.begin(), answer.end(), seq.begin() + L + 1);
+        for (int i = 0; i < n; ++i) {
+            const std::size_t k = std::size_t(b) * std::size_t(n) + std::size_t(i);
+            out.batch.inputs[k] = seq[std::size_t(i)];
+            if (i >= L) {
+                out.batch.targets[k] = seq[std::size_t(i) + 1];
+                out.kind[k] = 2;
+            }
+        }
+    }
+    return out;
+}
+
+Task sequence_task(const SequenceTask& t) {
+    make_sequence_batch(t, 0, 0);  // validates
+    Task task;
+    task.name = t.op == SequenceOp::Copy ? "copy" : t.op == SequenceOp::Reverse ? "reverse" : "sort";
+    task.vocab_size = t.symbols + 1;
+    task.context = 2 * t.length;
+    task.first_label = "";
+    task.repeat_label = "answer tokens";
+    task.train_batch = [t](int B, std::uint64_t seed) { return make_sequence_batch(t, B, seed); };
+    task.heldout_batch = task.train_batch;
+    return task;
+}
+
+ModAddSplit modadd_split(const ModAddTask& t) {
+    if (t.modulus < 2 || t.modulus > 1000)
+        throw ConfigError("modadd: the modulus must be 2-1000 (got " + std::to_string(t.modulus) + ").");
+    if (!(t.train_fraction > 0.0 && t.train_fraction < 1.0))
+        throw ConfigError("modadd: the training fraction must be strictly between 0 and 1.");
+    std::vector<std::pair<int, int>> pairs;  // [p²]
+    for (int a = 0; a < t.modulus; ++a)
+        for (int b = 0; b < t.modulus; ++b) pairs.emplace_back(a, b);
+    std::mt19937_64 rng(t.split_seed);
+    for (std::size_t i = pairs.size() - 1; i > 0; --i)  // Fisher–Yates, the same on every platform
+        std::swap(pairs[i], pairs[std::uniform_int_distribution<std::size_t>(0, i)(rng)]);
+    const std::size_t cut = std::max<std::size_t>(
+        1, std::min(pairs.size() - 1, std::size_t(t.train_fraction * double(pairs.size()))));
+    ModAddSplit split;
+    split.train.assign(pairs.begin(), pairs.begin() + std::ptrdiff_t(cut));
+    split.heldout.assign(pairs.begin() + std::ptrdiff_t(cut), pairs.end());
+    return split;
+}
+
+namespace {
+
+TaskBatch modadd_batch(const std::vector<std::pair<int, int>>& pairs, int p, int B, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    TaskBatch out;
+    out.batch.B = B;
+    out.batch.n = 4;
+    out.batch.inputs.resize(std::size_t(B) * 4);
+    out.batch.targets.assign(out.batch.inputs.size(), -1);
+    out.kind.assign(out.batch.inputs.size(), 0);
+    for (int b = 0; b < B; ++b) {
+        const auto [x, y] = pairs[std::uniform_int_distribution<std::size_t>(0, pairs.size() - 1)(rng)];
+        int* in = out.batch.inputs.data() + std::ptrdiff_t(b) * 4;
+        in[0] = x;
+        in[1] = p;  // '+'
+        in[2] = y;
+        in[3] = p + 1;  // '='
+        out.batch.targets[std::size_t(b) * 4 + 3] = (x + y) % p;
+        out.kind[std::size_t(b) * 4 + 3] = 2;
+    }
+    return out;
+}
+
+}  // namespace
+
+Task modadd_task(const ModAddTask& t) {
+    auto split = std::make_shared<const ModAddSplit>(modadd_split(t));
+    const int p = t.modulus;
+    Task task;
+    task.name = "modadd";
+    task.vocab_size = p + 2;
+    task.context = 4;
+    task.first_label = "";
+    task.repeat_label = "answers";
+    task.train_batch = [split, p](int B, std::uint64_t seed) {
+        return modadd_batch(split->train, p, B, seed);
+    };
+    task.heldout_batch = [split, p](int B, std::uint64_t seed) {
+        return modadd_batch(split->heldout, p, B, seed);
+    };
+    return task;
+}
+
+TextCorpus text_corpus(const std::string& utf8, const std::string& name, int context) {
+    if (utf8.find('\0') != std::string::npos)
+        throw Error(name + ": not a text file (it contains NUL bytes); pick a UTF-8 text file.");
+    std::u32string cps;
+    try {
+        cps = decode_utf8(utf8);
+    } catch (const Error& e) {
+        throw Error(name + ": not UTF-8 text (" + e.what() + "); pick a UTF-8 text file.");
+    }
+    const std::size_t need = 2 * (std::size_t(context) + 1) * 10;  // held-out part: 10 %
+    if (cps.size() < need)
+        throw Error(name + ": the text has " + std::to_string(cps.size()) +
+                    " characters; training on windows of " + std::to_string(context + 1) +
+                    " needs at least " + std::to_string(need) + ".");
+    std::vector<char32_t> distinct(cps.begin(), cps.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() > 65536)
+        throw Error(name + ": " + std::to_string(distinct.size()) +
+                    " distinct characters; the model's vocabulary holds at most 65536.");
+    TextCorpus c;
+    c.name = name;
+    for (char32_t cp : distinct) c.vocab.push_back(encode_utf8(cp));
+    c.ids.reserve(cps.size());
+    for (char32_t cp : cps)
+        c.ids.push_back(int(std::lower_bound(distinct.begin(), distinct.end(), cp) - distinct.begin()));
+    return c;
+}
+
+std::string decode_text(const TextCorpus& corpus, const std::vector<int>& ids) {
+    std::string out;
+    for (int id : ids) {
+        if (id < 0 || id >= int(corpus.vocab.size()))
+            throw Error("Token id " + std::to_string(id) + " is outside the text's vocabulary.");
+        out += corpus.vocab[std::size_t(id)];
+    }
+    return out;
+}
+
+namespace {
+
+// Windows of n + 1 characters starting in [begin, end - n - 1].
+TaskBatch text_batch(const TextCorpus& c, std::size_t begin, std::size_t end, int n, int B,
+                     std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    TaskBatch out;
+    out.batch.B = B;
+    out.batch.n = n;
+    out.batch.inputs.resize(std::size_t(B) * std::size_t(n));
+    out.batch.targets.resize(out.batch.inputs.size());
+    out.kind.assign(out.batch.inputs.size(), 1);
+    for (int b = 0; b < B; ++b) {
+        const std::size_t s =
+            std::uniform_int_distribution<std::size_t>(begin, end - std::size_t(n) - 1)(rng);
+        for (int i = 0; i < n; ++i) {
+            const std::size_t k = std::size_t(b) * std::size_t(n) + std::size_t(i);
+            out.batch.inputs[k] = c.ids[s + std::size_t(i)];
+            out.batch.targets[k] = c.ids[s + std::size_t(i) + 1];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+Task text_task(std::shared_ptr<const TextCorpus> corpus, int context) {
+    if (!corpus || corpus->ids.size() < 20 * (std::size_t(context) + 1))
+        throw ConfigError("The text is too short for windows of " + std::to_string(context + 1) +
+                          " characters.");
+    const std::size_t cut = corpus->ids.size() * 9 / 10;
+    Task task;
+    task.name = "text";
+    task.vocab_size = int(corpus->vocab.size());
+    task.context = context;
+    task.first_label = "characters";
+    task.repeat_label = "";
+    task.train_batch = [corpus, cut, context](int B, std::uint64_t seed) {
+        return text_batch(*corpus, 0, cut, context, B, seed);
+    };
+    task.heldout_batch = [corpus, cut, context](int B, std::uint64_t seed) {
+        return text_batch(*corpus, cut, corpus->ids.size(), context, B, seed);
+    };
+    return task;
+}
+
+Trainer::Trainer(const TrainConfig& config, Task task, const TrainOptions& o)
+    : task_(std::move(task)), options_(o) {
     validate_train_config(config);
-    validate_induction_task(task);
-    if (task.context > config.context)
-        throw ConfigError("The task's sequences (" + std::to_string(task.context) +
+    if (!task_.train_batch || !task_.heldout_batch) throw ConfigError("The task has no data generator.");
+    if (task_.context > config.context)
+        throw ConfigError("The task's sequences (" + std::to_string(task_.context) +
                           " tokens) are longer than the model's context (" + std::to_string(config.context) +
                           ").");
-    if (task.vocab_size > config.vocab_size)
-        throw ConfigError("The task's vocabulary is larger than the model's.");
-    if (o.steps < 1 || o.batch < 1 || o.eval_every < 1)
+    if (task_.vocab_size > config.vocab_size)
+        throw ConfigError("The task's vocabulary (" + std::to_string(task_.vocab_size) +
+                          " tokens) is larger than the model's (" + std::to_string(config.vocab_size) + ").");
+    if (o.steps < 1 || o.batch < 1 || o.eval_every < 1 || o.heldout < 1 || o.probe < 1)
         throw ConfigError(
-            "Training needs at least one step, a batch of at least one sequence and eval_every >= 1.");
+            "Training needs at least one step, a batch of at least one sequence, held-out and probe "
+            "sequences and eval_every >= 1.");
+    params_ = init_params(config, mix_seed(o.seed, 0, 0));
+    if (o.init) set_params(*o.init);  // a loaded checkpoint: same tensor names and shapes
+    heldout_ = task_.heldout_batch(o.heldout, mix_seed(o.seed, 1, 0));
+    const TaskBatch probe_batch = task_.heldout_batch(o.probe, mix_seed(o.seed, 2, 0));
+    const int n = probe_batch.batch.n;
+    for (int b = 0; b < probe_batch.batch.B; ++b)
+        probe_.emplace_back(probe_batch.batch.inputs.begin() + std::ptrdiff_t(b) * n,
+                            probe_batch.batch.inputs.begin() + std::ptrdiff_t(b + 1) * n);
+}
+
+void Trainer::set_params(const Params<float>& p) {
+    if (state_.step != 0) throw ConfigError("The weights can only be replaced before the first step.");
+    bool same = p.data.size() == params_.data.size() && p.layout.size() == params_.layout.size();
+    for (std::size_t i = 0; same && i < p.layout.size(); ++i)
+        same = p.layout[i].name == params_.layout[i].name && p.layout[i].shape == params_.layout[i].shape;
+    if (!same)
+        throw ConfigError("The checkpoint's tensors do not match the model being trained (other sizes).");
+    params_.data = p.data;
+}
+
+double Trainer::step() {
+    const long step = state_.step;
+    const TaskBatch tb = task_.train_batch(options_.batch, mix_seed(options_.seed, 3, std::uint64_t(step)));
+    const double loss = loss_and_grad(params_, tb.batch, &grad_, options_.threads);
+    const double norm = clip_grad_norm(grad_.data, options_.clip);
+    if (!std::isfinite(loss) || !std::isfinite(norm))
+        throw Error("Training diverged at step " + std::to_string(step + 1) + ": the loss became " +
+                    (std::isfinite(loss) ? "finite but the gradient did not" : std::to_string(loss)) +
+                    "; lower the learning rate (it was " + std::to_string(options_.adam.lr) + ").");
+    last_lr_ = lr_schedule(step, options_.warmup, options_.steps, options_.adam.lr, options_.min_lr_ratio);
+    adamw_step(params_.data, grad_.data, state_, options_.adam, last_lr_);
+    last_loss_ = loss;
+    return loss;
+}
+
+EvalPoint Trainer::evaluate() const {
+    EvalPoint e;
+    e.step = state_.step;
+    e.train_loss = last_loss_;
+    std::vector<double> per_token;
+    e.heldout_loss = loss_and_grad<float>(params_, heldout_.batch, nullptr, options_.threads, &per_token);
+    e.heldout_split = split_loss(per_token, heldout_.kind);
+    e.scores = head_scores(params_, probe_);
+    return e;
+}
+
+std::vector<std::vector<MatT<float>>> Trainer::probe_attention() const {
+    return attention_patterns(params_, probe_.front());
+}
+
+TrainResult train_task(const TrainConfig& config, const Task& task, const TrainOptions& o,
+                       const std::function<void(long, double, const EvalPoint*)>& progress) {
+    Trainer trainer(config, task, o);
     TrainResult r;
-    if (o.init &&
-        (o.init->layout.size() != param_layout(config).size() || o.init->data.size() != param_count(config)))
-        throw ConfigError("The starting parameters do not fit the model's configuration.");
-    r.params = o.init ? *o.init : init_params(config, mix_seed(o.seed, 0, 0));
-    const TaskBatch heldout = make_induction_batch(task, o.heldout, mix_seed(o.seed, 1, 0));
-    const TaskBatch probe_batch = make_induction_batch(task, o.probe, mix_seed(o.seed, 2, 0));
-    std::vector<std::vector<int>> probe;
-    for (int b = 0; b < o.probe; ++b)
-        probe.emplace_back(probe_batch.batch.inputs.begin() + std::ptrdiff_t(b) * task.context,
-                           probe_batch.batch.inputs.begin() + std::ptrdiff_t(b + 1) * task.context);
-    AdamWState state;
-    Params<float> grad;
     for (long step = 0; step < o.steps; ++step) {
-        const TaskBatch tb = make_induction_batch(task, o.batch, mix_seed(o.seed, 3, std::uint64_t(step)));
-        const double loss = loss_and_grad(r.params, tb.batch, &grad, o.threads);
-        const double norm = clip_grad_norm(grad.data, o.clip);
-        if (!std::isfinite(loss) || !std::isfinite(norm))
-            throw Error("Training diverged at step " + std::to_string(step + 1) + ": the loss became " +
-                        (std::isfinite(loss) ? "finite but the gradient did not" : std::to_string(loss)) +
-                        "; lower the learning rate (it was " + std::to_string(o.adam.lr) + ").");
-        adamw_step(r.params.data, grad.data, state, o.adam,
-                   lr_schedule(step, o.warmup, o.steps, o.adam.lr, o.min_lr_ratio));
+        const double loss = trainer.step();
         const long done = step + 1;
         if (done % o.eval_every == 0 || done == o.steps) {
-            EvalPoint e;
-            e.step = done;
-            e.train_loss = loss;
-            std::vector<double> per_token;
-            e.heldout_loss = loss_and_grad<float>(r.params, heldout.batch, nullptr, o.threads, &per_token);
-            e.heldout_split = split_loss(per_token, heldout.kind);
-            e.scores = head_scores(r.params, probe);
-            if (r.cliff_step < 0 && e.heldout_split.repeat < 1.0) r.cliff_step = done;
-            r.evals.push_back(std::move(e));
-            if (progress) progress(done, loss, &r.evals.back());
+            r.evals.push_back(trainer.evaluate());
+            const EvalPoint& e = r.evals.back();
+            if (r.cliff_step < 0 && !task.repeat_label.empty() && e.heldout_split.repeat < 1.0)
+                r.cliff_step = done;
+            if (progress) progress(done, loss, &e);
         } else if (progress) {
             progress(done, loss, nullptr);
         }
     }
+    r.params = trainer.params();
     return r;
+}
+
+TrainResult train_induction(const TrainConfig& config, const InductionTask& task, const TrainOptions& o,
+                            const std::function<void(long, double, const EvalPoint*)>& progress) {
+    validate_train_config(config);
+    return train_task(config, induction_task(task), o, progress);
 }
 
 }  // namespace attnviz

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/train.hpp"
@@ -86,6 +88,111 @@ struct TrainResult {
     std::vector<EvalPoint> evals;
     long cliff_step = -1;  // first evaluated step whose held-out repeat loss < 1.0 (−1: never)
 };
+
+/// A task the trainer can run: a generator of batches with a seed (the training data, and the
+/// held-out data drawn from the same generator with other seeds, or from a held-out split), the
+/// vocabulary and sequence length it needs, and what its two scored kinds of position are called.
+struct Task {
+    std::string name = "induction";
+    int vocab_size = 64;
+    int context = 48;                                                         // n: tokens per sequence
+    std::string first_label = "first occurrences", repeat_label = "repeats";  // kind 1 / kind 2
+    std::function<TaskBatch(int B, std::uint64_t seed)> train_batch;          // [B, n]
+    std::function<TaskBatch(int B, std::uint64_t seed)> heldout_batch;        // [B, n]
+};
+
+/// The induction task as a Task (held-out data: the same generator with other seeds).
+Task induction_task(const InductionTask& task);
+
+/// copy, reverse and sort: L random symbols, a separator, then the symbols copied / reversed /
+/// sorted. Sequence [a1..aL, SEP, b1..bL]: inputs its first 2L tokens, targets the next ones, scored
+/// only where the target is an answer symbol (kind 2). Vocabulary: `symbols` + 1 (SEP = symbols).
+enum class SequenceOp { Copy, Reverse, Sort };
+struct SequenceTask {
+    SequenceOp op = SequenceOp::Copy;
+    int symbols = 16;  // 2–1000
+    int length = 8;    // L, 1–128
+};
+TaskBatch make_sequence_batch(const SequenceTask& task, int B, std::uint64_t seed);
+Task sequence_task(const SequenceTask& task);
+
+/// Modular addition, the grokking setup: "a + b =" → (a + b) mod p over every pair (a, b) in
+/// [0, p)², split once (by split_seed) into a training part (train_fraction of the pairs) and a
+/// disjoint held-out part. Tokens 0..p-1 are numbers, p is '+', p + 1 is '='; sequence [a, +, b, =],
+/// scored only at '=' (kind 2). Vocabulary p + 2.
+struct ModAddTask {
+    int modulus = 97;  // p, 2–1000
+    double train_fraction = 0.3;
+    std::uint64_t split_seed = 0;
+};
+struct ModAddSplit {
+    std::vector<std::pair<int, int>> train, heldout;  // (a, b) pairs
+};
+ModAddSplit modadd_split(const ModAddTask& task);
+Task modadd_task(const ModAddTask& task);
+
+/// Character-level text: the distinct code points of a UTF-8 text (sorted) are the vocabulary;
+/// training windows of context + 1 characters come from the first 90 % of the text, held-out
+/// windows from the rest. Every position is scored (kind 1).
+struct TextCorpus {
+    std::string name;                // file name, for messages
+    std::vector<std::string> vocab;  // [V] each a UTF-8 character
+    std::vector<int> ids;            // [characters] the text as ids
+};
+/// Throws Error naming `name` when the text is not UTF-8 text (invalid UTF-8 or NUL bytes: a binary
+/// file), too short for two windows of `context` + 1 characters, or has more than 65536 characters.
+TextCorpus text_corpus(const std::string& utf8, const std::string& name, int context);
+/// The ids as UTF-8 text again (ids outside the vocabulary throw).
+std::string decode_text(const TextCorpus& corpus, const std::vector<int>& ids);
+Task text_task(std::shared_ptr<const TextCorpus> corpus, int context);
+
+/// Step-by-step training (what train_task runs, and what the GUI's training session drives one
+/// step at a time): the parameters, AdamW state, the fixed held-out and probe batches, the step
+/// counter. Deterministic for (config, task, options): every batch's seed is derived from
+/// (options.seed, step).
+class Trainer {
+  public:
+    /// Validates the config and options against the task; throws ConfigError naming what is wrong.
+    Trainer(const TrainConfig& config, Task task, const TrainOptions& options);
+
+    /// Continues from these weights (a loaded checkpoint) with fresh AdamW moments; before the first
+    /// step only. Throws ConfigError when their layout is not this model's.
+    void set_params(const Params<float>& params);
+    /// One optimizer step on a fresh training batch; returns its loss. Throws Error when the loss
+    /// or gradient stops being finite (the run diverged).
+    double step();
+    /// Held-out loss (split by kind) and head scores on the probe batch, now; train_loss = the last
+    /// step's loss.
+    EvalPoint evaluate() const;
+    /// Attention of the first probe sequence: [layer][head] → [n, n].
+    std::vector<std::vector<MatT<float>>> probe_attention() const;
+
+    long steps_done() const { return state_.step; }
+    double last_loss() const { return last_loss_; }
+    double last_lr() const { return last_lr_; }
+    const Params<float>& params() const { return params_; }
+    const TrainConfig& config() const { return params_.config; }
+    const TrainOptions& options() const { return options_; }
+    const Task& task() const { return task_; }
+    const std::vector<std::vector<int>>& probe() const { return probe_; }  // [probe][n]
+    double tokens_per_step() const { return double(options_.batch) * double(task_.context); }
+
+  private:
+    Task task_;
+    TrainOptions options_;
+    Params<float> params_;
+    Params<float> grad_;
+    AdamWState state_;
+    TaskBatch heldout_;
+    std::vector<std::vector<int>> probe_;
+    double last_loss_ = 0, last_lr_ = 0;
+};
+
+/// Trains on `task` for options.steps steps. `progress(step, loss, eval)` is called after every
+/// step (eval non-null on evaluation steps). cliff_step: the first evaluated step whose held-out
+/// repeat loss < 1.0. Throws Error when the run diverges. Deterministic for (config, task, options).
+TrainResult train_task(const TrainConfig& config, const Task& task, const TrainOptions& options,
+                       const std::function<void(long, double, const EvalPoint*)>& progress = {});
 
 /// Trains on the induction task. `progress(step, loss, eval)` is called after every step (eval
 /// non-null on evaluation steps). Throws Error when the loss or gradient stops being finite (the

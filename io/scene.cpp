@@ -20,7 +20,8 @@ namespace {
 constexpr int kSceneVersion = 1;  // "attnviz_scene": marks the file as a scene; always 1
 // "version": the scene format. 2 adds the key itself; a scene without it is version 1 and opens the same.
 constexpr int kSceneFormatVersion = 2;
-const std::vector<std::string> kTopKeys = {"attnviz_scene", "version", "title", "note", "config"};
+const std::vector<std::string> kTopKeys = {"attnviz_scene", "version", "title",     "note",
+                                           "config",        "model",   "model_text"};
 
 /// How a config key is stored in JSON. Keys the table does not know (added to the core later) are
 /// stored as strings in the text form of get_config_key and accepted as any scalar.
@@ -355,18 +356,27 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
             throw Error(name + ": scene format version " + std::to_string(version) +
                         " is not supported (this attnviz reads versions 1 and 2)");
     }
-    for (const char* key : {"title", "note"}) {
+    for (const char* key : {"title", "note", "model", "model_text"}) {
         if (!doc.contains(key)) continue;
         const ojson& v = doc[key];
         if (!v.is_string()) throw Error(name + ": " + key + ": expected a string, got " + shorten(v));
-        (std::string(key) == "title" ? scene.title : scene.note) = v.get<std::string>();
+        const std::string k = key;
+        (k == "title"   ? scene.title
+         : k == "note"  ? scene.note
+         : k == "model" ? scene.model
+                        : scene.model_text) = v.get<std::string>();
     }
     if (doc.contains("config")) apply_config_json(scene.config, doc["config"], name);
     return scene;
 }
 
 Scene load_scene(const std::string& path) {
-    return parse_scene(read_file(path, kMaxSceneBytes), path);
+    Scene scene = parse_scene(read_file(path, kMaxSceneBytes), path);
+    if (!scene.model.empty() && scene.model.front() != '/') {  // relative to the scene's folder
+        const auto slash = path.rfind('/');
+        if (slash != std::string::npos) scene.model = path.substr(0, slash + 1) + scene.model;
+    }
+    return scene;
 }
 
 std::string scene_json(const Scene& scene) {
@@ -376,6 +386,8 @@ std::string scene_json(const Scene& scene) {
     doc["title"] = scene.title;
     doc["note"] = scene.note;
     doc["config"] = config_to_json(scene.config);
+    if (!scene.model.empty()) doc["model"] = scene.model;
+    if (!scene.model_text.empty()) doc["model_text"] = scene.model_text;
     try {
         return doc.dump(2) + "\n";  // UTF-8 kept as is (not \u escapes), so Chinese stays readable
     } catch (const nlohmann::json::type_error&) {

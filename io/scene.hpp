@@ -24,6 +24,10 @@ struct Scene {
     std::string title;
     std::string note;
     Config config;
+    /// Optional: a model folder the scene opens (key "model"; relative to the scene file's folder
+    /// in the file, resolved by load_scene) and the text it reads (key "model_text").
+    std::string model;
+    std::string model_text;
 };
 
 /// Largest scene file accepted (16 MiB; scenes are a few KiB) and deepest JSON nesting (a scene needs 3).

@@ -30,7 +30,11 @@ using ojson = nlohmann::ordered_json;
 
 const std::vector<CliOption>& train_options() {
     static const std::vector<CliOption> options = {
-        {"--task", "NAME", "training task: induction", false},
+        {"--task", "NAME", "training task: induction, copy, reverse, sort, modadd, text", false},
+        {"--text", "FILE", "text task: a UTF-8 text file (character level; Chinese too)", false},
+        {"--modulus", "P", "modadd: the modulus p, 2-1000 (default 97)", false},
+        {"--train-fraction", "F", "modadd: share of the p² pairs used for training (default 0.3)", false},
+        {"--length", "L", "copy/reverse/sort: symbols per sequence, 1-128 (default 8)", false},
         {"--layers", "L", "blocks, 1-6 (default 2)", false},
         {"--heads", "H", "heads per block, 1-8 (default 4)", false},
         {"--d-model", "D", "residual width, 16-256 (default 64)", false},
@@ -488,8 +492,12 @@ int train_main(int argc, char** argv) {
     require_flag(args, options, "--steps");
     require_flag(args, options, "--out");
     const std::string task_name = *args.get("--task");
-    if (task_name != "induction")
-        throw UsageError("--task: unknown task '" + task_name + "' (known tasks: induction)");
+    const bool known = task_name == "induction" || task_name == "copy" || task_name == "reverse" ||
+                       task_name == "sort" || task_name == "modadd" || task_name == "text";
+    if (!known)
+        throw UsageError("--task: unknown task '" + task_name +
+                         "' (known tasks: induction, copy, reverse, sort, modadd, text)");
+    if (task_name == "text") require_flag(args, options, "--text");
     TrainConfig c;
     c.n_layer = cli_int("--layers", args.get_or("--layers", "2"), 1, 6);
     c.n_head = cli_int("--heads", args.get_or("--heads", "4"), 1, 8);
@@ -525,11 +533,40 @@ int train_main(int argc, char** argv) {
         init = load_train_checkpoint(*args.get("--init"));
         c = init->config;
     }
+    Task task;
+    if (task_name == "induction") {
+        InductionTask t;
+        t.vocab_size = c.vocab_size;
+        t.context = c.context;
+        task = induction_task(t);
+    } else if (task_name == "modadd") {
+        ModAddTask t;
+        t.modulus = cli_int("--modulus", args.get_or("--modulus", "97"), 2, 1000);
+        t.train_fraction = cli_double("--train-fraction", args.get_or("--train-fraction", "0.3"), 0.0, 1.0);
+        task = modadd_task(t);
+    } else if (task_name == "text") {
+        const std::string path = *args.get("--text");
+        auto corpus = std::make_shared<const TextCorpus>(text_corpus(read_file(path), path, c.context));
+        task = text_task(corpus, c.context);
+    } else {
+        SequenceTask t;
+        t.op = task_name == "copy"      ? SequenceOp::Copy
+               : task_name == "reverse" ? SequenceOp::Reverse
+                                        : SequenceOp::Sort;
+        t.symbols = std::min(1000, std::max(2, c.vocab_size - 1));
+        t.length = cli_int("--length", args.get_or("--length", "8"), 1, 128);
+        task = sequence_task(t);
+    }
+    if (task_name != "induction") {  // the model fits the task's vocabulary and sequences
+        c.vocab_size = task.vocab_size;
+        c.context = std::max(c.context, task.context);
+    }
+    if (init && (c.vocab_size != init->config.vocab_size || c.context != init->config.context))
+        throw UsageError("--init: the checkpoint's vocabulary (" + std::to_string(init->config.vocab_size) +
+                         ") and context (" + std::to_string(init->config.context) + ") do not fit task " +
+                         task_name + " (vocabulary " + std::to_string(c.vocab_size) + ", context " +
+                         std::to_string(c.context) + ")");
     validate_train_config(c);
-    InductionTask task;
-    task.vocab_size = c.vocab_size;
-    task.context = c.context;
-    validate_induction_task(task);
     TrainOptions o;
     o.steps = cli_int("--steps", *args.get("--steps"), 1, 10000000);
     o.seed = std::uint64_t(cli_int("--seed", args.get_or("--seed", "0"), 0, 2147483647));
@@ -548,7 +585,7 @@ int train_main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const double tokens_per_step = double(o.batch) * double(c.context);
     std::string csv = metrics_header(c);
-    const TrainResult r = train_induction(c, task, o, [&](long step, double loss, const EvalPoint* e) {
+    const TrainResult r = train_task(c, task, o, [&](long step, double loss, const EvalPoint* e) {
         if (e) csv += metrics_row(*e);
         if (!tty && !e) return;
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

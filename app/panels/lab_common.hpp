@@ -196,6 +196,7 @@ void draw_lab_temperature(AppState& state, LabContext& ctx);
 void draw_lab_linear(AppState& state, LabContext& ctx);
 void draw_lab_size(AppState& state, LabContext& ctx);
 void draw_lab_heads(AppState& state, LabContext& ctx);
+void draw_lab_training(AppState& state, LabContext& ctx);
 
 /// Tab flags that select the tab when ctx asks for index `i` (and then clear the request).
 int lab_tab_flags(LabContext& ctx, int i);

@@ -67,6 +67,13 @@ LabEntry* labs_table(int* count) {
          draw_lab_heads,
          false,
          {}},
+        {"training",
+         "train",
+         "Lab: Training",
+         "Train a small transformer live and watch a previous-token and an induction head form",
+         draw_lab_training,
+         false,
+         {}},
     };
     *count = int(sizeof labs / sizeof labs[0]);
     return labs;

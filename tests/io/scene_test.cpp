@@ -188,9 +188,11 @@ TEST(Scene, UnknownKeysAreNamedWithTheKnownOnes) {
     EXPECT_NE(e.find("seed)"), std::string::npos) << e;
     EXPECT_EQ(scene_error(R"({"titel": "x"})"),
               "s.json: unknown key 'titel' (did you mean 'title'? known keys: attnviz_scene, version, title, "
-              "note, config)");
-    EXPECT_EQ(scene_error(R"({"zzzzzzzz": 1})"),
-              "s.json: unknown key 'zzzzzzzz' (known keys: attnviz_scene, version, title, note, config)");
+              "note, config, model, model_text)");
+    EXPECT_EQ(
+        scene_error(R"({"zzzzzzzz": 1})"),
+        "s.json: unknown key 'zzzzzzzz' (known keys: attnviz_scene, version, title, note, config, model, "
+        "model_text)");
 }
 
 TEST(Scene, WrongTypesAreNamed) {

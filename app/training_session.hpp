@@ -1,0 +1,160 @@
+// The Training lab's model under training: a core Trainer (core/tasks.hpp) driven step by step on its
+// own thread, so the GUI keeps its frame rate while it trains. Start / pause / resume / step once /
+// reset; the history of the run (per-step loss and learning rate, the evaluations with held-out
+// losses and head scores); and a timeline of probe-attention snapshots kept within a memory bound.
+//
+// The GUI never waits for a step: the worker publishes an immutable TrainingSnapshot (a shared_ptr
+// swapped under a mutex held only for the swap) and the GUI takes the newest one each frame.
+// Deterministic for a seed and thread count: the same setup gives the same losses bit for bit,
+// however the run is paused and resumed. No OpenGL, no ImGui.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/tasks.hpp"
+#include "core/train.hpp"
+
+namespace attnviz::app {
+
+/// What to train: the model, the task and the optimiser settings.
+struct TrainingSetup {
+    std::string preset;  // the preset it came from ("" = custom)
+    TrainConfig model;
+    Task task;
+    TrainOptions options;
+    std::shared_ptr<const Params<float>> initial;  // start from these weights (a loaded checkpoint)
+};
+
+/// The lab's presets, by name: "induction" (induction heads in 2 layers). Throws ConfigError for an
+/// unknown name.
+TrainingSetup training_preset(const std::string& name);
+std::vector<std::string> training_preset_names();
+
+/// [layer][head] → attention [n, n] of the probe sequence at one step.
+using ProbeAttention = std::vector<std::vector<MatT<float>>>;
+
+struct TimelineFrame {
+    long step = 0;
+    ProbeAttention attention;
+};
+
+/// Keeps every stride-th frame offered; when `max_frames` are kept, drops every other one and
+/// doubles the stride (so the kept frames stay evenly spread over the whole run, from step 0, and
+/// memory never exceeds max_frames frames). Pure; unit-tested.
+class Timeline {
+  public:
+    explicit Timeline(std::size_t max_frames = 64) : max_frames_(max_frames < 2 ? 2 : max_frames) {}
+    /// Offers the next frame (frames are offered in step order); returns true when it was kept.
+    bool offer(std::shared_ptr<const TimelineFrame> frame);
+    const std::vector<std::shared_ptr<const TimelineFrame>>& frames() const { return frames_; }
+    std::size_t stride() const { return stride_; }
+    std::size_t max_frames() const { return max_frames_; }
+
+  private:
+    std::size_t max_frames_;
+    std::size_t stride_ = 1;
+    std::size_t offered_ = 0;
+    std::vector<std::shared_ptr<const TimelineFrame>> frames_;
+};
+
+/// How many frames of `frame_bytes` fit in `budget_bytes` (at least 2, at most 512).
+std::size_t timeline_capacity(std::size_t budget_bytes, std::size_t frame_bytes);
+
+/// The default memory bound of the timeline (the lab's help text states it).
+inline constexpr std::size_t kTimelineBytes = 64ull << 20;
+/// A running session publishes a snapshot at most this often (and on every pause / end): each one
+/// costs the GUI a frame, which under software OpenGL takes CPU from the training.
+inline constexpr double kPublishSeconds = 0.25;
+/// Per-step curves keep at most this many points (thinned by halves like the timeline).
+inline constexpr std::size_t kMaxCurvePoints = 4096;
+
+/// A series thinned by halves: keeps every stride-th point offered, at most `max_points`.
+struct ThinnedSeries {
+    std::size_t max_points = kMaxCurvePoints;
+    std::size_t stride = 1, offered = 0;
+    std::vector<double> x, y;
+    void offer(double xv, double yv);
+};
+
+enum class TrainingStatus { Idle, Running, Paused, Done, Failed };
+const char* training_status_name(TrainingStatus s);  // "idle", "running", "paused", "done", "failed"
+
+/// Everything the GUI shows, immutable once published.
+struct TrainingSnapshot {
+    std::uint64_t version = 0;  // increases with every publication
+    std::uint64_t run = 0;      // which start() this run came from (1, 2, ...; 0 = none)
+    TrainingStatus status = TrainingStatus::Idle;
+    std::string error;   // one line when Failed
+    std::string preset;  // of the setup
+    std::string task;    // task name
+    std::string first_label, repeat_label;
+    TrainConfig config;
+    long step = 0, total_steps = 0;
+    double lr = 0;                              // of the last step
+    double tokens_per_second = 0;               // while running
+    double running_seconds = 0;                 // wall time spent training (not paused)
+    ThinnedSeries train_loss, learning_rate;    // per step
+    std::vector<EvalPoint> evals;               // every eval_every steps
+    long cliff_step = -1;                       // first eval whose held-out repeat loss < 1.0
+    double cliff_seconds = -1;                  // running seconds from Train to the cliff
+    std::vector<int> probe_ids;                 // [n] the probe sequence
+    std::shared_ptr<const TimelineFrame> live;  // the newest probe attention
+    std::vector<std::shared_ptr<const TimelineFrame>> timeline;  // kept frames, by step
+    std::size_t timeline_stride = 1, timeline_capacity = 0;
+    std::shared_ptr<const Params<float>> params;  // as of the newest evaluation / pause / end
+};
+
+class TrainingSession {
+  public:
+    /// `on_publish` is called on the worker thread after each new snapshot (the GUI passes
+    /// glfwPostEmptyEvent, so a frame is drawn when there is something new and not otherwise).
+    explicit TrainingSession(std::size_t timeline_bytes = kTimelineBytes,
+                             std::function<void()> on_publish = {});
+    ~TrainingSession();
+    TrainingSession(const TrainingSession&) = delete;
+    TrainingSession& operator=(const TrainingSession&) = delete;
+
+    /// Replaces the run with a fresh one of `setup` and starts it (running, or paused when
+    /// `paused`). A setup the trainer refuses is status Failed with its one line. Never blocks.
+    void start(const TrainingSetup& setup, bool paused = false);
+    void pause();
+    void resume();
+    /// Runs one step (when paused or idle with a run), then stays paused.
+    void step_once();
+    /// Drops the run: status Idle, no history.
+    void reset();
+
+    /// The newest snapshot (never null). Holds the mutex only to copy a pointer.
+    std::shared_ptr<const TrainingSnapshot> snapshot() const;
+    /// Waits (tests, headless) until pred(snapshot) holds or the timeout passes; false on time-out.
+    bool wait_for(const std::function<bool(const TrainingSnapshot&)>& pred, double timeout_seconds) const;
+    void shutdown();
+
+  private:
+    struct Run;
+    void thread_main();
+    void publish_locked(Run& run);
+
+    std::size_t timeline_bytes_;
+    std::function<void()> on_publish_;
+    mutable std::mutex mutex_;
+    mutable std::condition_variable wake_, changed_;
+    std::shared_ptr<const TrainingSnapshot> snapshot_;
+    std::unique_ptr<TrainingSetup> pending_;
+    std::uint64_t runs_started_ = 0;  // a start() not yet taken by the worker
+    bool pending_paused_ = false;
+    bool reset_ = false, running_ = false, stop_ = false;
+    long step_requests_ = 0;
+    std::uint64_t version_ = 0;
+    std::thread thread_;
+};
+
+}  // namespace attnviz::app
