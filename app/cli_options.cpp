@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "io/files.hpp"
+
 namespace attnviz::app {
 
 namespace {
@@ -17,7 +19,32 @@ int parse_int(const std::string& flag, const std::string& v, int lo, int hi) {
     return int(x);
 }
 
+/// The widest vector instruction set this translation unit was compiled for (the whole binary is
+/// compiled with the same flags: attnviz_flags in CMakeLists.txt).
+const char* instruction_set() {
+#if defined(__AVX512F__)
+    return "AVX-512 (built for this machine's CPU: -march=native)";
+#elif defined(__AVX2__)
+    return "AVX2 (built for this machine's CPU: -march=native)";
+#elif defined(__AVX__)
+    return "AVX";
+#elif defined(__x86_64__)
+    return "x86-64 baseline (SSE2: runs on any x86-64)";
+#elif defined(__aarch64__)
+    return "arm64";
+#else
+    return "generic";
+#endif
+}
+
 }  // namespace
+
+std::string version_text() {
+    const ResourceDir assets = find_asset_dir(), shaders = find_shader_dir();
+    return std::string("attnviz ") + ATTNVIZ_VERSION + "\n" + "cpu: " + instruction_set() + "\n" +
+           "assets: " + assets.path + " (" + assets.how + ")\n" + "shaders: " + shaders.path + " (" +
+           shaders.how + ")\n";
+}
 
 const char* const kUsage =
     "usage: attnviz [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
