@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "io/cli.hpp"
 #include "io/files.hpp"
 
 namespace attnviz::app {
@@ -83,95 +84,100 @@ const char* const kUsage =
     "Keys: ←/→ stage, ↑/↓ head, Home/End, Space play, Ctrl+E export PNG, Ctrl+O open, Ctrl+S save.\n"
     "No display? Use `attnviz dump` / `attnviz render`, or run under xvfb-run.\n";
 
-Options parse_args(int argc, char** argv, bool* help, bool* version) {
+namespace {
+
+/// The GUI's flags, parsed by the same CLI11-backed parser as the subcommands (io/cli.hpp).
+const std::vector<CliOption>& gui_options() {
+    static const std::vector<CliOption> options = {
+        {"--version", "", "print the version", false},
+        {"--scene", "FILE", "scene (JSON) to open", false},
+        {"--screenshot", "FILE", "save the window as PNG, exit", false},
+        {"--stage", "NAME", "start on this stage", false},
+        {"--head", "H", "start on this head", false},
+        {"--pin", "ROW", "start with this query row pinned", false},
+        {"--frames", "N", "frames before the screenshot", false},
+        {"--set", "KEY=VALUE", "change one setting", true},
+        {"--view", "V", "stage, heads, compare or model", false},
+        {"--lab", "NAME", "open a lab at start-up", false},
+        {"--model", "DIR", "open a real model", false},
+        {"--layer", "L", "with --model: start on this layer", false},
+        {"--text", "TEXT", "with --model: the text", false},
+        {"--state-log", "FILE", "state log (tests)", false},
+        {"--frame-log", "FILE", "frame log (measurements)", false},
+        {"--script", "FILE", "scripted input (tests)", false},
+        {"--fresh", "", "start without the saved workspace", false},
+        {"--ui-scale", "S", "UI scale, 0.5 to 3", false},
+        {"--size", "WxH", "window size", false},
+    };
+    return options;
+}
+
+Options options_from(const CliArgs& args) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i];
-        std::string value;
-        bool has_inline = false;
-        if (arg.rfind("--", 0) == 0) {
-            const auto eq = arg.find('=');
-            if (eq != std::string::npos) {
-                value = arg.substr(eq + 1);
-                arg = arg.substr(0, eq);
-                has_inline = true;
-            }
-        }
-        auto need = [&]() -> std::string {
-            if (has_inline) return value;
-            if (i + 1 >= argc) throw UsageError{arg + " needs a value"};
-            return argv[++i];
-        };
-        if (arg == "--help" || arg == "-h")
-            *help = true;
-        else if (arg == "--version")
-            *version = true;
-        else if (arg == "--scene")
-            o.scene = need();
-        else if (arg == "--screenshot")
-            o.screenshot = need();
-        else if (arg == "--stage")
-            o.stage = need();
-        else if (arg == "--head")
-            o.head = parse_int("--head", need(), 0, 1 << 20);
-        else if (arg == "--pin")
-            o.pin = parse_int("--pin", need(), 0, 1 << 24);
-        else if (arg == "--frames")
-            o.frames = parse_int("--frames", need(), 1, 100000);
-        else if (arg == "--set") {
-            const std::string kv = need();
-            if (kv.find('=') == std::string::npos)
-                throw UsageError{"--set expects KEY=VALUE, got '" + kv + "'"};
-            o.sets.push_back(kv);
-        } else if (arg == "--view") {
-            const std::string v = need();
-            if (v == "stage")
-                o.view = MainView::Stage;
-            else if (v == "heads")
-                o.view = MainView::HeadsGrid;
-            else if (v == "compare")
-                o.view = MainView::Compare;
-            else if (v == "model")
-                o.view = MainView::Model;
-            else
-                throw UsageError{"--view: expected stage, heads, compare or model, got '" + v + "'"};
-        } else if (arg == "--lab")
-            o.lab = need();
-        else if (arg == "--model")
-            o.model = need();
-        else if (arg == "--layer")
-            o.layer = parse_int("--layer", need(), 0, 1 << 20);
-        else if (arg == "--text")
-            o.text = need();
-        else if (arg == "--state-log")
-            o.state_log = need();
-        else if (arg == "--frame-log")
-            o.frame_log = need();
-        else if (arg == "--script")
-            o.script = need();
-        else if (arg == "--fresh")
-            o.restore_workspace = false;
-        else if (arg == "--ui-scale") {
-            const std::string v = need();
-            char* end = nullptr;
-            const double s = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !(s >= 0.5 && s <= 3.0))
-                throw UsageError{"--ui-scale: expected a number from 0.5 to 3, got '" + v + "'"};
-            o.ui_scale = float(s);
-        } else if (arg == "--size") {
-            const std::string v = need();
-            const auto x = v.find('x');
-            if (x == std::string::npos)
-                throw UsageError{"--size: expected WxH such as 1600x1000, got '" + v + "'"};
-            o.width = parse_int("--size", v.substr(0, x), 320, 16384);
-            o.height = parse_int("--size", v.substr(x + 1), 240, 16384);
-        } else if (arg.rfind("-", 0) == 0) {
-            throw UsageError{"unknown option " + arg + " (see attnviz --help)"};
-        } else {
-            throw UsageError{"unexpected argument '" + arg +
-                             "' (commands are dump, render and tokenize; see attnviz --help)"};
-        }
+    o.scene = args.get_or("--scene", "");
+    o.screenshot = args.get_or("--screenshot", "");
+    o.stage = args.get_or("--stage", "");
+    if (auto v = args.get("--head")) o.head = parse_int("--head", *v, 0, 1 << 20);
+    if (auto v = args.get("--pin")) o.pin = parse_int("--pin", *v, 0, 1 << 24);
+    if (auto v = args.get("--frames")) o.frames = parse_int("--frames", *v, 1, 100000);
+    for (const std::string& kv : args.all("--set")) {
+        if (kv.find('=') == std::string::npos) throw UsageError{"--set expects KEY=VALUE, got '" + kv + "'"};
+        o.sets.push_back(kv);
     }
+    if (auto v = args.get("--view")) {
+        if (*v == "stage")
+            o.view = MainView::Stage;
+        else if (*v == "heads")
+            o.view = MainView::HeadsGrid;
+        else if (*v == "compare")
+            o.view = MainView::Compare;
+        else if (*v == "model")
+            o.view = MainView::Model;
+        else
+            throw UsageError{"--view: expected stage, heads, compare or model, got '" + *v + "'"};
+    }
+    o.lab = args.get_or("--lab", "");
+    o.model = args.get_or("--model", "");
+    if (auto v = args.get("--layer")) o.layer = parse_int("--layer", *v, 0, 1 << 20);
+    if (auto v = args.get("--text")) o.text = *v;
+    o.state_log = args.get_or("--state-log", "");
+    o.frame_log = args.get_or("--frame-log", "");
+    o.script = args.get_or("--script", "");
+    o.restore_workspace = !args.has("--fresh");
+    if (auto v = args.get("--ui-scale")) {
+        char* end = nullptr;
+        const double s = std::strtod(v->c_str(), &end);
+        if (v->empty() || *end != '\0' || !(s >= 0.5 && s <= 3.0))
+            throw UsageError{"--ui-scale: expected a number from 0.5 to 3, got '" + *v + "'"};
+        o.ui_scale = float(s);
+    }
+    if (auto v = args.get("--size")) {
+        const auto x = v->find('x');
+        if (x == std::string::npos)
+            throw UsageError{"--size: expected WxH such as 1600x1000, got '" + *v + "'"};
+        o.width = parse_int("--size", v->substr(0, x), 320, 16384);
+        o.height = parse_int("--size", v->substr(x + 1), 240, 16384);
+    }
+    return o;
+}
+
+}  // namespace
+
+Options parse_args(int argc, char** argv, bool* help, bool* version) {
+    CliArgs args;
+    try {
+        args = parse_cli(argc, argv, gui_options(), /*allow_positional=*/true);
+    } catch (const attnviz::UsageError& e) {
+        std::string message = e.what();  // the subcommands list the known options; here --help does
+        message = message.substr(0, message.find(" (known options:"));
+        throw UsageError{message + " (see attnviz --help)"};
+    }
+    if (!args.positional.empty())
+        throw UsageError{"unexpected argument '" + args.positional.front() +
+                         "' (commands are dump, render, tokenize, generate and train; see attnviz --help)"};
+    *help = args.has("--help");
+    *version = args.has("--version");
+    Options o = options_from(args);
     if (!o.screenshot.empty() && o.screenshot.size() < 5)
         throw UsageError{"--screenshot: expected a file name ending in .png"};
     if (o.model.empty() && (o.layer || o.text))
