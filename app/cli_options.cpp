@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 
 #include "io/cli.hpp"
 #include "io/files.hpp"
@@ -48,7 +49,8 @@ std::string version_text() {
 }
 
 const char* const kUsage =
-    "usage: attnviz [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
+    "usage: attnviz [SCENE.json | MODEL_DIR]\n"
+    "               [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
     "               [--set KEY=VALUE ...] [--view stage|heads|compare] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
     "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
@@ -172,12 +174,23 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
         message = message.substr(0, message.find(" (known options:"));
         throw UsageError{message + " (see attnviz --help)"};
     }
-    if (!args.positional.empty())
-        throw UsageError{"unexpected argument '" + args.positional.front() +
-                         "' (commands are dump, render, tokenize, generate and train; see attnviz --help)"};
     *help = args.has("--help");
     *version = args.has("--version");
     Options o = options_from(args);
+    // One file to open, as a desktop passes it (attnviz.desktop: Exec=attnviz %f): a scene (.json) or
+    // a model folder. Anything else is a mistyped command.
+    for (const std::string& p : args.positional) {
+        std::error_code ec;
+        const bool is_json = p.size() > 5 && p.compare(p.size() - 5, 5, ".json") == 0;
+        const bool is_dir = std::filesystem::is_directory(p, ec);
+        if (args.positional.size() > 1 || (!is_json && !is_dir))
+            throw UsageError{"unexpected argument '" + p +
+                             "' (open a scene .json or a model folder; commands are dump, render, tokenize, "
+                             "generate and train; see attnviz --help)"};
+        if (is_json && !o.scene.empty()) throw UsageError{"a scene was given twice: --scene and '" + p + "'"};
+        if (is_dir && !o.model.empty()) throw UsageError{"a model was given twice: --model and '" + p + "'"};
+        (is_json ? o.scene : o.model) = p;
+    }
     if (!o.screenshot.empty() && o.screenshot.size() < 5)
         throw UsageError{"--screenshot: expected a file name ending in .png"};
     if (o.model.empty() && (o.layer || o.text))
