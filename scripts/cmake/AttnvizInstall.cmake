@@ -20,20 +20,13 @@ foreach(size 48 128 256)
   install(FILES "${attnviz_desktop}/attnviz-${size}.png" DESTINATION "${CMAKE_INSTALL_DATADIR}/icons/hicolor/${size}x${size}/apps"
           RENAME attnviz.png)
 endforeach()
-if(EXISTS "${attnviz_desktop}/attnviz.bash-completion")
-  install(FILES "${attnviz_desktop}/attnviz.bash-completion" DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions"
-          RENAME attnviz)
-endif()
-
-# The man page is written in troff (assets/desktop/attnviz.1) and installed gzipped (-n: no time stamp,
-# so the package is reproducible).
-find_program(GZIP_EXECUTABLE gzip REQUIRED)
-add_custom_command(OUTPUT "${CMAKE_BINARY_DIR}/attnviz.1.gz"
-                   COMMAND "${GZIP_EXECUTABLE}" -9 -n -c "${attnviz_desktop}/attnviz.1" > "${CMAKE_BINARY_DIR}/attnviz.1.gz"
-                   DEPENDS "${attnviz_desktop}/attnviz.1" VERBATIM)
-add_custom_target(attnviz_man ALL DEPENDS "${CMAKE_BINARY_DIR}/attnviz.1.gz")
-add_dependencies(attnviz attnviz_man)  # so `--target attnviz` is enough for cmake --install
+# The man page (assets/desktop/attnviz.1, written by hand, plus every command's --help verbatim) and the
+# bash completion (its flag lists) are generated from the linked binary's own --help texts each time
+# it is linked, so they always list the flags it has.
+# (the POST_BUILD step is in app/CMakeLists.txt, beside the target)
 install(FILES "${CMAKE_BINARY_DIR}/attnviz.1.gz" DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
+install(FILES "${CMAKE_BINARY_DIR}/attnviz.bash-completion" DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions"
+        RENAME attnviz)
 
 install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs")

@@ -81,10 +81,14 @@ if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$sha
 appstream-util validate-relax --nonet "$share/metainfo/attnviz.metainfo.xml" >/dev/null ||
   { appstream-util validate-relax --nonet "$share/metainfo/attnviz.metainfo.xml"; fail "metainfo does not validate"; }
 
-# The man page names every long flag of every --help.
+# The man page names every long flag of every --help (it is generated with them: gen_docs.sh).
+commands=()
+for c in dump render tokenize generate train grad; do
+  if run "$c" --help >/dev/null 2>&1; then commands+=("$c"); fi
+done
 man="$(zcat "$share/man/man1/attnviz.1.gz" | sed 's/\\-/-/g; s/\\f[BIRP]//g')"
 missing=()
-for cmd in "" dump render tokenize generate train; do
+for cmd in "" "${commands[@]}"; do
   # shellcheck disable=SC2086
   for flag in $(run $cmd --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
     grep -q -- "$flag" <<<"$man" || missing+=("${cmd:-attnviz} $flag")
@@ -99,7 +103,7 @@ complete_words() {  # complete_words WORD... -> the completions offered for the 
     _ "$completion" "$@" | sort -u
 }
 [ "$(complete_words attnviz d)" = dump ] || fail "completion of 'attnviz d' is not dump"
-for cmd in "" dump render tokenize generate train; do
+for cmd in "" "${commands[@]}"; do
   # shellcheck disable=SC2086
   want="$(run $cmd --help | grep -oE -- '^ +--[a-z][a-z-]*' | tr -d ' ' | sort -u)"
   # shellcheck disable=SC2086
