@@ -39,9 +39,10 @@ set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_CONTACT "attnviz maintainers <attnviz@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "see attention compute, one stage at a time")
 set(CPACK_PACKAGE_DESCRIPTION
-    "attnviz is a desktop app that teaches how attention works by computing it live: every stage of a\n"
-    "multi-head attention layer as a heatmap with its formula, real numbers on hover, labs, real\n"
-    "GPT-2 / Llama-style models from local files, and headless dump/render commands.")
+    "attnviz is a desktop app that teaches how attention works by computing it\n"
+    "live: every stage of a multi-head attention layer as a heatmap with its\n"
+    "formula, real numbers on hover, labs, GPT-2 / Llama-style models from local\n"
+    "files, and headless dump/render commands.")
 string(REPLACE ";" "" CPACK_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
@@ -52,7 +53,6 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # the fonts are opened by path at run time, so they are listed by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "fonts-dejavu-core, fonts-droid-fallback")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "zenity | kdialog, xdg-desktop-portal")
 set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
 # Only what `install()` lists above goes into the package.
 set(CPACK_INSTALL_CMAKE_PROJECTS "${CMAKE_BINARY_DIR};${PROJECT_NAME};ALL;/")
