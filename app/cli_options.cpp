@@ -59,6 +59,7 @@ const char* const kUsage =
     "       attnviz tokenize --model DIR --text TEXT [--pieces]   (token ids of a real tokenizer, as JSON)\n"
     "       attnviz train --task induction [--layers 2 --heads 4 --d-model 64 --context 48] --steps N\n"
     "                     [--seed S] [--threads T] --out DIR   (train a small model; attnviz train --help)\n"
+    "       attnviz grad --model DIR --tokens FILE.npy --out OUT   (loss and every parameter's gradient as .npy)\n"
     "\n"
     "Opens a window that computes one attention layer live and shows every stage as a heatmap.\n"
     "\n"

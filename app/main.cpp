@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
         return attnviz::run_generate_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "train") == 0)
         return attnviz::run_train_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "grad") == 0) return attnviz::run_grad_command(argc - 1, argv + 1);
 
     app::Options opt;
     bool help = false, version = false;

@@ -47,6 +47,19 @@ void check_norm(const Norm& n, int d, bool bias_required, const std::string& wha
 
 }  // namespace
 
+NormKind norm_kind(const ModelSpec& s) {
+    if (s.norm != NormKind::Auto) return s.norm;
+    return s.family == ModelFamily::Gpt2 ? NormKind::LayerNorm : NormKind::RMSNorm;
+}
+MlpKind mlp_kind(const ModelSpec& s) {
+    if (s.mlp != MlpKind::Auto) return s.mlp;
+    return s.family == ModelFamily::Gpt2 ? MlpKind::Gelu : MlpKind::SwiGLU;
+}
+PositionKind position_kind(const ModelSpec& s) {
+    if (s.positions != PositionKind::Auto) return s.positions;
+    return s.family == ModelFamily::Gpt2 ? PositionKind::Learned : PositionKind::Rope;
+}
+
 void validate_model(const ModelWeights& m) {
     const ModelSpec& s = m.spec;
     if (s.n_layer <= 0 || s.n_head <= 0 || s.n_kv_head <= 0 || s.d_model <= 0 || s.d_head <= 0 ||
@@ -55,7 +68,10 @@ void validate_model(const ModelWeights& m) {
     if (s.n_head % s.n_kv_head != 0)
         throw Error("model: " + std::to_string(s.n_head) + " attention heads cannot share " +
                     std::to_string(s.n_kv_head) + " key/value heads (it must divide the number of heads)");
-    if (s.family == ModelFamily::Llama && s.d_head % 2 != 0)
+    const NormKind nk = norm_kind(s);
+    const MlpKind mk = mlp_kind(s);
+    const PositionKind pk = position_kind(s);
+    if (pk == PositionKind::Rope && s.d_head % 2 != 0)
         throw Error("model: RoPE needs an even head width, got " + std::to_string(s.d_head));
     if (!(s.norm_eps >= 0) || !std::isfinite(s.norm_eps)) throw Error("model: the norm epsilon must be >= 0");
     if (!(s.rope_theta > 0) || !std::isfinite(s.rope_theta)) throw Error("model: rope_theta must be > 0");
@@ -64,22 +80,23 @@ void validate_model(const ModelWeights& m) {
     const bool gpt2 = s.family == ModelFamily::Gpt2;
     const int d = s.d_model, qd = s.n_head * s.d_head, kvd = s.n_kv_head * s.d_head;
     check_ref(m.wte, s.vocab_size, d, "token embedding");
-    if (gpt2) check_ref(m.wpe, s.max_positions, d, "position embedding");
+    if (pk == PositionKind::Learned) check_ref(m.wpe, s.max_positions, d, "position embedding");
     check_ref(m.lm_head, s.vocab_size, d, "unembedding");
-    check_norm(m.ln_f, d, gpt2, "final norm");
+    const bool norms = nk != NormKind::None, norm_bias = nk == NormKind::LayerNorm;
+    if (norms) check_norm(m.ln_f, d, norm_bias, "final norm");
     for (int l = 0; l < s.n_layer; ++l) {
         const BlockWeights& b = m.blocks[std::size_t(l)];
         const std::string p = "layer " + std::to_string(l) + " ";
-        check_norm(b.ln_1, d, gpt2, p + "ln_1");
-        check_norm(b.ln_2, d, gpt2, p + "ln_2");
+        if (norms) check_norm(b.ln_1, d, norm_bias, p + "ln_1");
+        if (norms && mk != MlpKind::None) check_norm(b.ln_2, d, norm_bias, p + "ln_2");
         check_linear(b.q, d, qd, gpt2, p + "q");
         check_linear(b.k, d, kvd, gpt2, p + "k");
         check_linear(b.v, d, kvd, gpt2, p + "v");
         check_linear(b.o, qd, d, gpt2, p + "o");
-        if (gpt2) {
-            check_linear(b.fc, d, s.d_ff, true, p + "mlp fc");
-            check_linear(b.proj, s.d_ff, d, true, p + "mlp proj");
-        } else {
+        if (mk == MlpKind::Gelu) {
+            check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
+            check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
+        } else if (mk == MlpKind::SwiGLU) {
             check_linear(b.gate, d, s.d_ff, false, p + "gate_proj");
             check_linear(b.up, d, s.d_ff, false, p + "up_proj");
             check_linear(b.down, s.d_ff, d, false, p + "down_proj");
@@ -143,6 +160,18 @@ Mat apply_norm(const Mat& X, const Norm& norm, double eps) {
         throw Error("apply_norm: rows of width " + std::to_string(X.cols()) + ", norm of " +
                     std::to_string(norm.dim));
     Mat Y = norm.bias ? layernorm_rows(X, eps) : rmsnorm_rows(X, eps);  // [n, d]
+    const Eigen::Map<const RowVec> w(norm.weight, norm.dim);
+    Y.array().rowwise() *= w.array();
+    if (norm.bias) Y.rowwise() += Eigen::Map<const RowVec>(norm.bias, norm.dim);
+    return Y;
+}
+
+Mat apply_norm(const Mat& X, const Norm& norm, NormKind kind, double eps) {
+    if (kind == NormKind::None) return X;
+    if (X.cols() != norm.dim)
+        throw Error("apply_norm: rows of width " + std::to_string(X.cols()) + ", norm of " +
+                    std::to_string(norm.dim));
+    Mat Y = kind == NormKind::RMSNorm ? rmsnorm_rows(X, eps) : layernorm_rows(X, eps);  // [n, d]
     const Eigen::Map<const RowVec> w(norm.weight, norm.dim);
     Y.array().rowwise() *= w.array();
     if (norm.bias) Y.rowwise() += Eigen::Map<const RowVec>(norm.bias, norm.dim);
@@ -312,7 +341,9 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
         throw Error("keep_heads must have one entry per layer");
     const int threads = std::max(1, o.threads);
     const int h = s.n_head, dh = s.d_head, group = s.n_head / s.n_kv_head;
-    const bool gpt2 = s.family == ModelFamily::Gpt2;
+    const NormKind nk = norm_kind(s);
+    const MlpKind mk = mlp_kind(s);
+    const PositionKind pk = position_kind(s);
     auto check_cancel = [&] {
         if (o.cancel && o.cancel->load()) throw Cancelled();
     };
@@ -321,8 +352,9 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
     const auto wte = model.wte.map();
     for (int i = 0; i < n; ++i) {
         x.row(i) = wte.row(ids[std::size_t(i)]);
-        if (gpt2) x.row(i) += model.wpe.map().row(i);
+        if (pk == PositionKind::Learned) x.row(i) += model.wpe.map().row(i);
     }
+    if (pk == PositionKind::Sinusoidal) x += sinusoidal_pe(n, s.d_model, s.rope_theta);
 
     ModelForward out;
     out.layers.resize(std::size_t(s.n_layer));
@@ -332,11 +364,11 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
         LayerStages& st = out.layers[std::size_t(l)];
         const bool keep_h = o.keep_heads.empty() || o.keep_heads[std::size_t(l)];
 
-        Mat a = apply_norm(x, b.ln_1, s.norm_eps);    // [n, d]
-        Mat Q = apply_linear(a, b.q, threads);        // [n, h·dh]
-        Mat K = apply_linear(a, b.k, threads);        // [n, g·dh]
-        const Mat V = apply_linear(a, b.v, threads);  // [n, g·dh]
-        if (!gpt2) {
+        Mat a = apply_norm(x, b.ln_1, nk, s.norm_eps);  // [n, d]
+        Mat Q = apply_linear(a, b.q, threads);          // [n, h·dh]
+        Mat K = apply_linear(a, b.k, threads);          // [n, g·dh]
+        const Mat V = apply_linear(a, b.v, threads);    // [n, g·dh]
+        if (pk == PositionKind::Rope) {
             Q = rope_rotate_half(Q, dh, s.rope_theta);
             K = rope_rotate_half(K, dh, s.rope_theta);
         }
@@ -375,16 +407,17 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
         }
         Mat attn_out = apply_linear(concat, b.o, threads);  // [n, d]
         Mat resid_mid = x + attn_out;                       // [n, d]
-        Mat m = apply_norm(resid_mid, b.ln_2, s.norm_eps);  // [n, d]
-        Mat mlp;                                            // [n, d]
-        if (gpt2) {
+        Mat m, mlp;                                         // [n, d] each (empty without an MLP)
+        if (mk == MlpKind::Gelu) {
+            m = apply_norm(resid_mid, b.ln_2, nk, s.norm_eps);
             mlp = apply_linear(gelu_tanh(apply_linear(m, b.fc, threads)), b.proj, threads);  // via [n, f]
-        } else {
+        } else if (mk == MlpKind::SwiGLU) {
+            m = apply_norm(resid_mid, b.ln_2, nk, s.norm_eps);
             Mat g = silu(apply_linear(m, b.gate, threads));  // [n, f]
             g.array() *= apply_linear(m, b.up, threads).array();
             mlp = apply_linear(g, b.down, threads);
         }
-        x = resid_mid + mlp;
+        x = mk == MlpKind::None ? resid_mid : Mat(resid_mid + mlp);
         if (o.keep_layers) {
             st.ln_1 = std::move(a);
             st.attn_out = std::move(attn_out);
@@ -395,7 +428,7 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
         }
     }
     check_cancel();
-    out.ln_f = apply_norm(x, model.ln_f, s.norm_eps);  // [n, d]
+    out.ln_f = apply_norm(x, model.ln_f, nk, s.norm_eps);  // [n, d]
     const Linear unembed{model.lm_head, true, nullptr};
     if (o.all_logits)
         out.logits = apply_linear(out.ln_f, unembed, threads);  // [n, V]

@@ -21,6 +21,13 @@ namespace attnviz {
 
 enum class ModelFamily { Gpt2, Llama };
 
+/// The parts of a block that vary (Auto = the family's own: GPT-2 LayerNorm, GELU, learned positions;
+/// Llama RMSNorm, SwiGLU, RoPE). attnviz's own checkpoints (`attnviz train`) mix them, e.g. no norm
+/// and no MLP (attention-only, as in the circuits papers).
+enum class NormKind { Auto, LayerNorm, RMSNorm, None };
+enum class MlpKind { Auto, Gelu, SwiGLU, None };
+enum class PositionKind { Auto, Learned, Sinusoidal, Rope };
+
 /// A read-only float32 matrix viewed in place: [rows, cols], row-major, `stride` floats between rows.
 struct WeightRef {
     const float* data = nullptr;
@@ -71,13 +78,21 @@ struct ModelSpec {
     int vocab_size = 0;
     int max_positions = 0;  // longest input accepted (n_positions / max_position_embeddings)
     double norm_eps = 1e-5;
-    double rope_theta = 10000.0;  // Llama family only
+    double rope_theta = 10000.0;  // RoPE only
+    NormKind norm = NormKind::Auto;
+    MlpKind mlp = MlpKind::Auto;
+    PositionKind positions = PositionKind::Auto;
 };
+
+/// The spec's norm, MLP and positions with Auto resolved from the family.
+NormKind norm_kind(const ModelSpec& spec);
+MlpKind mlp_kind(const ModelSpec& spec);
+PositionKind position_kind(const ModelSpec& spec);
 
 struct ModelWeights {
     ModelSpec spec;
     WeightRef wte;  // [V, d]
-    WeightRef wpe;  // [max_positions, d] (GPT-2 only)
+    WeightRef wpe;  // [max_positions, d] (learned positions only)
     std::vector<BlockWeights> blocks;
     Norm ln_f;
     WeightRef lm_head;                                 // [V, d] (the same memory as wte when tied)
@@ -103,6 +118,8 @@ Mat rmsnorm_rows(const Mat& X, double eps);
 Mat rope_rotate_half(const Mat& X, int d_head, double theta, int offset = 0);
 /// A norm applied to rows: LayerNorm (with bias) or RMSNorm (without), times the gain. X: [n, d].
 Mat apply_norm(const Mat& X, const Norm& norm, double eps);
+/// The norm of a given kind: None returns X, LayerNorm with or without a bias, RMSNorm. X: [n, d].
+Mat apply_norm(const Mat& X, const Norm& norm, NormKind kind, double eps);
 /// x·W (+ b) for rows of X [n, in] → [n, out], split in row blocks over `threads` threads.
 Mat apply_linear(const Mat& X, const Linear& L, int threads = 1);
 
@@ -147,8 +164,8 @@ struct LayerStages {
     Mat ln_1;                       // [n, d]
     Mat attn_out;                   // [n, d]
     Mat resid_mid;                  // [n, d]
-    Mat ln_2;                       // [n, d]
-    Mat mlp_out;                    // [n, d]
+    Mat ln_2;                       // [n, d] (empty without an MLP)
+    Mat mlp_out;                    // [n, d] (empty without an MLP)
     Mat resid_post;                 // [n, d]
     std::vector<HeadStages> heads;  // h entries when this layer's per-head stages are kept, else empty
 };

@@ -150,7 +150,10 @@ std::vector<std::string> explain_model_cell(const ModelSpec& spec, const ModelFo
                     (layer > 0
                          ? "layer " + std::to_string(layer - 1) + "'s resid_post"
                          : "the embedding (token" +
-                               std::string(spec.family == ModelFamily::Gpt2 ? " + position" : "") + ")") +
+                               std::string(position_kind(spec) == PositionKind::Learned      ? " + position"
+                                           : position_kind(spec) == PositionKind::Sinusoidal ? " + sinusoid"
+                                                                                             : "") +
+                               ")") +
                     " = " + f(x) + ",  attn = " + f(ls.attn_out(i, j)));
         L.push_back(final_line(x + double(ls.attn_out(i, j))));
         return L;
@@ -225,7 +228,6 @@ std::vector<std::string> explain_with_weights(const ModelWeights& W, const Model
     const BlockWeights& B = W.blocks[std::size_t(layer)];
     const Stage& st = t.stages[std::size_t(stage_index)];
     const LayerStages& ls = fwd.layers[std::size_t(layer)];
-    const bool gpt2 = s.family == ModelFamily::Gpt2;
     const std::string cell = "[" + st.rows.label(i) + ", " + st.cols.label(j) + "]";
     const std::string h = st.head >= 0 ? sub(st.head) : "";
     std::vector<std::string> L;
@@ -234,7 +236,7 @@ std::vector<std::string> explain_with_weights(const ModelWeights& W, const Model
         const int head_col = (st.name == "Q" ? st.head : kv_head_of(s, st.head)) * s.d_head;
         const auto x = ls.ln_1.row(i);  // [d]
         const std::string w = "W_" + st.name;
-        const bool rope = !gpt2 && st.name != "V";
+        const bool rope = position_kind(s) == PositionKind::Rope && st.name != "V";
         if (!rope) {
             const TermsText d = linear_cell(lin, x, head_col + j);
             L.push_back(st.name + h + cell + " = Σ_k x̂[i,k] " + w + "[k,c]" + (lin.bias ? " + b_c" : "") +
@@ -271,12 +273,15 @@ std::vector<std::string> explain_with_weights(const ModelWeights& W, const Model
         L.push_back(final_line(d.sum + bias_at(B.o, j)));
         return L;
     }
+    const NormKind nk = norm_kind(s);
+    const bool layernorm = nk == NormKind::LayerNorm;
+    if (nk == NormKind::None) return L;  // ln_1 is the block's input itself: nothing to derive
     if (st.name == "ln_2" && ls.resid_mid.rows() > i)
-        return norm_cell(B.ln_2, s.norm_eps, gpt2, ls.resid_mid.row(i), j, "r̂" + cell,
+        return norm_cell(B.ln_2, s.norm_eps, layernorm, ls.resid_mid.row(i), j, "r̂" + cell,
                          "resid_mid (this layer)");
     if (st.name == "ln_1" && layer > 0 && fwd.layers[std::size_t(layer - 1)].resid_post.rows() > i)
-        return norm_cell(B.ln_1, s.norm_eps, gpt2, fwd.layers[std::size_t(layer - 1)].resid_post.row(i), j,
-                         "x̂" + cell, "layer " + std::to_string(layer - 1) + "'s resid_post");
+        return norm_cell(B.ln_1, s.norm_eps, layernorm, fwd.layers[std::size_t(layer - 1)].resid_post.row(i),
+                         j, "x̂" + cell, "layer " + std::to_string(layer - 1) + "'s resid_post");
     return L;
 }
 

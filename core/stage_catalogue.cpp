@@ -64,14 +64,18 @@ using cell_text::sub;
 
 StageText model_stage_text(const ModelSpec& s, const std::string& name, int head) {
     const bool gpt2 = s.family == ModelFamily::Gpt2;
+    const bool layernorm = norm_kind(s) == NormKind::LayerNorm;
+    const bool rope_pos = position_kind(s) == PositionKind::Rope;
+    const bool gelu = mlp_kind(s) == MlpKind::Gelu;
     const std::string h = head >= 0 ? sub(head) : "";
-    const std::string norm = gpt2 ? "LayerNorm" : "RMSNorm";
-    const std::string norm_formula = gpt2 ? "γ ⊙ (x − μ) / √(σ² + ε) + β" : "γ ⊙ x / √(mean(x²) + ε)";
+    const std::string norm = layernorm ? "LayerNorm" : "RMSNorm";
+    const std::string norm_formula = layernorm ? "γ ⊙ (x − μ) / √(σ² + ε) + β" : "γ ⊙ x / √(mean(x²) + ε)";
     const std::string norm_why =
-        gpt2 ? "LayerNorm subtracts each token's mean over d_model, divides by its standard deviation, then "
-               "scales by γ and shifts by β (both learned)."
-             : "RMSNorm divides each token's vector by its root mean square (no mean subtracted, no shift), "
-               "then scales by the learned γ.";
+        layernorm
+            ? "LayerNorm subtracts each token's mean over d_model, divides by its standard deviation, then "
+              "scales by γ and shifts by β (both learned)."
+            : "RMSNorm divides each token's vector by its root mean square (no mean subtracted, no shift), "
+              "then scales by the learned γ.";
     const int group = s.n_head / std::max(1, s.n_kv_head);
     std::string shared;
     if (group > 1 && head >= 0) {
@@ -80,21 +84,26 @@ StageText model_stage_text(const ModelSpec& s, const std::string& name, int head
                  std::to_string(kv * group + group - 1) + " (K/V head " + std::to_string(kv) + " of " +
                  std::to_string(s.n_kv_head) + ").";
     }
-    const std::string rope = gpt2 ? "" : "RoPE(";
-    const std::string rope_end = gpt2 ? "" : ")";
+    const std::string rope = rope_pos ? "RoPE(" : "";
+    const std::string rope_end = rope_pos ? ")" : "";
     const std::string bias = gpt2 ? " + b" : "";
+    if (name == "ln_1" && norm_kind(s) == NormKind::None)
+        return {
+            "Block input x (no norm)", "x̂ = x",
+            "This model has no norms: queries, keys and values are read from the residual stream x itself."};
     if (name == "ln_1")
         return {norm + " before attention  x̂ = " + norm + "(x)", "x̂ = " + norm_formula,
                 "The block's input x (the residual stream) normalised per token. " + norm_why +
                     " Queries, keys and values are all read from x̂."};
     if (name == "Q")
-        return {"Queries Q" + h, "Q" + h + " = " + rope + "x̂ W_Q" + h + bias + rope_end,
-                "What each token looks for, as head " + std::to_string(head) +
-                    " sees it: x̂ times the head's " + "learned query weights." +
-                    (gpt2 ? std::string(
-                                " GPT-2 adds learned position embeddings to the input instead of rotating.")
-                          : " RoPE then rotates pairs of coordinates by an angle proportional to the "
-                            "token's position, so Q·K depends on how far apart two tokens are.")};
+        return {
+            "Queries Q" + h, "Q" + h + " = " + rope + "x̂ W_Q" + h + bias + rope_end,
+            "What each token looks for, as head " + std::to_string(head) + " sees it: x̂ times the head's " +
+                "learned query weights." +
+                (!rope_pos ? std::string(
+                                 " GPT-2 adds learned position embeddings to the input instead of rotating.")
+                           : " RoPE then rotates pairs of coordinates by an angle proportional to the "
+                             "token's position, so Q·K depends on how far apart two tokens are.")};
     if (name == "K")
         return {"Keys K" + h, "K" + h + " = " + rope + "x̂ W_K" + h + bias + rope_end,
                 "What each token offers to be found by. A query's score with a key is their dot product." +
@@ -126,13 +135,14 @@ StageText model_stage_text(const ModelSpec& s, const std::string& name, int head
         return {norm + " before the MLP", "r̂ = " + norm + "(r)",
                 "The residual stream normalised again. " + norm_why};
     if (name == "mlp_out")
-        return {"MLP output",
-                gpt2 ? "mlp = GELU(r̂ W_fc + b) W_proj + b" : "mlp = (SiLU(r̂ W_gate) ⊙ r̂ W_up) W_down",
-                gpt2 ? "Each token on its own (no mixing between tokens): widen to d_ff = " +
-                           std::to_string(s.d_ff) + ", GELU, narrow back to d_model."
-                     : "Each token on its own (no mixing between tokens): SwiGLU, a SiLU gate times a linear "
-                       "branch, both of width d_ff = " +
-                           std::to_string(s.d_ff) + ", then back to d_model."};
+        return {
+            "MLP output",
+            gelu ? "mlp = GELU(r̂ W_fc" + bias + ") W_proj" + bias : "mlp = (SiLU(r̂ W_gate) ⊙ r̂ W_up) W_down",
+            gelu ? "Each token on its own (no mixing between tokens): widen to d_ff = " +
+                       std::to_string(s.d_ff) + ", GELU, narrow back to d_model."
+                 : "Each token on its own (no mixing between tokens): SwiGLU, a SiLU gate times a linear "
+                   "branch, both of width d_ff = " +
+                       std::to_string(s.d_ff) + ", then back to d_model."};
     if (name == "resid_post")
         return {"Residual after the block", "x' = r + mlp",
                 "The layer's output: the next layer's input x (the residual stream)."};

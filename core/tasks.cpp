@@ -175,7 +175,10 @@ TrainResult train_induction(const TrainConfig& config, const InductionTask& task
         throw ConfigError(
             "Training needs at least one step, a batch of at least one sequence and eval_every >= 1.");
     TrainResult r;
-    r.params = init_params(config, mix_seed(o.seed, 0, 0));
+    if (o.init &&
+        (o.init->layout.size() != param_layout(config).size() || o.init->data.size() != param_count(config)))
+        throw ConfigError("The starting parameters do not fit the model's configuration.");
+    r.params = o.init ? *o.init : init_params(config, mix_seed(o.seed, 0, 0));
     const TaskBatch heldout = make_induction_batch(task, o.heldout, mix_seed(o.seed, 1, 0));
     const TaskBatch probe_batch = make_induction_batch(task, o.probe, mix_seed(o.seed, 2, 0));
     std::vector<std::vector<int>> probe;

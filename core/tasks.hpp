@@ -70,6 +70,7 @@ struct TrainOptions {
     int eval_every = 25;        // held-out loss and head scores every this many steps (and at the end)
     int heldout = 64;           // held-out sequences
     int probe = 16;             // probe sequences for the head scores
+    const Params<float>* init = nullptr;  // start from these (a loaded checkpoint) instead of init_params
 };
 
 struct EvalPoint {

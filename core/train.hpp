@@ -1,12 +1,16 @@
-// A small trainable decoder (GPT-2 layout): token + learned position embeddings, L blocks of
-// [optional LayerNorm] → causal multi-head attention → residual, [optional final LayerNorm], tied or
-// untied unembedding, cross-entropy. Attention-only (no MLP), as in the circuits papers.
+// A small trainable decoder: token embeddings + learned / sinusoidal / RoPE positions, L blocks of
+// [norm] → causal multi-head attention → residual → ([norm] → GELU or SwiGLU MLP → residual), [final
+// norm], tied or untied unembedding, cross-entropy. Norms: LayerNorm, RMSNorm or none. Without an MLP
+// the model is attention-only, as in the circuits papers (the default).
 //
-// The model owns its parameters: one contiguous buffer with named views whose names and shapes are
-// the GPT-2 checkpoint's (wte.weight, h.0.attn.c_attn.weight [d, 3d] Conv1D layout, ...), so the
-// buffer can be written tensor by tensor. Forward keeps the activations backward needs; each
-// backward sits beside its forward (llm.c style). Templated on the scalar so the tests can check
-// every backward against finite differences in double precision.
+// The model owns its parameters: one contiguous buffer with named views whose names and shapes are a
+// Hugging Face checkpoint's, so the buffer can be written tensor by tensor. GPT-2 names and layout
+// (wte.weight, h.0.attn.c_attn.weight [d, 3d] Conv1D, biases) for LayerNorm / no norm, GELU / no MLP,
+// learned / sinusoidal positions; Llama names (model.embed_tokens.weight,
+// model.layers.0.self_attn.q_proj.weight [d, d] nn.Linear [out, in], no biases) as soon as a choice
+// is Llama's: RMSNorm, SwiGLU or RoPE. io/model_loader reads both (config.json says the mix). Forward keeps
+// the activations backward needs; each backward sits beside its forward (llm.c style). Templated on the
+// scalar so the tests can check every backward against finite differences in double precision.
 //
 // Shapes: B sequences, n tokens each (n <= context), d = d_model, h = n_head, dh = d/h, V = vocab.
 #pragma once
@@ -17,6 +21,8 @@
 
 #include <Eigen/Core>
 
+#include "core/model.hpp"
+
 namespace attnviz {
 
 struct TrainConfig {
@@ -25,17 +31,26 @@ struct TrainConfig {
     int d_model = 64;  // 16–256
     int context = 48;  // 8–256
     int vocab_size = 64;
-    bool layer_norm = true;  // ln_1 per block and ln_f
+    bool layer_norm = true;  // norms present: ln_1 per block, ln_2 before an MLP, ln_f (kind: `norm`)
     bool tied = false;       // unembedding = wte (else its own lm_head.weight [V, d])
     double norm_eps = 1e-5;
+    NormKind norm = NormKind::LayerNorm;             // LayerNorm or RMSNorm, when layer_norm
+    MlpKind mlp = MlpKind::None;                     // None (attention-only), Gelu (tanh form) or SwiGLU
+    PositionKind positions = PositionKind::Learned;  // Learned, Sinusoidal (base 10000) or Rope (θ 10000)
+    int d_ff = 0;                                    // MLP width, 1–1024; 0 = 4·d_model
 };
 
 /// Throws ConfigError naming the first option outside its range.
 void validate_train_config(const TrainConfig& config);
+/// The norm in effect (None without layer_norm), the MLP width, and whether the checkpoint uses
+/// Llama names (RMSNorm, SwiGLU or RoPE) rather than GPT-2's.
+NormKind train_norm(const TrainConfig& config);
+int train_d_ff(const TrainConfig& config);
+bool llama_layout(const TrainConfig& config);
 
 /// One named tensor inside the parameter buffer.
 struct ParamView {
-    std::string name;        // GPT-2 checkpoint name, e.g. "h.0.attn.c_attn.weight"
+    std::string name;        // checkpoint name, e.g. "h.0.attn.c_attn.weight"
     std::vector<int> shape;  // e.g. {d, 3d}
     std::size_t offset = 0;  // into the buffer
     std::size_t size = 0;    // product of shape
@@ -58,7 +73,8 @@ struct Params {
 
 template <typename T>
 Params<T> make_params(const TrainConfig& config);  // zero-filled
-/// GPT-2 initialisation: N(0, 0.02) for matrices (c_proj scaled by 1/√(2L)), zero biases, unit gains.
+/// GPT-2 initialisation: N(0, 0.02) for matrices (output projections c_proj / o_proj / down_proj
+/// scaled by 1/√(2L)), zero biases, unit gains.
 Params<float> init_params(const TrainConfig& config, std::uint64_t seed);
 
 /// A batch: B rows of n input ids and n targets (target −1 = not scored).

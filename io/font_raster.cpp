@@ -140,9 +140,9 @@ float FontRaster::descent(float px) const {
     return float(-d) * fonts_[0]->em_scale_1px * px;
 }
 
-float FontRaster::width(std::string_view utf8, float px, FontFace face) const {
-    if (!available()) return 0.0f;
-    float x = 0.0f;
+template <typename OnGlyph>
+float FontRaster::walk_glyphs(std::string_view utf8, float px, FontFace face, float x,
+                              OnGlyph&& on_glyph) const {
     const Font* prev_font = nullptr;
     int prev_glyph = 0;
     for (char32_t cp : utf8_decode(utf8)) {
@@ -151,6 +151,7 @@ float FontRaster::width(std::string_view utf8, float px, FontFace face) const {
         const float scale = f->em_scale_1px * px;
         if (prev_font == f && prev_glyph)
             x += float(stbtt_GetGlyphKernAdvance(&f->info, prev_glyph, g)) * scale;
+        on_glyph(f, g, x, scale);
         int adv = 0, lsb = 0;
         stbtt_GetGlyphHMetrics(&f->info, g, &adv, &lsb);
         x += float(adv) * scale;
@@ -158,6 +159,11 @@ float FontRaster::width(std::string_view utf8, float px, FontFace face) const {
         prev_glyph = g;
     }
     return x;
+}
+
+float FontRaster::width(std::string_view utf8, float px, FontFace face) const {
+    if (!available()) return 0.0f;
+    return walk_glyphs(utf8, px, face, 0.0f, [](const Font*, int, float, float) {});
 }
 
 TextMask FontRaster::render(std::string_view utf8, float px, FontFace face) const {
@@ -171,42 +177,27 @@ TextMask FontRaster::render(std::string_view utf8, float px, FontFace face) cons
     m.width = int(std::ceil(width(utf8, px, face))) + 3;
     m.alpha.assign(std::size_t(m.width) * std::size_t(m.height), 0);
 
-    float x = 1.0f;
-    const Font* prev_font = nullptr;
-    int prev_glyph = 0;
     std::vector<unsigned char> glyph_buf;
-    for (char32_t cp : utf8_decode(utf8)) {
-        int g = 0;
-        const Font* f = font_for(cp, face, &g);
-        const float scale = f->em_scale_1px * px;
-        if (prev_font == f && prev_glyph)
-            x += float(stbtt_GetGlyphKernAdvance(&f->info, prev_glyph, g)) * scale;
+    walk_glyphs(utf8, px, face, 1.0f, [&](const Font* f, int g, float x, float scale) {
         const float shift_x = x - std::floor(x);
         int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
         stbtt_GetGlyphBitmapBoxSubpixel(&f->info, g, scale, scale, shift_x, 0.0f, &x0, &y0, &x1, &y1);
         const int gw = x1 - x0, gh = y1 - y0;
-        if (gw > 0 && gh > 0) {
-            glyph_buf.assign(std::size_t(gw) * std::size_t(gh), 0);
-            stbtt_MakeGlyphBitmapSubpixel(&f->info, glyph_buf.data(), gw, gh, gw, scale, scale, shift_x, 0.0f,
-                                          g);
-            const int ox = int(std::floor(x)) + x0, oy = m.baseline + y0;
-            for (int r = 0; r < gh; ++r) {
-                const int yy = oy + r;
-                if (yy < 0 || yy >= m.height) continue;
-                for (int c = 0; c < gw; ++c) {
-                    const int xx = ox + c;
-                    if (xx < 0 || xx >= m.width) continue;
-                    auto& dst = m.alpha[std::size_t(yy) * std::size_t(m.width) + std::size_t(xx)];
-                    dst = std::max(dst, glyph_buf[std::size_t(r) * std::size_t(gw) + std::size_t(c)]);
-                }
+        if (gw <= 0 || gh <= 0) return;
+        glyph_buf.assign(std::size_t(gw) * std::size_t(gh), 0);
+        stbtt_MakeGlyphBitmapSubpixel(&f->info, glyph_buf.data(), gw, gh, gw, scale, scale, shift_x, 0.0f, g);
+        const int ox = int(std::floor(x)) + x0, oy = m.baseline + y0;
+        for (int r = 0; r < gh; ++r) {
+            const int yy = oy + r;
+            if (yy < 0 || yy >= m.height) continue;
+            for (int c = 0; c < gw; ++c) {
+                const int xx = ox + c;
+                if (xx < 0 || xx >= m.width) continue;
+                auto& dst = m.alpha[std::size_t(yy) * std::size_t(m.width) + std::size_t(xx)];
+                dst = std::max(dst, glyph_buf[std::size_t(r) * std::size_t(gw) + std::size_t(c)]);
             }
         }
-        int adv = 0, lsb = 0;
-        stbtt_GetGlyphHMetrics(&f->info, g, &adv, &lsb);
-        x += float(adv) * scale;
-        prev_font = f;
-        prev_glyph = g;
-    }
+    });
     return m;
 }
 

@@ -60,6 +60,10 @@ class FontRaster {
     FontRaster();
     struct Font;
     const Font* font_for(char32_t cp, FontFace face, int* glyph) const;
+    /// Walks the pen along utf8 from x (kerning between glyphs of one font); for each glyph calls
+    /// on_glyph(font, glyph, pen x, scale) before advancing. Returns the pen's end position.
+    template <typename OnGlyph>
+    float walk_glyphs(std::string_view utf8, float px, FontFace face, float x, OnGlyph&& on_glyph) const;
     std::vector<unsigned char> regular_, bold_, fallback_;  // file bytes (stbtt keeps pointers)
     Font* fonts_[3] = {nullptr, nullptr, nullptr};          // regular, bold, fallback
 };

@@ -176,6 +176,7 @@ int model_dump_main(int argc, char** argv) {
     publish_dump_dir(out, [&](const std::string& tmp) {
         ojson stages = ojson::array();
         auto put = [&](const std::string& name, int layer, int head, const Mat& M) {
+            if (M.size() == 0) return;  // a stage this model does not have (no MLP: ln_2, mlp_out)
             std::string file = layer >= 0 ? "layer" + std::to_string(layer) + "_" + name : name;
             if (head >= 0) file += "_h" + std::to_string(head);
             file += ".npy";

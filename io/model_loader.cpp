@@ -67,6 +67,44 @@ struct ConfigReader {
     }
 };
 
+/// attnviz's own checkpoints (`attnviz train`) say which parts their blocks have: attnviz_norm
+/// (layernorm | rmsnorm | none), attnviz_mlp (gelu | swiglu | none), attnviz_positions (learned |
+/// sinusoidal | rope), and the older attnviz_attention_only / attnviz_layer_norm booleans.
+void read_attnviz_options(const ConfigReader& c, ModelSpec& s) {
+    if (c.boolean("attnviz_attention_only", false)) s.mlp = MlpKind::None;
+    if (!c.boolean("attnviz_layer_norm", true)) s.norm = NormKind::None;
+    auto choice = [&](const char* field, const std::vector<const char*>& names) {
+        const std::string v = c.string(field, "");
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (v == names[i]) return int(i);
+        std::string known;
+        for (const char* n : names) known += std::string(known.empty() ? "" : ", ") + n;
+        c.fail(field, "'" + v + "' is not supported (" + known + ")");
+    };
+    if (c.present("attnviz_norm")) {
+        const int k = choice("attnviz_norm", {"layernorm", "rmsnorm", "none"});
+        s.norm = k == 0 ? NormKind::LayerNorm : k == 1 ? NormKind::RMSNorm : NormKind::None;
+    }
+    if (c.present("attnviz_mlp")) {
+        const int k = choice("attnviz_mlp", {"gelu", "swiglu", "none"});
+        s.mlp = k == 0 ? MlpKind::Gelu : k == 1 ? MlpKind::SwiGLU : MlpKind::None;
+    }
+    if (c.present("attnviz_positions")) {
+        const int k = choice("attnviz_positions", {"learned", "sinusoidal", "rope"});
+        s.positions = k == 0 ? PositionKind::Learned : k == 1 ? PositionKind::Sinusoidal : PositionKind::Rope;
+    }
+    if (s.family == ModelFamily::Llama && position_kind(s) == PositionKind::Rope && s.d_head % 2 != 0)
+        c.fail("head_dim", "must be even for RoPE, got " + std::to_string(s.d_head));
+    if (s.family == ModelFamily::Gpt2) {
+        if (mlp_kind(s) == MlpKind::SwiGLU)
+            c.fail("attnviz_mlp", "'swiglu' needs the Llama tensor layout (model_type llama)");
+        if (position_kind(s) == PositionKind::Rope) {
+            s.rope_theta = c.number("rope_theta", 10000.0, false);
+            if (s.d_head % 2 != 0) c.fail("n_head", "must leave an even head width for RoPE");
+        }
+    }
+}
+
 }  // namespace
 
 ModelSpec parse_model_config(std::string_view text, const std::string& name) {
@@ -103,7 +141,6 @@ ModelSpec parse_model_config(std::string_view text, const std::string& name) {
         if (!c.present("head_dim") && s.d_model % s.n_head != 0)
             c.fail("num_attention_heads", "must divide hidden_size when head_dim is not given");
         s.d_head = c.positive("head_dim", s.d_model / s.n_head);
-        if (s.d_head % 2 != 0) c.fail("head_dim", "must be even for RoPE, got " + std::to_string(s.d_head));
         if (s.n_head % s.n_kv_head != 0) c.fail("num_key_value_heads", "must divide num_attention_heads");
         s.d_ff = c.positive("intermediate_size");
         s.vocab_size = c.positive("vocab_size");
@@ -132,6 +169,7 @@ ModelSpec parse_model_config(std::string_view text, const std::string& name) {
     } else {
         c.fail("model_type", "'" + type + "' is not supported (gpt2, llama, qwen2 or mistral)");
     }
+    read_attnviz_options(c, s);
     return s;
 }
 
@@ -205,17 +243,21 @@ class TensorSource {
     std::string fallback_;
 };
 
-ModelWeights load_gpt2(const ModelSpec& s, Checkpoint& ck) {
+ModelWeights load_gpt2(const ModelSpec& s, Checkpoint& ck, bool tied) {
     // GPT2Model checkpoints name tensors "h.0...."; GPT2LMHeadModel ones "transformer.h.0....".
     TensorSource t(ck, "transformer.");
     ModelWeights m;
     m.spec = s;
     const int d = s.d_model, f = s.d_ff;
+    const NormKind nk = norm_kind(s);
+    const MlpKind mk = mlp_kind(s);
     m.wte = t.matrix("wte.weight", s.vocab_size, d);
-    m.wpe = t.matrix("wpe.weight", s.max_positions, d);
-    m.lm_head = m.wte;  // tied
+    if (position_kind(s) == PositionKind::Learned) m.wpe = t.matrix("wpe.weight", s.max_positions, d);
+    m.lm_head = tied ? m.wte : t.matrix("lm_head.weight", s.vocab_size, d);
     auto norm = [&](const std::string& p) {
-        return Norm{t.vector(p + ".weight", d), t.vector(p + ".bias", d), d};
+        if (nk == NormKind::None) return Norm{};
+        return Norm{t.vector(p + ".weight", d),
+                    nk == NormKind::LayerNorm ? t.vector(p + ".bias", d) : nullptr, d};
     };
     auto conv = [&](const std::string& p, int in, int out) {
         return Linear{t.matrix(p + ".weight", in, out), false, t.vector(p + ".bias", out)};
@@ -225,14 +267,16 @@ ModelWeights load_gpt2(const ModelSpec& s, Checkpoint& ck) {
         const std::string p = "h." + std::to_string(l) + ".";
         BlockWeights b;
         b.ln_1 = norm(p + "ln_1");
-        b.ln_2 = norm(p + "ln_2");
+        if (mk != MlpKind::None) b.ln_2 = norm(p + "ln_2");
         const Linear qkv = conv(p + "attn.c_attn", d, 3 * d);  // [d, 3d]: q | k | v column blocks
         b.q = Linear{qkv.weight.cols_slice(0, d), false, qkv.bias};
         b.k = Linear{qkv.weight.cols_slice(d, d), false, qkv.bias + d};
         b.v = Linear{qkv.weight.cols_slice(2 * d, d), false, qkv.bias + 2 * d};
         b.o = conv(p + "attn.c_proj", d, d);
-        b.fc = conv(p + "mlp.c_fc", d, f);
-        b.proj = conv(p + "mlp.c_proj", f, d);
+        if (mk == MlpKind::Gelu) {
+            b.fc = conv(p + "mlp.c_fc", d, f);
+            b.proj = conv(p + "mlp.c_proj", f, d);
+        }
         m.blocks.push_back(b);
     }
     return m;
@@ -243,9 +287,18 @@ ModelWeights load_llama(const ModelSpec& s, Checkpoint& ck, bool tied, bool atte
     ModelWeights m;
     m.spec = s;
     const int d = s.d_model, qd = s.n_head * s.d_head, kvd = s.n_kv_head * s.d_head;
+    const NormKind nk = norm_kind(s);
+    const MlpKind mk = mlp_kind(s);
     m.wte = t.matrix("model.embed_tokens.weight", s.vocab_size, d);
+    if (position_kind(s) == PositionKind::Learned)
+        m.wpe = t.matrix("model.embed_positions.weight", s.max_positions, d);
     m.lm_head = tied ? m.wte : t.matrix("lm_head.weight", s.vocab_size, d);
-    m.ln_f = Norm{t.vector("model.norm.weight", d), nullptr, d};
+    auto norm = [&](const std::string& p) {
+        if (nk == NormKind::None) return Norm{};
+        return Norm{t.vector(p + ".weight", d),
+                    nk == NormKind::LayerNorm ? t.vector(p + ".bias", d) : nullptr, d};
+    };
+    m.ln_f = norm("model.norm");
     const bool qwen2 = s.architecture == "qwen2";
     auto linear = [&](const std::string& p, int in, int out, bool bias) {
         Linear L{t.matrix(p + ".weight", out, in), true, nullptr};
@@ -255,15 +308,20 @@ ModelWeights load_llama(const ModelSpec& s, Checkpoint& ck, bool tied, bool atte
     for (int l = 0; l < s.n_layer; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
         BlockWeights b;
-        b.ln_1 = Norm{t.vector(p + "input_layernorm.weight", d), nullptr, d};
-        b.ln_2 = Norm{t.vector(p + "post_attention_layernorm.weight", d), nullptr, d};
+        b.ln_1 = norm(p + "input_layernorm");
+        if (mk != MlpKind::None) b.ln_2 = norm(p + "post_attention_layernorm");
         b.q = linear(p + "self_attn.q_proj", d, qd, attention_bias || qwen2);
         b.k = linear(p + "self_attn.k_proj", d, kvd, attention_bias || qwen2);
         b.v = linear(p + "self_attn.v_proj", d, kvd, attention_bias || qwen2);
         b.o = linear(p + "self_attn.o_proj", qd, d, attention_bias);
-        b.gate = linear(p + "mlp.gate_proj", d, s.d_ff, false);
-        b.up = linear(p + "mlp.up_proj", d, s.d_ff, false);
-        b.down = linear(p + "mlp.down_proj", s.d_ff, d, false);
+        if (mk == MlpKind::SwiGLU) {
+            b.gate = linear(p + "mlp.gate_proj", d, s.d_ff, false);
+            b.up = linear(p + "mlp.up_proj", d, s.d_ff, false);
+            b.down = linear(p + "mlp.down_proj", s.d_ff, d, false);
+        } else if (mk == MlpKind::Gelu) {  // attnviz checkpoints: GELU(x·up_projᵀ)·down_projᵀ
+            b.fc = linear(p + "mlp.up_proj", d, s.d_ff, false);
+            b.proj = linear(p + "mlp.down_proj", s.d_ff, d, false);
+        }
         m.blocks.push_back(b);
     }
     return m;
@@ -280,12 +338,13 @@ ModelWeights load_model_dir(const std::string& dir) {
     ck.table = open_safetensors_dir(dir);
     for (const SafetensorsFile& f : ck.table.files) ck.storage.push_back(f.owner());
     ModelWeights m;
-    if (spec.family == ModelFamily::Gpt2) {
-        m = load_gpt2(spec, ck);
-    } else {
-        auto flag = [&](const char* f) { return j.contains(f) && j[f].is_boolean() && j[f].get<bool>(); };
-        m = load_llama(spec, ck, flag("tie_word_embeddings"), flag("attention_bias"));
-    }
+    auto flag = [&](const char* f, bool fallback) {
+        return j.contains(f) && j[f].is_boolean() ? j[f].get<bool>() : fallback;
+    };
+    if (spec.family == ModelFamily::Gpt2)
+        m = load_gpt2(spec, ck, flag("tie_word_embeddings", true));
+    else
+        m = load_llama(spec, ck, flag("tie_word_embeddings", false), flag("attention_bias", false));
     m.storage = std::move(ck.storage);
     m.weight_bytes = ck.weight_bytes;
     validate_model(m);

@@ -116,23 +116,34 @@ void append_utf8(std::string& out, std::uint32_t cp) {
     }
 }
 
-/// Bytes as readable text: valid UTF-8 sequences as they are, every other byte as "\xNN".
-std::string readable_bytes(std::string_view bytes) {
-    std::string out;
+/// Walks bytes as UTF-8: on_valid(sequence) for each valid sequence; at an invalid one,
+/// on_invalid(maximal invalid subpart) returns how many bytes to skip (1 or the subpart's length).
+template <typename OnValid, typename OnInvalid>
+void walk_utf8(std::string_view bytes, OnValid on_valid, OnInvalid on_invalid) {
     std::uint32_t cp;
     int bad;
     for (std::size_t i = 0; i < bytes.size();) {
         const int n = utf8_sequence(bytes, i, &cp, &bad);
         if (n > 0) {
-            out.append(bytes.substr(i, n));
-            i += n;
+            on_valid(bytes.substr(i, std::size_t(n)));
+            i += std::size_t(n);
         } else {
-            char esc[8];
-            std::snprintf(esc, sizeof esc, "\\x%02x", static_cast<unsigned char>(bytes[i]));
-            out += esc;
-            ++i;
+            i += on_invalid(bytes.substr(i, std::size_t(bad)));
         }
     }
+}
+
+/// Bytes as readable text: valid UTF-8 sequences as they are, every other byte as "\xNN".
+std::string readable_bytes(std::string_view bytes) {
+    std::string out;
+    walk_utf8(
+        bytes, [&](std::string_view seq) { out.append(seq); },
+        [&](std::string_view invalid) {
+            char esc[8];
+            std::snprintf(esc, sizeof esc, "\\x%02x", static_cast<unsigned char>(invalid[0]));
+            out += esc;
+            return std::size_t(1);
+        });
     return out;
 }
 
@@ -140,18 +151,12 @@ std::string readable_bytes(std::string_view bytes) {
 /// String::from_utf8_lossy and Python's bytes.decode(errors="replace") do).
 std::string lossy_utf8(std::string_view bytes) {
     std::string out;
-    std::uint32_t cp;
-    int bad;
-    for (std::size_t i = 0; i < bytes.size();) {
-        const int n = utf8_sequence(bytes, i, &cp, &bad);
-        if (n > 0) {
-            out.append(bytes.substr(i, n));
-            i += n;
-        } else {
+    walk_utf8(
+        bytes, [&](std::string_view seq) { out.append(seq); },
+        [&](std::string_view invalid) {
             out += "\xEF\xBF\xBD";
-            i += bad;
-        }
-    }
+            return invalid.size();
+        });
     return out;
 }
 

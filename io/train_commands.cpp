@@ -5,15 +5,21 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "core/tasks.hpp"
 #include "core/train.hpp"
 #include "io/cli.hpp"
+#include "io/commands.hpp"
 #include "io/files.hpp"
+#include "io/json_limits.hpp"
+#include "io/model_loader.hpp"
 #include "io/safetensors.hpp"
 
 namespace attnviz {
@@ -36,9 +42,16 @@ const std::vector<CliOption>& train_options() {
         {"--lr", "LR", "AdamW learning rate (default 1e-3)", false},
         {"--weight-decay", "WD", "AdamW decoupled weight decay (default 0.01)", false},
         {"--eval-every", "K", "held-out loss and head scores every K steps (default 25)", false},
-        {"--no-norm", "", "no LayerNorm (default: LayerNorm before each block and at the end)", false},
+        {"--no-norm", "", "no norms (the same as --norm none)", false},
+        {"--norm", "KIND",
+         "layernorm (default), rmsnorm or none: before attention, the MLP and the unembedding", false},
+        {"--mlp", "KIND", "none (default: attention-only), gelu or swiglu", false},
+        {"--d-ff", "F", "MLP width, 1-1024 (default 4 x d_model)", false},
+        {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
         {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
         {"--threads", "T", "worker threads (default 1)", false},
+        {"--init", "DIR",
+         "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
         {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
     };
     return options;
@@ -75,26 +88,61 @@ std::string metrics_row(const EvalPoint& e) {
     return r + "\n";
 }
 
-/// config.json in the GPT-2 layout (n_embd, n_layer, n_head, n_positions, vocab_size) plus attnviz
-/// keys saying the blocks have no MLP (and whether they have norms).
+const char* norm_name(NormKind k) {
+    return k == NormKind::LayerNorm ? "layernorm" : k == NormKind::RMSNorm ? "rmsnorm" : "none";
+}
+const char* mlp_name(MlpKind k) {
+    return k == MlpKind::Gelu ? "gelu" : k == MlpKind::SwiGLU ? "swiglu" : "none";
+}
+const char* positions_name(PositionKind k) {
+    return k == PositionKind::Learned ? "learned" : k == PositionKind::Sinusoidal ? "sinusoidal" : "rope";
+}
+
+/// config.json in the GPT-2 layout (n_embd, n_layer, ...) or, once a choice is Llama's (RMSNorm,
+/// SwiGLU, RoPE), the Llama one (hidden_size, num_hidden_layers, ...), plus attnviz keys saying which
+/// norm, MLP and positions the blocks have (io/model_loader reads them).
 std::string config_json(const TrainConfig& c) {
     ojson j;
-    j["model_type"] = "gpt2";
-    j["architectures"] = {"GPT2LMHeadModel"};
-    j["n_layer"] = c.n_layer;
-    j["n_head"] = c.n_head;
-    j["n_embd"] = c.d_model;
-    j["n_positions"] = c.context;
-    j["vocab_size"] = c.vocab_size;
-    j["layer_norm_epsilon"] = c.norm_eps;
-    j["activation_function"] = "gelu_new";
+    const NormKind norm = train_norm(c);
+    if (!llama_layout(c)) {
+        j["model_type"] = "gpt2";
+        j["architectures"] = {"GPT2LMHeadModel"};
+        j["n_layer"] = c.n_layer;
+        j["n_head"] = c.n_head;
+        j["n_embd"] = c.d_model;
+        j["n_inner"] = train_d_ff(c);
+        j["n_positions"] = c.context;
+        j["vocab_size"] = c.vocab_size;
+        j["layer_norm_epsilon"] = c.norm_eps;
+        j["activation_function"] = "gelu_new";
+    } else {
+        j["model_type"] = "llama";
+        j["architectures"] = {"LlamaForCausalLM"};
+        j["num_hidden_layers"] = c.n_layer;
+        j["num_attention_heads"] = c.n_head;
+        j["num_key_value_heads"] = c.n_head;
+        j["hidden_size"] = c.d_model;
+        j["intermediate_size"] = train_d_ff(c);
+        j["max_position_embeddings"] = c.context;
+        j["vocab_size"] = c.vocab_size;
+        j["rms_norm_eps"] = c.norm_eps;
+        j["rope_theta"] = 10000.0;
+        j["hidden_act"] = "silu";
+        j["attention_bias"] = false;
+        j["mlp_bias"] = false;
+    }
     j["tie_word_embeddings"] = c.tied;
-    j["attnviz_attention_only"] = true;
-    j["attnviz_layer_norm"] = c.layer_norm;
+    j["attnviz_attention_only"] = c.mlp == MlpKind::None;
+    j["attnviz_layer_norm"] = norm != NormKind::None;
+    j["attnviz_norm"] = norm_name(norm);
+    j["attnviz_mlp"] = mlp_name(c.mlp);
+    j["attnviz_positions"] = positions_name(c.positions);
     return j.dump(2) + "\n";
 }
 
-void save_checkpoint(const std::string& dir, const Params<float>& p) {
+}  // namespace
+
+void save_train_checkpoint(const std::string& dir, const Params<float>& p) {
     std::vector<SafetensorsWriteTensor> tensors;
     for (const ParamView& v : p.layout) {
         SafetensorsWriteTensor t;
@@ -107,6 +155,312 @@ void save_checkpoint(const std::string& dir, const Params<float>& p) {
     }
     write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
     write_file_atomic(dir + "/config.json", config_json(p.config));
+}
+
+TrainConfig train_config_from_checkpoint(const std::string& dir) {
+    const std::string path = dir + "/config.json";
+    const std::string text = read_file(path, 4ull << 20);
+    const ModelSpec s = parse_model_config(text, path);
+    const nlohmann::json j = parse_json_limited(text, path, "the file");
+    auto flag = [&](const char* f, bool fallback) {
+        return j.contains(f) && j[f].is_boolean() ? j[f].get<bool>() : fallback;
+    };
+    auto refuse = [&](const std::string& why) {
+        throw Error(path + ": not a model the trainer computes (" + why + ")");
+    };
+    if (s.n_kv_head != s.n_head) refuse("grouped-query attention");
+    if (s.d_head * s.n_head != s.d_model) refuse("head_dim × heads differs from hidden_size");
+    if (flag("attention_bias", false)) refuse("attention biases in the Llama layout");
+    TrainConfig c;
+    c.n_layer = s.n_layer;
+    c.n_head = s.n_head;
+    c.d_model = s.d_model;
+    c.context = s.max_positions;
+    c.vocab_size = s.vocab_size;
+    c.layer_norm = norm_kind(s) != NormKind::None;
+    if (c.layer_norm) c.norm = norm_kind(s);
+    c.mlp = mlp_kind(s);
+    c.positions = position_kind(s);
+    c.d_ff = c.mlp == MlpKind::None ? 0 : s.d_ff;
+    c.tied = flag("tie_word_embeddings", s.family == ModelFamily::Gpt2);
+    c.norm_eps = s.norm_eps;
+    if (c.positions != PositionKind::Learned && s.rope_theta != 10000.0)
+        refuse("rope_theta other than 10000");
+    if (llama_layout(c) != (s.family == ModelFamily::Llama))
+        refuse(std::string("its norm, MLP and positions need the ") + (llama_layout(c) ? "Llama" : "GPT-2") +
+               " tensor layout");
+    try {
+        validate_train_config(c);
+    } catch (const Error& e) {
+        throw Error(path + ": " + e.what());
+    }
+    return c;
+}
+
+Params<float> load_train_checkpoint(const std::string& dir) {
+    const TrainConfig c = train_config_from_checkpoint(dir);
+    Params<float> p = make_params<float>(c);
+    const SafetensorsTable table = open_safetensors_dir(dir);
+    for (const ParamView& v : p.layout) {
+        auto it = table.tensors.find(v.name);
+        if (it == table.tensors.end()) throw Error(dir + ": the checkpoint has no tensor '" + v.name + "'");
+        const SafetensorsTensor& t = it->second;
+        const std::vector<std::int64_t> want(v.shape.begin(), v.shape.end());
+        if (t.shape != want) {
+            auto text = [](const std::vector<std::int64_t>& sh) {
+                std::string r = "[";
+                for (std::size_t i = 0; i < sh.size(); ++i) r += (i ? ", " : "") + std::to_string(sh[i]);
+                return r + "]";
+            };
+            throw Error(t.file + ": tensor '" + v.name + "' has shape " + text(t.shape) +
+                        ", the config implies " + text(want));
+        }
+        to_float32(t, p.data.data() + v.offset);
+    }
+    return p;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// .npy of token ids in, .npy of gradients out
+// ---------------------------------------------------------------------------------------------
+
+/// Token ids from a .npy file made with numpy: integer dtype (i1/i2/i4/i8, u1/u2/u4/u8, little-endian),
+/// shape [n] or [B, n], C or Fortran order. rows receives B (1 for [n]), cols n.
+}  // namespace
+
+std::vector<std::int64_t> parse_token_npy(const std::string& bytes, const std::string& path, int& rows,
+                                          int& cols) {
+    auto fail = [&](const std::string& why) -> void { throw Error("token file " + path + ": " + why); };
+    if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+        fail("not a .npy file (no \\x93NUMPY magic)");
+    const int major = static_cast<unsigned char>(bytes[6]);
+    std::size_t hlen = 0, start = 0;
+    if (major == 1) {
+        hlen = std::size_t(static_cast<unsigned char>(bytes[8])) |
+               std::size_t(static_cast<unsigned char>(bytes[9])) << 8;
+        start = 10;
+    } else if (major == 2 || major == 3) {
+        if (bytes.size() < 12) fail("truncated header");
+        for (int i = 0; i < 4; ++i)
+            hlen |= std::size_t(static_cast<unsigned char>(bytes[std::size_t(8 + i)])) << (8 * i);
+        start = 12;
+    } else {
+        fail("unknown .npy version " + std::to_string(major));
+    }
+    if (hlen > 65536 || start + hlen > bytes.size()) fail("truncated header");
+    const std::string h = bytes.substr(start, hlen);
+    auto value_after = [&](const std::string& key) {
+        const std::size_t k = h.find("'" + key + "'");
+        if (k == std::string::npos) fail("header has no '" + key + "'");
+        std::size_t c = h.find(':', k);
+        if (c == std::string::npos) fail("header has no value for '" + key + "'");
+        ++c;
+        while (c < h.size() && h[c] == ' ') ++c;
+        return c;
+    };
+    std::size_t c = value_after("descr");
+    if (c >= h.size() || (h[c] != '\'' && h[c] != '"')) fail("descr is not a string");
+    const std::size_t e = h.find(h[c], c + 1);
+    if (e == std::string::npos) fail("descr is not a string");
+    const std::string descr = h.substr(c + 1, e - c - 1);
+    int width = 0;
+    bool is_signed = true;
+    if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '|' || (descr[0] == '=')) &&
+        (descr[1] == 'i' || descr[1] == 'u') && std::strchr("1248", descr[2]) && descr[2] != '\0') {
+        width = descr[2] - '0';
+        is_signed = descr[1] == 'i';
+        if (width > 1 && descr[0] == '|') width = 0;
+    }
+    if (width == 0)
+        fail("dtype '" + descr + "' is not a little-endian integer type (token ids need int32 or int64)");
+    c = value_after("fortran_order");
+    const bool fortran = h.compare(c, 4, "True") == 0;
+    if (!fortran && h.compare(c, 5, "False") != 0) fail("fortran_order is neither True nor False");
+    c = value_after("shape");
+    if (c >= h.size() || h[c] != '(') fail("shape is not a tuple");
+    const std::size_t close = h.find(')', c);
+    if (close == std::string::npos) fail("shape is not a tuple");
+    std::vector<std::int64_t> shape;
+    std::string num;
+    for (std::size_t i = c + 1; i <= close; ++i) {
+        const char ch = h[i];
+        if (ch >= '0' && ch <= '9') {
+            num += ch;
+            if (num.size() > 12) fail("a dimension is too large");
+        } else if (ch == ',' || ch == ')' || ch == ' ' || ch == 'L') {
+            if (!num.empty()) shape.push_back(std::stoll(num));
+            num.clear();
+        } else {
+            fail("shape is not a tuple of sizes");
+        }
+    }
+    if (shape.size() != 1 && shape.size() != 2)
+        fail("shape has " + std::to_string(shape.size()) + " dimensions (token ids need [n] or [B, n])");
+    const std::int64_t B = shape.size() == 2 ? shape[0] : 1, n = shape.back();
+    if (B < 1 || n < 2)
+        fail("needs at least 2 tokens per row (inputs are ids[..., :-1], targets ids[..., 1:])");
+    const std::uint64_t count = std::uint64_t(B) * std::uint64_t(n);
+    const std::size_t data = start + hlen;
+    if (count > kMaxTokenFileBytes || bytes.size() - data != count * std::uint64_t(width))
+        fail("holds " + std::to_string(bytes.size() - data) + " data bytes; shape and dtype need " +
+             std::to_string(count * std::uint64_t(width)));
+    std::vector<std::int64_t> ids(count);  // [B, n], C order
+    for (std::int64_t r = 0; r < B; ++r)
+        for (std::int64_t t = 0; t < n; ++t) {
+            const std::uint64_t src = fortran ? std::uint64_t(t * B + r) : std::uint64_t(r * n + t);
+            const unsigned char* b =
+                reinterpret_cast<const unsigned char*>(bytes.data() + data) + src * std::uint64_t(width);
+            std::uint64_t u = 0;
+            for (int k = 0; k < width; ++k) u |= std::uint64_t(b[k]) << (8 * k);
+            std::int64_t v;
+            if (is_signed && width < 8 && (u >> (8 * width - 1)) & 1) u |= ~std::uint64_t(0) << (8 * width);
+            std::memcpy(&v, &u, sizeof v);
+            if (!is_signed && width == 8 && (u >> 63)) v = std::numeric_limits<std::int64_t>::max();
+            ids[std::size_t(r * n + t)] = v;
+        }
+    rows = int(B);
+    cols = int(n);
+    return ids;
+}
+
+namespace {
+
+std::vector<std::int64_t> read_token_npy(const std::string& path, int& rows, int& cols) {
+    return parse_token_npy(read_file(path, kMaxTokenFileBytes), path, rows, cols);
+}
+
+/// A .npy header for dtype `descr` and `shape` ([] = a scalar), padded so the data starts at a
+/// multiple of 64 bytes, as numpy writes.
+std::string npy_header(const std::string& descr, const std::vector<int>& shape) {
+    std::string dims;
+    for (int s : shape) dims += std::to_string(s) + ", ";
+    if (shape.size() > 1)
+        dims.resize(dims.size() - 2);
+    else if (shape.size() == 1)
+        dims.resize(dims.size() - 1);
+    std::string h = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    const std::size_t total = 10 + h.size() + 1;
+    h += std::string((64 - total % 64) % 64, ' ') + "\n";
+    std::string out = "\x93NUMPY";
+    out += char(1);
+    out += char(0);
+    out += char(h.size() & 0xff);
+    out += char((h.size() >> 8) & 0xff);
+    return out + h;
+}
+
+std::string npy_f32(const float* data, std::size_t count, const std::vector<int>& shape) {
+    std::string out = npy_header("<f4", shape);
+    const std::size_t at = out.size();
+    out.resize(at + count * 4);
+    std::memcpy(&out[at], data, count * 4);  // little-endian host (x86-64, aarch64)
+    return out;
+}
+
+std::string npy_f64_scalar(double x) {
+    std::string out = npy_header("<f8", {});
+    const std::size_t at = out.size();
+    out.resize(at + 8);
+    std::memcpy(&out[at], &x, 8);
+    return out;
+}
+
+const std::vector<CliOption>& grad_options() {
+    static const std::vector<CliOption> options = {
+        {"--model", "DIR", "checkpoint folder written by attnviz train (config.json, model.safetensors)",
+         false},
+        {"--tokens", "FILE.npy",
+         "integer token ids, shape [n] or [B, n]: inputs ids[..., :-1], targets ids[..., 1:]", false},
+        {"--out", "OUT", "directory for loss.npy and one <tensor name>.npy gradient per parameter", false},
+        {"--adamw-steps", "K",
+         "also take K torch.optim.AdamW steps on this batch (fresh moments, no clipping, "
+         "constant lr) and write the checkpoint after them to OUT/adamw/ (default 0)",
+         false},
+        {"--lr", "LR", "AdamW learning rate for --adamw-steps (default 1e-3)", false},
+        {"--weight-decay", "WD", "AdamW decoupled weight decay for --adamw-steps (default 0.01)", false},
+        {"--threads", "T", "worker threads (default 1)", false},
+    };
+    return options;
+}
+
+int grad_main(int argc, char** argv) {
+    const auto& options = grad_options();
+    const CliArgs args = parse_cli(argc, argv, options);
+    if (args.has("--help")) {
+        std::cout << cli_usage("attnviz grad", options, {"--model", "--tokens", "--out"});
+        return 0;
+    }
+    require_flag(args, options, "--model");
+    require_flag(args, options, "--tokens");
+    require_flag(args, options, "--out");
+    const int threads = cli_int("--threads", args.get_or("--threads", "1"), 1, 256);
+    const int adamw_steps = cli_int("--adamw-steps", args.get_or("--adamw-steps", "0"), 0, 100000);
+    AdamWConfig adam;
+    adam.lr = cli_double("--lr", args.get_or("--lr", "1e-3"), 0.0, 1e6);
+    adam.weight_decay = cli_double("--weight-decay", args.get_or("--weight-decay", "0.01"), 0.0, 1e3);
+    std::string out = *args.get("--out");
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    if (out.empty()) throw UsageError("--out needs a directory name");
+    check_dump_target(out);
+
+    Params<float> params = load_train_checkpoint(*args.get("--model"));
+    const TrainConfig& c = params.config;
+    const std::string tokens_path = *args.get("--tokens");
+    int rows = 0, cols = 0;
+    const std::vector<std::int64_t> ids = read_token_npy(tokens_path, rows, cols);
+    for (std::int64_t id : ids)
+        if (id < 0 || id >= c.vocab_size)
+            throw Error("token file " + tokens_path + ": id " + std::to_string(id) +
+                        " is outside the model's vocabulary (0.." + std::to_string(c.vocab_size - 1) + ")");
+    if (cols - 1 > c.context)
+        throw Error("token file " + tokens_path + ": rows of " + std::to_string(cols) + " ids give " +
+                    std::to_string(cols - 1) + " inputs, more than the model's context of " +
+                    std::to_string(c.context));
+    Batch batch;
+    batch.B = rows;
+    batch.n = cols - 1;
+    for (int r = 0; r < rows; ++r)
+        for (int t = 0; t < cols - 1; ++t) {
+            batch.inputs.push_back(int(ids[std::size_t(r) * std::size_t(cols) + std::size_t(t)]));
+            batch.targets.push_back(int(ids[std::size_t(r) * std::size_t(cols) + std::size_t(t) + 1]));
+        }
+    Params<float> grad;
+    const double loss = loss_and_grad(params, batch, &grad, threads);
+    Params<float> stepped = params;
+    if (adamw_steps > 0) {
+        AdamWState state;
+        Params<float> g = grad;
+        for (int k = 0; k < adamw_steps; ++k) {
+            if (k > 0) loss_and_grad(stepped, batch, &g, threads);
+            adamw_step(stepped.data, g.data, state, adam, adam.lr);
+        }
+    }
+    publish_dump_dir(out, [&](const std::string& tmp) {
+        ojson m;
+        m["attnviz_dump"] = 1;
+        m["command"] = "grad";
+        m["loss"] = loss;
+        m["tokens"] = {rows, cols};
+        ojson files = ojson::array();
+        write_file_atomic(tmp + "/loss.npy", npy_f64_scalar(loss));
+        for (const ParamView& v : grad.layout) {
+            write_file_atomic(tmp + "/" + v.name + ".npy",
+                              npy_f32(grad.data.data() + v.offset, v.size, v.shape));
+            files.push_back(v.name + ".npy");
+        }
+        m["gradients"] = std::move(files);
+        if (adamw_steps > 0) {
+            make_dirs(tmp + "/adamw");
+            save_train_checkpoint(tmp + "/adamw", stepped);
+            m["adamw"] = {{"steps", adamw_steps}, {"lr", adam.lr},       {"weight_decay", adam.weight_decay},
+                          {"beta1", adam.beta1},  {"beta2", adam.beta2}, {"eps", adam.eps}};
+        }
+        write_file_atomic(tmp + "/manifest.json", m.dump(2) + "\n");
+    });
+    std::cout << "loss " << loss << "; wrote " << grad.layout.size() << " gradients to " << out << "/\n";
+    return 0;
 }
 
 ojson scores_json(const std::vector<std::vector<HeadScores>>& scores) {
@@ -142,8 +496,35 @@ int train_main(int argc, char** argv) {
     c.d_model = cli_int("--d-model", args.get_or("--d-model", "64"), 16, 256);
     c.context = cli_int("--context", args.get_or("--context", "48"), 8, 256);
     c.vocab_size = cli_int("--vocab", args.get_or("--vocab", "64"), 2, 65536);
-    c.layer_norm = !args.has("--no-norm");
+    const std::string norm = args.get_or("--norm", args.has("--no-norm") ? "none" : "layernorm");
+    if (norm != "layernorm" && norm != "rmsnorm" && norm != "none")
+        throw UsageError("--norm: '" + norm + "' is not layernorm, rmsnorm or none");
+    if (args.has("--no-norm") && norm != "none") throw UsageError("--no-norm contradicts --norm " + norm);
+    c.layer_norm = norm != "none";
+    c.norm = norm == "rmsnorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
+    const std::string mlp = args.get_or("--mlp", "none");
+    if (mlp != "none" && mlp != "gelu" && mlp != "swiglu")
+        throw UsageError("--mlp: '" + mlp + "' is not none, gelu or swiglu");
+    c.mlp = mlp == "gelu" ? MlpKind::Gelu : mlp == "swiglu" ? MlpKind::SwiGLU : MlpKind::None;
+    if (args.has("--d-ff")) c.d_ff = cli_int("--d-ff", *args.get("--d-ff"), 1, 1024);
+    const std::string pos = args.get_or("--positions", "learned");
+    if (pos != "learned" && pos != "sinusoidal" && pos != "rope")
+        throw UsageError("--positions: '" + pos + "' is not learned, sinusoidal or rope");
+    c.positions = pos == "learned"      ? PositionKind::Learned
+                  : pos == "sinusoidal" ? PositionKind::Sinusoidal
+                                        : PositionKind::Rope;
     c.tied = args.has("--tied");
+    std::optional<Params<float>> init;
+    if (args.has("--init")) {
+        for (const char* f : {"--layers", "--heads", "--d-model", "--context", "--vocab", "--no-norm",
+                              "--norm", "--mlp", "--d-ff", "--positions", "--tied"})
+            if (args.has(f))
+                throw UsageError(
+                    std::string(f) +
+                    " cannot be combined with --init (the checkpoint's config.json sets the model)");
+        init = load_train_checkpoint(*args.get("--init"));
+        c = init->config;
+    }
     validate_train_config(c);
     InductionTask task;
     task.vocab_size = c.vocab_size;
@@ -157,6 +538,7 @@ int train_main(int argc, char** argv) {
     o.adam.weight_decay = cli_double("--weight-decay", args.get_or("--weight-decay", "0.01"), 0.0, 1e3);
     o.eval_every = cli_int("--eval-every", args.get_or("--eval-every", "25"), 1, 10000000);
     o.threads = cli_int("--threads", args.get_or("--threads", "1"), 1, 256);
+    if (init) o.init = &*init;
     std::string out = *args.get("--out");
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     if (out.empty()) throw UsageError("--out needs a directory name");
@@ -185,7 +567,7 @@ int train_main(int argc, char** argv) {
         }
     });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    save_checkpoint(out, r.params);
+    save_train_checkpoint(out, r.params);
     write_file_atomic(out + "/metrics.csv", csv);
     const EvalPoint& last = r.evals.back();
     ojson s;
@@ -212,6 +594,10 @@ int train_main(int argc, char** argv) {
 
 int run_train_command(int argc, char** argv) {
     return run_cli_command("attnviz train", [&] { return train_main(argc, argv); });
+}
+
+int run_grad_command(int argc, char** argv) {
+    return run_cli_command("attnviz grad", [&] { return grad_main(argc, argv); });
 }
 
 }  // namespace attnviz

@@ -29,9 +29,9 @@ Params<double> random_params_double(const TrainConfig& c, std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> normal(0.0, 0.3);
     for (double& x : p.data) x = normal(rng);
-    // gains near 1 so LayerNorm stays well conditioned
+    // gains near 1 so the norms stay well conditioned (1-D weights are the norms' gains)
     for (const ParamView& v : p.layout)
-        if (v.name.find("ln_") != std::string::npos && v.name.find(".weight") != std::string::npos)
+        if (v.shape.size() == 1 && v.name.size() > 7 && v.name.compare(v.name.size() - 7, 7, ".weight") == 0)
             for (std::size_t i = 0; i < v.size; ++i) p.data[v.offset + i] += 1.0;
     return p;
 }
@@ -56,7 +56,8 @@ void check_finite_differences(const TrainConfig& c) {
             const double fd = (up - down) / (2 * h);
             const double an = grad.data[k];
             EXPECT_NEAR(an, fd, 1e-7 + 1e-5 * std::max(std::abs(an), std::abs(fd)))
-                << v.name << "[" << i << "] (layer_norm " << c.layer_norm << ", tied " << c.tied << ")";
+                << v.name << "[" << i << "] (layer_norm " << c.layer_norm << ", norm " << int(c.norm)
+                << ", mlp " << int(c.mlp) << ", positions " << int(c.positions) << ", tied " << c.tied << ")";
         }
     }
 }
@@ -85,6 +86,64 @@ TEST(Train, UntiedNoNormMatchesFiniteDifferences) {
 }
 TEST(Train, UntiedLayerNormMatchesFiniteDifferences) {
     check_finite_differences(tiny(true, false));
+}
+
+TrainConfig with(TrainConfig c, NormKind norm, MlpKind mlp, PositionKind positions) {
+    c.layer_norm = norm != NormKind::None;
+    if (norm != NormKind::None) c.norm = norm;
+    c.mlp = mlp;
+    c.positions = positions;
+    c.d_ff = 12;
+    return c;
+}
+
+// Every option of the model family, each forward+backward against finite differences in double:
+// norm none | layernorm | rmsnorm × mlp none | gelu | swiglu × positions learned | sinusoidal | rope.
+struct FamilyCase {
+    NormKind norm;
+    MlpKind mlp;
+    PositionKind positions;
+    bool tied;
+};
+
+class TrainFamily : public ::testing::TestWithParam<FamilyCase> {};
+
+TEST_P(TrainFamily, MatchesFiniteDifferences) {
+    const FamilyCase k = GetParam();
+    check_finite_differences(with(tiny(true, k.tied), k.norm, k.mlp, k.positions));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, TrainFamily,
+    ::testing::Values(FamilyCase{NormKind::RMSNorm, MlpKind::None, PositionKind::Learned, true},
+                      FamilyCase{NormKind::LayerNorm, MlpKind::Gelu, PositionKind::Learned, false},
+                      FamilyCase{NormKind::None, MlpKind::Gelu, PositionKind::Sinusoidal, true},
+                      FamilyCase{NormKind::RMSNorm, MlpKind::SwiGLU, PositionKind::Rope, false},
+                      FamilyCase{NormKind::LayerNorm, MlpKind::SwiGLU, PositionKind::Sinusoidal, true},
+                      FamilyCase{NormKind::None, MlpKind::None, PositionKind::Rope, false},
+                      FamilyCase{NormKind::RMSNorm, MlpKind::Gelu, PositionKind::Rope, true},
+                      FamilyCase{NormKind::LayerNorm, MlpKind::None, PositionKind::Rope, false}));
+
+TEST(Train, LayoutUsesLlamaNamesForLlamaChoices) {
+    const TrainConfig c = with(tiny(true, false), NormKind::RMSNorm, MlpKind::SwiGLU, PositionKind::Rope);
+    const auto layout = param_layout(c);
+    std::vector<std::string> names;
+    for (const ParamView& v : layout) names.push_back(v.name);
+    EXPECT_EQ(names.front(), "model.embed_tokens.weight");
+    EXPECT_EQ(names[1], "model.layers.0.input_layernorm.weight");
+    EXPECT_EQ(names[2], "model.layers.0.self_attn.q_proj.weight");
+    EXPECT_EQ(names[6], "model.layers.0.post_attention_layernorm.weight");
+    EXPECT_EQ(names[7], "model.layers.0.mlp.gate_proj.weight");
+    EXPECT_EQ(layout[7].shape, (std::vector<int>{12, 16}));
+    EXPECT_EQ(names[9], "model.layers.0.mlp.down_proj.weight");
+    EXPECT_EQ(layout[9].shape, (std::vector<int>{16, 12}));
+    EXPECT_EQ(names[names.size() - 2], "model.norm.weight");
+    EXPECT_EQ(names.back(), "lm_head.weight");
+    // GPT-2 names for GPT-2 choices, with the MLP
+    const auto g = param_layout(with(tiny(true), NormKind::LayerNorm, MlpKind::Gelu, PositionKind::Learned));
+    EXPECT_EQ(g[8].name, "h.0.ln_2.weight");
+    EXPECT_EQ(g[10].name, "h.0.mlp.c_fc.weight");
+    EXPECT_EQ(g[10].shape, (std::vector<int>{16, 12}));
 }
 
 TEST(Train, LayoutUsesGpt2NamesAndShapes) {
@@ -169,6 +228,14 @@ TEST(Train, RejectsOptionsOutOfRange) {
     b = random_batch(c, 1, 4, 1);
     b.inputs[0] = 11;
     EXPECT_THROW(loss_and_grad<float>(p, b, nullptr, 1), Error);
+    c = tiny(false);
+    c.d_model = 18;  // head width 9: RoPE needs it even
+    c.positions = PositionKind::Rope;
+    EXPECT_THROW(make_params<float>(c), ConfigError);
+    c = tiny(false);
+    c.mlp = MlpKind::Gelu;
+    c.d_ff = 2000;
+    EXPECT_THROW(make_params<float>(c), ConfigError);
 }
 
 }  // namespace

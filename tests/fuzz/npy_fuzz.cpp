@@ -1,9 +1,6 @@
 // Fuzz harness: .npy bytes through parse_npy (what read_npy reads) and, through a memory file, the
 // streamed mask loader read_mask_npy. Either attnviz::Error or an array that writes back and reads
 // back to the same shape and values; the mask agrees with the array cell by cell.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,25 +9,7 @@
 #include "core/error.hpp"
 #include "fuzz_check.hpp"
 #include "io/npy.hpp"
-
-namespace {
-
-/// A memory-backed regular file holding the current input, opened by path as a user's file would be.
-const std::string& memory_file(const uint8_t* data, size_t size) {
-    static const int fd = ::memfd_create("attnviz-npy-fuzz", MFD_CLOEXEC);
-    static const std::string path = "/proc/self/fd/" + std::to_string(fd);
-    FUZZ_CHECK(fd >= 0);
-    FUZZ_CHECK(::ftruncate(fd, 0) == 0);
-    std::size_t done = 0;
-    while (done < size) {
-        const ssize_t w = ::pwrite(fd, data + done, size - done, off_t(done));
-        FUZZ_CHECK(w > 0);
-        done += std::size_t(w);
-    }
-    return path;
-}
-
-}  // namespace
+#include "memory_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace attnviz;
@@ -48,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const Error&) {
     }
     try {
-        const MaskGrid grid = read_mask_npy(memory_file(data, size));
+        const MaskGrid grid = read_mask_npy(fuzz_memory_file(data, size));
         FUZZ_CHECK(parsed);  // the streamed loader accepts nothing parse_npy refuses
         FUZZ_CHECK(grid.rows == M.rows() && grid.cols == M.cols());
         for (int i = 0; i < grid.rows; ++i)

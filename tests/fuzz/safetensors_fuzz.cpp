@@ -3,9 +3,6 @@
 // Either attnviz::Error, or a file whose tensors tile the data section exactly, whose F32/BF16/F16
 // tensors convert to float32, and which writes back (safetensors_bytes) and reads back to the same
 // values — the same bytes, but for NaN payloads, which become PyTorch's quiet NaN.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -18,23 +15,9 @@
 #include "core/error.hpp"
 #include "fuzz_check.hpp"
 #include "io/safetensors.hpp"
+#include "memory_file.hpp"
 
 namespace {
-
-/// A memory-backed regular file holding the current input, opened by path as a user's file would be.
-const std::string& memory_file(const uint8_t* data, size_t size) {
-    static const int fd = ::memfd_create("attnviz-safetensors-fuzz", MFD_CLOEXEC);
-    static const std::string path = "/proc/self/fd/" + std::to_string(fd);
-    FUZZ_CHECK(fd >= 0);
-    FUZZ_CHECK(::ftruncate(fd, 0) == 0);
-    std::size_t done = 0;
-    while (done < size) {
-        const ssize_t w = ::pwrite(fd, data + done, size - done, off_t(done));
-        FUZZ_CHECK(w > 0);
-        done += std::size_t(w);
-    }
-    return path;
-}
 
 bool same_float(float a, float b) {
     if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -62,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(error.find('\n') == std::string::npos);
     }
     // The mapped file gives the same answer (messages name the path instead of "fuzz").
-    const std::string& path = memory_file(data, size);
+    const std::string& path = fuzz_memory_file(data, size);
     try {
         const SafetensorsFile g = SafetensorsFile::open(path);
         FUZZ_CHECK(f.has_value() && g.tensors().size() == f->tensors().size());

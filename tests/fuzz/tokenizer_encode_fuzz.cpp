@@ -9,25 +9,11 @@
 
 #include "core/error.hpp"
 #include "io/tokenizer.hpp"
+#include "tests/common/gpt2_bytes.hpp"
 
 namespace {
 
-std::string byte_char(unsigned char b) {
-    const auto printable = [](int c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || c >= 174; };
-    int cp = b;
-    if (!printable(b)) {
-        cp = 256;
-        for (int c = 0; c < b; ++c) cp += printable(c) ? 0 : 1;
-    }
-    std::string s;
-    if (cp < 0x80) {
-        s += char(cp);
-    } else {
-        s += char(0xC0 | (cp >> 6));
-        s += char(0x80 | (cp & 0x3F));
-    }
-    return s;
-}
+using attnviz::test::byte_char;
 
 std::string json_string(const std::string& s) {
     std::string r = "\"";

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/cpu_time.hpp"
+#include "common/gpt2_bytes.hpp"
 #include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -29,29 +30,10 @@ using json = nlohmann::json;
 
 using test::TempDir;
 
-/// GPT-2's byte -> character table, written out here from its definition (printable Latin-1 bytes
-/// stand for themselves; the others take U+0100 upwards in byte order).
-std::string byte_char(unsigned char b) {
-    const auto printable = [](int c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || c >= 174; };
-    int cp = b;
-    if (!printable(b)) {
-        cp = 256;
-        for (int c = 0; c < b; ++c) cp += printable(c) ? 0 : 1;
-    }
-    std::string s;
-    if (cp < 0x80) {
-        s += char(cp);
-    } else {
-        s += char(0xC0 | (cp >> 6));
-        s += char(0x80 | (cp & 0x3F));
-    }
-    return s;
-}
+using test::byte_char;
 
 std::string chars(std::string_view bytes) {
-    std::string s;
-    for (unsigned char b : bytes) s += byte_char(b);
-    return s;
+    return test::byte_chars(bytes);
 }
 
 /// A vocabulary with the 256 byte tokens (id = byte value) plus the results of `merges` (byte

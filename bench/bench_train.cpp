@@ -1,0 +1,147 @@
+// Training throughput (core/train.hpp): one full optimizer step — forward, cross-entropy, backward,
+// gradient clipping, AdamW — on two models, next to the same step in PyTorch
+// (bench/torch_train_reference.py, run by this binary on the same threads, in the same run):
+//   attn2: 2 layers, d_model 64, 4 heads, attention-only, LayerNorm, learned positions, context 48,
+//          vocabulary 64, batch 32 (the induction model of `attnviz train`)
+//   mlp4:  4 layers, d_model 128, 4 heads, GELU MLP d_ff 512, LayerNorm, learned positions, context 64,
+//          vocabulary 256, batch 16
+// Compare the tokens_per_second counters of BM_Train/<model>/<threads> and BM_TorchTrain/<model>/<threads>.
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "core/memory.hpp"
+#include "core/train.hpp"
+
+namespace attnviz {
+namespace {
+
+struct BenchModel {
+    TrainConfig config;
+    int batch = 0;
+    const char* torch_args = "";
+};
+
+BenchModel bench_model(int which) {
+    BenchModel m;
+    TrainConfig& c = m.config;
+    if (which == 0) {
+        c.n_layer = 2;
+        c.d_model = 64;
+        c.n_head = 4;
+        c.context = 48;
+        c.vocab_size = 64;
+        m.batch = 32;
+        m.torch_args = "--layers 2 --d-model 64 --heads 4 --context 48 --vocab 64 --batch 32 --mlp none";
+    } else {
+        c.n_layer = 4;
+        c.d_model = 128;
+        c.n_head = 4;
+        c.context = 64;
+        c.vocab_size = 256;
+        c.mlp = MlpKind::Gelu;
+        c.d_ff = 512;
+        m.batch = 16;
+        m.torch_args =
+            "--layers 4 --d-model 128 --heads 4 --context 64 --vocab 256 --batch 16 --mlp gelu --d-ff 512";
+    }
+    c.layer_norm = true;
+    c.tied = false;
+    return m;
+}
+
+Batch random_batch(const TrainConfig& c, int B, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> tok(0, c.vocab_size - 1);
+    Batch b;
+    b.B = B;
+    b.n = c.context;
+    for (int i = 0; i < B * c.context; ++i) {
+        b.inputs.push_back(tok(rng));
+        b.targets.push_back(tok(rng));
+    }
+    return b;
+}
+
+double process_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+/// One optimizer step per iteration, as `attnviz train` takes it. tokens_per_second from wall time,
+/// tokens_per_cpu_second from the process's CPU time (every thread), as the PyTorch script reports.
+void BM_Train(benchmark::State& state) {
+    tune_allocator_for_traces();  // as attnviz's main() does before any command
+    const BenchModel m = bench_model(int(state.range(0)));
+    const int threads = int(state.range(1));
+    Params<float> p = init_params(m.config, 1);
+    const Batch batch = random_batch(m.config, m.batch, 2);
+    Params<float> grad;
+    AdamWState adam;
+    AdamWConfig cfg;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = process_cpu_seconds();
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(loss_and_grad(p, batch, &grad, threads));
+        clip_grad_norm(grad.data, 1.0);
+        adamw_step(p.data, grad.data, adam, cfg, 1e-3);
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = process_cpu_seconds() - c0;
+    const double tokens = double(m.batch) * m.config.context * double(state.iterations());
+    state.counters["tokens_per_second"] = tokens / wall;
+    state.counters["tokens_per_cpu_second"] = tokens / cpu;
+}
+BENCHMARK(BM_Train)
+    ->ArgNames({"model", "threads"})
+    ->Args({0, 1})
+    ->Args({0, 2})
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->MinTime(2.0)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+/// The same step in PyTorch: the script prints the best milliseconds per step on its last line.
+void BM_TorchTrain(benchmark::State& state) {
+    const BenchModel m = bench_model(int(state.range(0)));
+    const std::string cmd = "/usr/bin/python3 " ATTNVIZ_BENCH_DIR "/torch_train_reference.py " +
+                            std::string(m.torch_args) + " --threads " + std::to_string(state.range(1));
+    double tokens = 0;
+    for (auto _ : state) {
+        FILE* pipe = ::popen(cmd.c_str(), "r");
+        if (!pipe) {
+            state.SkipWithError("cannot run python3");
+            return;
+        }
+        char line[256];
+        double ms = -1, cpu_ms = -1;
+        while (std::fgets(line, sizeof line, pipe)) std::sscanf(line, "%lf %lf", &ms, &cpu_ms);
+        if (::pclose(pipe) != 0 || ms <= 0) {
+            state.SkipWithError("torch_train_reference.py failed (python3-torch installed?)");
+            return;
+        }
+        state.SetIterationTime(ms / 1e3);
+        tokens = double(m.batch) * m.config.context;
+        state.counters["tokens_per_second"] = tokens / (ms / 1e3);
+        state.counters["tokens_per_cpu_second"] = tokens / (cpu_ms / 1e3);
+    }
+}
+BENCHMARK(BM_TorchTrain)
+    ->ArgNames({"model", "threads"})
+    ->Args({0, 1})
+    ->Args({0, 2})
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace attnviz
