@@ -97,6 +97,8 @@ struct AppState {
     // --- export ----------------------------------------------------------------------------
     std::string export_dir = "attnviz-exports";
     int export_scale = 2;  // 1, 2 or 4
+    /// Scenes opened or saved lately, newest first (File ▸ Open lists them; kept in settings.json).
+    std::vector<std::string> recent_files;
     /// Path of the file the last successful export wrote (export functions set it; the status bar
     /// and `--state-log` report it).
     std::string last_export_path;

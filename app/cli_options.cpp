@@ -2,6 +2,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
+
+#include "io/cli.hpp"
+#include "io/files.hpp"
 
 namespace attnviz::app {
 
@@ -17,10 +21,36 @@ int parse_int(const std::string& flag, const std::string& v, int lo, int hi) {
     return int(x);
 }
 
+/// The widest vector instruction set this translation unit was compiled for (the whole binary is
+/// compiled with the same flags: attnviz_flags in CMakeLists.txt).
+const char* instruction_set() {
+#if defined(__AVX512F__)
+    return "AVX-512 (built for this machine's CPU: -march=native)";
+#elif defined(__AVX2__)
+    return "AVX2 (built for this machine's CPU: -march=native)";
+#elif defined(__AVX__)
+    return "AVX";
+#elif defined(__x86_64__)
+    return "x86-64 baseline (SSE2: runs on any x86-64)";
+#elif defined(__aarch64__)
+    return "arm64";
+#else
+    return "generic";
+#endif
+}
+
 }  // namespace
 
+std::string version_text() {
+    const ResourceDir assets = find_asset_dir(), shaders = find_shader_dir();
+    return std::string("attnviz ") + ATTNVIZ_VERSION + "\n" + "cpu: " + instruction_set() + "\n" +
+           "assets: " + assets.path + " (" + assets.how + ")\n" + "shaders: " + shaders.path + " (" +
+           shaders.how + ")\n";
+}
+
 const char* const kUsage =
-    "usage: attnviz [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
+    "usage: attnviz [SCENE.json | MODEL_DIR]\n"
+    "               [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
     "               [--set KEY=VALUE ...] [--view stage|heads|compare] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
     "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
@@ -29,7 +59,8 @@ const char* const kUsage =
     "       attnviz tokenize --model DIR --text TEXT [--pieces]   (token ids of a real tokenizer, as JSON)\n"
     "       attnviz train --task induction [--layers 2 --heads 4 --d-model 64 --context 48] --steps N\n"
     "                     [--seed S] [--threads T] --out DIR   (train a small model; attnviz train --help)\n"
-    "       attnviz grad --model DIR --tokens FILE.npy --out OUT   (loss and every parameter's gradient as .npy)\n"
+    "       attnviz grad --model DIR --tokens FILE.npy --out OUT   (loss and every parameter's gradient as "
+    ".npy)\n"
     "\n"
     "Opens a window that computes one attention layer live and shows every stage as a heatmap.\n"
     "\n"
@@ -59,101 +90,118 @@ const char* const kUsage =
     "Keys: ←/→ stage, ↑/↓ head, Home/End, Space play, Ctrl+E export PNG, Ctrl+O open, Ctrl+S save.\n"
     "No display? Use `attnviz dump` / `attnviz render`, or run under xvfb-run.\n";
 
-Options parse_args(int argc, char** argv, bool* help, bool* version) {
+namespace {
+
+/// The GUI's flags, parsed by the same CLI11-backed parser as the subcommands (io/cli.hpp).
+const std::vector<CliOption>& gui_options() {
+    static const std::vector<CliOption> options = {
+        {"--version", "", "print the version", false},
+        {"--scene", "FILE", "scene (JSON) to open", false},
+        {"--screenshot", "FILE", "save the window as PNG, exit", false},
+        {"--stage", "NAME", "start on this stage", false},
+        {"--head", "H", "start on this head", false},
+        {"--pin", "ROW", "start with this query row pinned", false},
+        {"--hover", "ROW,COL", "with --screenshot: hover this cell", false},
+        {"--frames", "N", "frames before the screenshot", false},
+        {"--set", "KEY=VALUE", "change one setting", true},
+        {"--view", "V", "stage, heads, compare or model", false},
+        {"--lab", "NAME", "open a lab at start-up", false},
+        {"--model", "DIR", "open a real model", false},
+        {"--layer", "L", "with --model: start on this layer", false},
+        {"--text", "TEXT", "with --model: the text", false},
+        {"--state-log", "FILE", "state log (tests)", false},
+        {"--frame-log", "FILE", "frame log (measurements)", false},
+        {"--script", "FILE", "scripted input (tests)", false},
+        {"--fresh", "", "start without the saved workspace", false},
+        {"--ui-scale", "S", "UI scale, 0.5 to 3", false},
+        {"--size", "WxH", "window size", false},
+    };
+    return options;
+}
+
+Options options_from(const CliArgs& args) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i];
-        std::string value;
-        bool has_inline = false;
-        if (arg.rfind("--", 0) == 0) {
-            const auto eq = arg.find('=');
-            if (eq != std::string::npos) {
-                value = arg.substr(eq + 1);
-                arg = arg.substr(0, eq);
-                has_inline = true;
-            }
-        }
-        auto need = [&]() -> std::string {
-            if (has_inline) return value;
-            if (i + 1 >= argc) throw UsageError{arg + " needs a value"};
-            return argv[++i];
-        };
-        if (arg == "--help" || arg == "-h")
-            *help = true;
-        else if (arg == "--version")
-            *version = true;
-        else if (arg == "--scene")
-            o.scene = need();
-        else if (arg == "--screenshot")
-            o.screenshot = need();
-        else if (arg == "--stage")
-            o.stage = need();
-        else if (arg == "--head")
-            o.head = parse_int("--head", need(), 0, 1 << 20);
-        else if (arg == "--pin")
-            o.pin = parse_int("--pin", need(), 0, 1 << 24);
-        else if (arg == "--hover") {
-            const std::string v = need();
-            const auto comma = v.find(',');
-            if (comma == std::string::npos)
-                throw UsageError{"--hover: expected ROW,COL such as 3,5, got '" + v + "'"};
-            o.hover = std::make_pair(parse_int("--hover", v.substr(0, comma), 0, 1 << 24),
-                                     parse_int("--hover", v.substr(comma + 1), 0, 1 << 24));
-        } else if (arg == "--frames")
-            o.frames = parse_int("--frames", need(), 1, 100000);
-        else if (arg == "--set") {
-            const std::string kv = need();
-            if (kv.find('=') == std::string::npos)
-                throw UsageError{"--set expects KEY=VALUE, got '" + kv + "'"};
-            o.sets.push_back(kv);
-        } else if (arg == "--view") {
-            const std::string v = need();
-            if (v == "stage")
-                o.view = MainView::Stage;
-            else if (v == "heads")
-                o.view = MainView::HeadsGrid;
-            else if (v == "compare")
-                o.view = MainView::Compare;
-            else if (v == "model")
-                o.view = MainView::Model;
-            else
-                throw UsageError{"--view: expected stage, heads, compare or model, got '" + v + "'"};
-        } else if (arg == "--lab")
-            o.lab = need();
-        else if (arg == "--model")
-            o.model = need();
-        else if (arg == "--layer")
-            o.layer = parse_int("--layer", need(), 0, 1 << 20);
-        else if (arg == "--text")
-            o.text = need();
-        else if (arg == "--state-log")
-            o.state_log = need();
-        else if (arg == "--frame-log")
-            o.frame_log = need();
-        else if (arg == "--script")
-            o.script = need();
-        else if (arg == "--fresh")
-            o.restore_workspace = false;
-        else if (arg == "--ui-scale") {
-            const std::string v = need();
-            char* end = nullptr;
-            const double s = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !(s >= 0.5 && s <= 3.0))
-                throw UsageError{"--ui-scale: expected a number from 0.5 to 3, got '" + v + "'"};
-            o.ui_scale = float(s);
-        } else if (arg == "--size") {
-            const std::string v = need();
-            const auto x = v.find('x');
-            if (x == std::string::npos)
-                throw UsageError{"--size: expected WxH such as 1600x1000, got '" + v + "'"};
-            o.width = parse_int("--size", v.substr(0, x), 320, 16384);
-            o.height = parse_int("--size", v.substr(x + 1), 240, 16384);
-        } else if (arg.rfind("-", 0) == 0) {
-            throw UsageError{"unknown option " + arg + " (see attnviz --help)"};
-        } else {
-            throw UsageError{"unexpected argument '" + arg +
-                             "' (commands are dump, render and tokenize; see attnviz --help)"};
-        }
+    o.scene = args.get_or("--scene", "");
+    o.screenshot = args.get_or("--screenshot", "");
+    o.stage = args.get_or("--stage", "");
+    if (auto v = args.get("--head")) o.head = parse_int("--head", *v, 0, 1 << 20);
+    if (auto v = args.get("--pin")) o.pin = parse_int("--pin", *v, 0, 1 << 24);
+    if (auto v = args.get("--hover")) {
+        const auto comma = v->find(',');
+        if (comma == std::string::npos)
+            throw UsageError{"--hover: expected ROW,COL such as 3,5, got '" + *v + "'"};
+        o.hover = std::make_pair(parse_int("--hover", v->substr(0, comma), 0, 1 << 24),
+                                 parse_int("--hover", v->substr(comma + 1), 0, 1 << 24));
+    }
+    if (auto v = args.get("--frames")) o.frames = parse_int("--frames", *v, 1, 100000);
+    for (const std::string& kv : args.all("--set")) {
+        if (kv.find('=') == std::string::npos) throw UsageError{"--set expects KEY=VALUE, got '" + kv + "'"};
+        o.sets.push_back(kv);
+    }
+    if (auto v = args.get("--view")) {
+        if (*v == "stage")
+            o.view = MainView::Stage;
+        else if (*v == "heads")
+            o.view = MainView::HeadsGrid;
+        else if (*v == "compare")
+            o.view = MainView::Compare;
+        else if (*v == "model")
+            o.view = MainView::Model;
+        else
+            throw UsageError{"--view: expected stage, heads, compare or model, got '" + *v + "'"};
+    }
+    o.lab = args.get_or("--lab", "");
+    o.model = args.get_or("--model", "");
+    if (auto v = args.get("--layer")) o.layer = parse_int("--layer", *v, 0, 1 << 20);
+    if (auto v = args.get("--text")) o.text = *v;
+    o.state_log = args.get_or("--state-log", "");
+    o.frame_log = args.get_or("--frame-log", "");
+    o.script = args.get_or("--script", "");
+    o.restore_workspace = !args.has("--fresh");
+    if (auto v = args.get("--ui-scale")) {
+        char* end = nullptr;
+        const double s = std::strtod(v->c_str(), &end);
+        if (v->empty() || *end != '\0' || !(s >= 0.5 && s <= 3.0))
+            throw UsageError{"--ui-scale: expected a number from 0.5 to 3, got '" + *v + "'"};
+        o.ui_scale = float(s);
+    }
+    if (auto v = args.get("--size")) {
+        const auto x = v->find('x');
+        if (x == std::string::npos)
+            throw UsageError{"--size: expected WxH such as 1600x1000, got '" + *v + "'"};
+        o.width = parse_int("--size", v->substr(0, x), 320, 16384);
+        o.height = parse_int("--size", v->substr(x + 1), 240, 16384);
+    }
+    return o;
+}
+
+}  // namespace
+
+Options parse_args(int argc, char** argv, bool* help, bool* version) {
+    CliArgs args;
+    try {
+        args = parse_cli(argc, argv, gui_options(), /*allow_positional=*/true);
+    } catch (const attnviz::UsageError& e) {
+        std::string message = e.what();  // the subcommands list the known options; here --help does
+        message = message.substr(0, message.find(" (known options:"));
+        throw UsageError{message + " (see attnviz --help)"};
+    }
+    *help = args.has("--help");
+    *version = args.has("--version");
+    Options o = options_from(args);
+    // One file to open, as a desktop passes it (attnviz.desktop: Exec=attnviz %f): a scene (.json) or
+    // a model folder. Anything else is a mistyped command.
+    for (const std::string& p : args.positional) {
+        std::error_code ec;
+        const bool is_json = p.size() > 5 && p.compare(p.size() - 5, 5, ".json") == 0;
+        const bool is_dir = std::filesystem::is_directory(p, ec);
+        if (args.positional.size() > 1 || (!is_json && !is_dir))
+            throw UsageError{"unexpected argument '" + p +
+                             "' (open a scene .json or a model folder; commands are dump, render, tokenize, "
+                             "generate and train; see attnviz --help)"};
+        if (is_json && !o.scene.empty()) throw UsageError{"a scene was given twice: --scene and '" + p + "'"};
+        if (is_dir && !o.model.empty()) throw UsageError{"a model was given twice: --model and '" + p + "'"};
+        (is_json ? o.scene : o.model) = p;
     }
     if (o.hover && o.screenshot.empty()) throw UsageError{"--hover needs --screenshot OUT.png"};
     if (!o.screenshot.empty() && o.screenshot.size() < 5)

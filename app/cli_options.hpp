@@ -42,6 +42,11 @@ struct UsageError {
 /// The --help text.
 extern const char* const kUsage;
 
+/// `attnviz --version`: "attnviz 0.1.0", the instruction set the binary was built for (a package is
+/// built for the x86-64 baseline, a local build for this CPU), and where assets and shaders are read
+/// from ("assets: /usr/share/attnviz/assets (next to the executable)").
+std::string version_text();
+
 /// Parses argv; throws UsageError with a one-line message.
 Options parse_args(int argc, char** argv, bool* help, bool* version);
 

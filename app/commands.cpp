@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "app/clipboard.hpp"
 #include "app/fonts.hpp"
 #include "app/key_taps.hpp"
 #include "app/panels/panels.hpp"
@@ -64,6 +65,9 @@ std::vector<Command> make_commands() {
         {"export_png", "File", "Export current stage as PNG", GLFW_KEY_E, C, false, true, "Ctrl+E",
          "export the current stage as a PNG figure", [](Shell& s) { export_current_png(s.state); },
          has_trace},
+        {"copy_matrix", "File", "Copy matrix as TSV", GLFW_KEY_C, C | GLFW_MOD_SHIFT, false, true,
+         "Ctrl+Shift+C", "copy the current matrix with token labels (pastes into a spreadsheet)",
+         [](Shell& s) { copy_current_matrix(s.state); }, has_trace},
         {"save_window", "File", "Save the window as PNG", GLFW_KEY_F12, 0, false, true, "F12",
          "save the whole window as PNG", [](Shell& s) { s.capture_window = true; }, nullptr},
         {"reset_scene", "File", "Reset to the scene's settings", 0, 0, false, true, "", "",

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "app/settings.hpp"
 #include "io/files.hpp"
 
 namespace attnviz::app {
@@ -43,6 +44,8 @@ bool save_scene_to(AppState& state, const std::string& path) {
         state.scene_path = path;
         state.scene_config = state.config;
         state.set_status("Saved scene to " + path, false);
+        remember_recent(state.recent_files, path);
+        (void)save_settings(state);
         return true;
     } catch (const std::exception& e) {
         state.set_status(one_line(e.what()), true);
@@ -96,6 +99,11 @@ void FileDialogs::draw(AppState& state) {
         // the focus back) the whole path is selected, so what the user types replaces it.
         const bool enter = ImGui::InputText(
             "##path", &path_buffer, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+        if (!state.recent_files.empty()) {
+            ImGui::TextDisabled("Recent:");
+            for (const std::string& r : state.recent_files)
+                if (ImGui::Selectable(r.c_str())) path_buffer = r;
+        }
         if (!examples.empty()) {
             ImGui::TextDisabled("Examples:");
             for (const std::string& e : examples)
@@ -111,6 +119,8 @@ void FileDialogs::draw(AppState& state) {
                 const Scene scene = attnviz::load_scene(path_buffer);
                 load_scene_into(state, scene, path_buffer);
                 state.set_status("Opened " + path_buffer, false);
+                remember_recent(state.recent_files, path_buffer);
+                (void)save_settings(state);  // a settings file that cannot be written is no reason to stop
                 ImGui::CloseCurrentPopup();
             } catch (const std::exception& e) {
                 error = one_line(e.what());  // the user's current scene stays as it was

@@ -32,10 +32,6 @@
 #include "io/tokenize_command.hpp"
 #include "io/train_commands.hpp"
 
-#ifndef ATTNVIZ_VERSION
-#define ATTNVIZ_VERSION "0.1.0"
-#endif
-
 namespace app = attnviz::app;
 using app::now_seconds;
 
@@ -80,7 +76,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (version) {
-        std::printf("attnviz %s\n", ATTNVIZ_VERSION);
+        std::fputs(app::version_text().c_str(), stdout);
         return 0;
     }
     const int width = opt.width, height = opt.height;

@@ -30,6 +30,13 @@ bool apply_settings_json(const std::string& json_text, AppState& state) {
     number("play_seconds", 0.1, 10.0, state.play_seconds);
     number("export_scale", 1, 4, state.export_scale);
     if (state.export_scale == 3) state.export_scale = 2;
+    if (auto r = j.find("recent_files"); r != j.end() && r->is_array()) {
+        state.recent_files.clear();
+        for (const auto& e : *r)  // newest first; paths that are not strings or absurdly long are dropped
+            if (e.is_string() && !e.get<std::string>().empty() && e.get<std::string>().size() <= 4096 &&
+                state.recent_files.size() < kMaxRecentFiles)
+                state.recent_files.push_back(e.get<std::string>());
+    }
     auto it = j.find("export_dir");
     if (it != j.end() && it->is_string() && !it->get<std::string>().empty())
         state.export_dir = it->get<std::string>();
@@ -43,7 +50,15 @@ std::string settings_json(const AppState& state) {
     j["play_seconds"] = state.play_seconds;
     j["export_scale"] = state.export_scale;
     j["export_dir"] = state.export_dir;
-    return j.dump(2) + "\n";
+    j["recent_files"] = state.recent_files;
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+void remember_recent(std::vector<std::string>& recent, const std::string& path) {
+    if (path.empty()) return;
+    recent.erase(std::remove(recent.begin(), recent.end(), path), recent.end());
+    recent.insert(recent.begin(), path);
+    if (recent.size() > kMaxRecentFiles) recent.resize(kMaxRecentFiles);
 }
 
 void load_settings(AppState& state) {

@@ -3,7 +3,9 @@
 // settings never stop the app from starting.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "app/app_state.hpp"
 
@@ -17,6 +19,11 @@ std::string settings_path();
 bool apply_settings_json(const std::string& json_text, AppState& state);
 /// The settings of `state` as JSON.
 std::string settings_json(const AppState& state);
+
+/// At most this many recent files are kept.
+constexpr std::size_t kMaxRecentFiles = 10;
+/// Puts `path` first in `recent` (moved there if it was already listed), keeping kMaxRecentFiles.
+void remember_recent(std::vector<std::string>& recent, const std::string& path);
 
 /// Loads settings_path() into `state` if it exists. Never throws.
 void load_settings(AppState& state);

@@ -1,4 +1,6 @@
-// A small argument parser shared by the headless commands (`attnviz dump`, `attnviz render`).
+// The argument parser shared by the headless commands (`attnviz dump`, `render`, `tokenize`,
+// `generate`, `train`) and the GUI's own flags (app/cli_options.cpp): a table of options per command,
+// parsed by CLI11 (Debian libcli11-dev; only io/cli.cpp includes it, so its compile cost is paid once).
 //
 // Accepted forms: `--flag value`, `--flag=value`, switches without a value (`--help`), and
 // repeatable flags (`--set heads=4 --set mask=causal`). Anything wrong becomes a UsageError with a

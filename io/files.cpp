@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -61,17 +62,33 @@ std::string exe_dir() {
     return dir_of(buf);
 }
 
-/// $ENV, else DIR/../NAME, DIR/../../NAME, DIR/NAME next to the executable, else the compiled-in path.
-std::string find_resource_dir(const char* env_name, const std::string& name, const char* compiled_in) {
+/// "/usr/bin/../share/attnviz/assets" -> "/usr/share/attnviz/assets" (no file system access).
+std::string lexically_clean(const std::string& path) {
+    std::string out = std::filesystem::path(path).lexically_normal().string();
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    return out;
+}
+
+#ifndef ATTNVIZ_DATA_FROM_BIN
+#define ATTNVIZ_DATA_FROM_BIN "../share/attnviz"
+#endif
+
+/// Where a resource directory NAME (assets, shaders) is looked for, in order: $ENV, then the
+/// installed layout relative to the executable (<prefix>/bin/attnviz -> <prefix>/share/attnviz/NAME,
+/// the relative path from GNUInstallDirs' bindir to datadir), then one level further up (test and
+/// fuzz binaries sit one folder deeper in the build tree, which mirrors the installed layout with
+/// links into the source tree; CMakeLists.txt). No absolute path of the build machine is compiled in.
+ResourceDir find_resource_dir(const char* env_name, const std::string& name) {
     const std::string env = env_or_empty(env_name);
-    if (!env.empty()) return env;
+    if (!env.empty()) return {env, std::string("$") + env_name};
     const std::string exe = exe_dir();
-    if (!exe.empty()) {
-        for (const std::string& candidate : {exe + "/../" + name, exe + "/../../" + name, exe + "/" + name}) {
-            if (is_dir(candidate)) return candidate;
-        }
+    if (exe.empty()) return {"", "no /proc/self/exe"};
+    const std::string rel = std::string(ATTNVIZ_DATA_FROM_BIN) + "/" + name;
+    const std::string installed = exe + "/" + rel;
+    for (const std::string& candidate : {installed, exe + "/../" + rel}) {
+        if (is_dir(candidate)) return {lexically_clean(candidate), "next to the executable"};
     }
-    return compiled_in;
+    return {lexically_clean(installed), "missing"};
 }
 
 }  // namespace
@@ -295,12 +312,20 @@ std::string timestamp_for_filename() {
     return buf;
 }
 
+ResourceDir find_asset_dir() {
+    return find_resource_dir("ATTNVIZ_ASSETS", "assets");
+}
+
+ResourceDir find_shader_dir() {
+    return find_resource_dir("ATTNVIZ_SHADERS", "shaders");
+}
+
 std::string asset_dir() {
-    return find_resource_dir("ATTNVIZ_ASSETS", "assets", ATTNVIZ_ASSET_DIR);
+    return find_asset_dir().path;
 }
 
 std::string shader_dir() {
-    return find_resource_dir("ATTNVIZ_SHADERS", "shaders", ATTNVIZ_SHADER_DIR);
+    return find_shader_dir().path;
 }
 
 std::string user_config_dir() {

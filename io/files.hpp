@@ -44,10 +44,21 @@ std::string slug(std::string_view s);
 /// Local time as "20261121-053012" for export file names.
 std::string timestamp_for_filename();
 
-/// Directory that holds assets/ (scenes, goldens): $ATTNVIZ_ASSETS, else next to the executable
-/// (../assets, ./assets), else the source tree's assets/ compiled in.
+/// A run-time resource directory and how it was found ("$ATTNVIZ_ASSETS", "next to the executable",
+/// or "missing": then `path` is where the installed layout would have it, for error messages).
+struct ResourceDir {
+    std::string path;
+    std::string how;
+};
+
+/// The assets directory (scenes): $ATTNVIZ_ASSETS, else <exe>/../share/attnviz/assets (installed:
+/// <prefix>/bin/attnviz -> <prefix>/share/attnviz/assets; the build tree has the same layout, linked
+/// to the source tree). `attnviz --version` prints it.
+ResourceDir find_asset_dir();
+/// The GLSL shaders, found the same way ($ATTNVIZ_SHADERS, <exe>/../share/attnviz/shaders).
+ResourceDir find_shader_dir();
+/// find_asset_dir().path / find_shader_dir().path.
 std::string asset_dir();
-/// Directory that holds the GLSL shaders, found the same way ($ATTNVIZ_SHADERS).
 std::string shader_dir();
 /// $XDG_CONFIG_HOME/attnviz (or ~/.config/attnviz), created if missing.
 std::string user_config_dir();

@@ -211,8 +211,25 @@ TEST(Files, AssetDirHonoursEnvironmentThenFindsScenes) {
     EXPECT_TRUE(fs::is_directory(asset_dir() + "/scenes")) << asset_dir();
     ::setenv("ATTNVIZ_SHADERS", "/shaders/here", 1);
     EXPECT_EQ(shader_dir(), "/shaders/here");
+    EXPECT_EQ(find_shader_dir().how, "$ATTNVIZ_SHADERS");
     ::unsetenv("ATTNVIZ_SHADERS");
     EXPECT_FALSE(shader_dir().empty());
+}
+
+TEST(Files, DataIsFoundInTheInstalledLayoutRelativeToTheExecutable) {
+    // The build tree mirrors <prefix>/share/attnviz (links into the source tree), so the test binary
+    // finds its data exactly as an installed <prefix>/bin/attnviz would: nothing absolute compiled in.
+    ::unsetenv("ATTNVIZ_ASSETS");
+    ::unsetenv("ATTNVIZ_SHADERS");
+    const ResourceDir assets = find_asset_dir(), shaders = find_shader_dir();
+    EXPECT_EQ(assets.how, "next to the executable") << assets.path;
+    EXPECT_EQ(shaders.how, "next to the executable") << shaders.path;
+    const std::string tail = "/share/attnviz/assets";
+    ASSERT_GE(assets.path.size(), tail.size());
+    EXPECT_EQ(assets.path.substr(assets.path.size() - tail.size()), tail);
+    EXPECT_EQ(assets.path.find("/../"), std::string::npos) << assets.path;  // shown cleaned
+    EXPECT_TRUE(fs::is_regular_file(shaders.path + "/heatmap.frag")) << shaders.path;
+    EXPECT_TRUE(fs::is_regular_file(assets.path + "/scenes/default.json")) << assets.path;
 }
 
 TEST(Files, UserConfigDirFollowsXdgAndIsCreated) {
