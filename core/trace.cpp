@@ -11,21 +11,20 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <list>
-#include <mutex>
 #include <sstream>
-#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/axes.hpp"
 #include "core/cell_text.hpp"
 #include "core/error.hpp"
+#include "core/layer_weights.hpp"
 #include "core/ops.hpp"
 #include "core/presets.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tokenize.hpp"
 #include "core/trace_internal.hpp"
+#include "core/weight_cache.hpp"
 
 namespace attnviz {
 
@@ -126,36 +125,8 @@ double Trace::stored_bytes() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seeds and scoring parameters (shared with explain_cell)
+// Scoring scale (shared with explain_cell)
 // ---------------------------------------------------------------------------------------------
-
-std::uint64_t weight_seed(std::uint64_t seed, int head, WeightSlot slot) {
-    auto mix = [](std::uint64_t z) {
-        z += 0x9E3779B97F4A7C15ULL;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    };
-    return mix(mix(mix(seed) ^ std::uint64_t(head + 1)) ^ static_cast<std::uint64_t>(slot));
-}
-
-ScoringParams scoring_params(const Config& cfg, int head, int d_k) {
-    ScoringParams p;
-    if (cfg.scoring == Scoring::Additive) {
-        const int hid = cfg.resolved_additive_hidden();
-        p.W_q = random_normal(d_k, hid, 1.0 / std::sqrt(double(d_k)),
-                              weight_seed(cfg.seed, head, WeightSlot::AdditiveW_q));
-        p.W_k = random_normal(d_k, hid, 1.0 / std::sqrt(double(d_k)),
-                              weight_seed(cfg.seed, head, WeightSlot::AdditiveW_k));
-        const Mat w = random_normal(hid, 1, 1.0 / std::sqrt(double(hid)),
-                                    weight_seed(cfg.seed, head, WeightSlot::AdditiveW_v));
-        p.w_v = w.col(0);
-    } else if (cfg.scoring == Scoring::Bilinear) {
-        p.W = random_normal(d_k, d_k, 1.0 / std::sqrt(double(d_k)),
-                            weight_seed(cfg.seed, head, WeightSlot::Bilinear));
-    }
-    return p;
-}
 
 double score_scale(Scoring scoring, int d_k) {
     return (scoring == Scoring::ScaledDot || scoring == Scoring::Bilinear) ? 1.0 / std::sqrt(double(d_k))
@@ -238,68 +209,6 @@ Axis single_axis(const std::string& name) {
     a.name = name;
     a.size = 1;
     return a;
-}
-
-// Random weights depend only on (seed, head, slot, shape), and drawing millions of Box–Muller
-// normals costs more than the matrix products that use them (≈ 50 ms at d_model = 768, h = 12).
-// The app recomputes the trace for every slider move with the same weights, so keep recently used
-// weight matrices (up to kWeightCacheBytes) and share them between traces; they are immutable.
-constexpr double kWeightCacheBytes = 256.0 * 1024.0 * 1024.0;
-
-// One cache for everything that depends only on a few numbers: random weights (kind 0) and the
-// sinusoidal positional table (kind 1, ≈ 13 ms of sin/cos at 1024×768).
-MatPtr cached_matrix(int kind, int rows, int cols, double param, std::uint64_t seed,
-                     const std::function<Mat()>& make) {
-    using Key = std::tuple<int, int, int, double, std::uint64_t>;
-    struct KeyHash {
-        std::size_t operator()(const Key& k) const {
-            std::size_t h = std::hash<std::uint64_t>()(std::get<4>(k));
-            auto mix = [&h](std::size_t v) { h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2); };
-            mix(std::size_t(std::get<0>(k)));
-            mix(std::size_t(std::get<1>(k)));
-            mix(std::size_t(std::get<2>(k)));
-            mix(std::hash<double>()(std::get<3>(k)));
-            return h;
-        }
-    };
-    struct Entry {
-        Key key;
-        MatPtr M;
-    };
-    static std::mutex mutex;
-    static std::list<Entry> lru;  // most recently used first
-    // Key -> position in lru: a lookup is O(1), so thousands of narrow heads do not scan the list.
-    static std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
-    static double bytes = 0;
-    const Key key{kind, rows, cols, param, seed};
-    {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (auto it = index.find(key); it != index.end()) {
-            lru.splice(lru.begin(), lru, it->second);
-            return lru.front().M;
-        }
-    }
-    MatPtr M = std::make_shared<const Mat>(make());  // computed outside the lock
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = index.find(key); it != index.end()) return it->second->M;  // another thread made it
-    lru.push_front(Entry{key, M});
-    index[key] = lru.begin();
-    bytes += double(M->size()) * sizeof(float);
-    while (bytes > kWeightCacheBytes && lru.size() > 1) {
-        bytes -= double(lru.back().M->size()) * sizeof(float);
-        index.erase(lru.back().key);
-        lru.pop_back();
-    }
-    return M;
-}
-
-MatPtr cached_random_normal(int rows, int cols, double stddev, std::uint64_t seed) {
-    return cached_matrix(0, rows, cols, stddev, seed,
-                         [=] { return random_normal(rows, cols, stddev, seed); });
-}
-
-MatPtr cached_sinusoidal_pe(int n, int d, double base) {
-    return cached_matrix(1, n, d, base, 0, [=] { return sinusoidal_pe(n, d, base); });
 }
 
 // Columns [first, last] of row i that the mask may leave visible; first > last when the whole row
@@ -419,18 +328,43 @@ struct HeadResult {
 
 }  // namespace
 
-Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
-    const auto t_start = Clock::now();
-    require_valid(cfg);
-    check_preset(cfg);
+namespace {
+
+// Row of the weights' embedding table for each vocabulary entry of the trace: [V].
+std::vector<int> embedding_rows(const LayerWeights& w, const std::vector<std::string>& vocab) {
+    std::vector<int> rows(vocab.size());
+    if (w.vocab == vocab) {
+        for (std::size_t v = 0; v < rows.size(); ++v) rows[v] = int(v);
+        return rows;
+    }
+    std::unordered_map<std::string, int> index;
+    for (std::size_t v = 0; v < w.vocab.size(); ++v) index.emplace(w.vocab[v], int(v));
+    for (std::size_t v = 0; v < vocab.size(); ++v) {
+        const auto it = index.find(vocab[v]);
+        if (it == index.end())
+            throw Error("layer weights: the embedding table has no row for token '" + vocab[v] + "'");
+        rows[v] = it->second;
+    }
+    return rows;
+}
+
+// M + b on every row (no-op for an empty bias): [rows, cols].
+Mat plus_bias(Mat M, const RowVec& b) {
+    if (b.size() != 0) M.rowwise() += b;
+    return M;
+}
+
+Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<const LayerWeights> weights,
+                           const ComputeOptions& options, Clock::time_point t_start) {
     auto poll = [&] {
         if (options.cancel && options.cancel->load()) throw Cancelled();
     };
-    Tokenized tk = tokenize_config(cfg);
+    const LayerWeights& W = *weights;
     poll();
 
     Trace T;
     T.config = cfg;
+    T.weights = weights;
     const bool cross = cfg.cross_attention();
     const int n = int(tk.query_tokens.size());
     const int m = int(tk.key_tokens.size());
@@ -487,12 +421,13 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
 
     // --- tokens -> vectors --------------------------------------------------------------------
     auto OH = std::make_shared<const Mat>(one_hot(tk.query_ids, V));  // n x V
-    Mat table = embedding_table(tk.vocab, d, cfg.seed);               // V x d_model
-    apply_preset_embedding(table, tk.vocab, cfg);
+    const Mat& table = *W.embedding;                                  // V_w x d_model
+    const std::vector<int> table_row = embedding_rows(W, tk.vocab);   // V
     auto lookup = [&](const std::vector<int>& ids) {
         // one_hot × table picks rows; we pick them directly (same numbers, no n×V×d multiply).
         Mat E(int(ids.size()), d);  // rows x d_model
-        for (std::size_t i = 0; i < ids.size(); ++i) E.row(Eigen::Index(i)) = table.row(ids[i]);
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            E.row(Eigen::Index(i)) = table.row(table_row[std::size_t(ids[i])]);
         return E;
     };
     auto positions = [&](int count) {
@@ -500,7 +435,7 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             case Positional::Sinusoidal:
                 return Mat(*cached_sinusoidal_pe(count, d, cfg.pe_base));
             case Positional::Learned:
-                return learned_pe(count, d, weight_seed(cfg.seed, -1, WeightSlot::LearnedPE));
+                return Mat(W.positions->topRows(count));
             default:
                 return Mat(Mat::Zero(count, d));
         }
@@ -539,17 +474,9 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
     std::vector<HeadResult> heads(static_cast<std::size_t>(h));
     auto run_head = [&](int hd) {
         HeadResult& R = heads[std::size_t(hd)];
-        const double sd = 1.0 / std::sqrt(df);  // N(0, 1/d_model): q entries stay ~unit size
-        if (cfg.preset != HeadPreset::None && hd == kPresetHead) {
-            PresetHead ph = preset_head(cfg);
-            R.W_Q = std::make_shared<const Mat>(std::move(ph.W_Q));
-            R.W_K = std::make_shared<const Mat>(std::move(ph.W_K));
-            R.preset_text = std::move(ph.explanation);
-        } else {
-            R.W_Q = cached_random_normal(d, d_k, sd, weight_seed(cfg.seed, hd, WeightSlot::W_Q));
-            R.W_K = cached_random_normal(d, d_k, sd, weight_seed(cfg.seed, hd, WeightSlot::W_K));
-        }
-        R.W_V = cached_random_normal(d, d_v, sd, weight_seed(cfg.seed, hd, WeightSlot::W_V));
+        const HeadWeights& HW = W.heads[std::size_t(hd)];
+        R.W_Q = HW.W_Q, R.W_K = HW.W_K, R.W_V = HW.W_V;
+        R.preset_text = HW.designed;
         if (Xn == Yn) {
             // Self-attention: one wider product X·[W_Q | W_K | W_V] keeps the GEMM kernel busier
             // than three thin ones (d_k columns each).
@@ -557,13 +484,13 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             W_cat << *R.W_Q, *R.W_K, *R.W_V;
             Mat QKV(n, 2 * d_k + d_v);  // n x (2d_k + d_v)
             QKV.noalias() = *Xn * W_cat;
-            R.Q = std::make_shared<const Mat>(QKV.leftCols(d_k));         // n x d_k
-            R.K = std::make_shared<const Mat>(QKV.middleCols(d_k, d_k));  // n x d_k
-            R.V = std::make_shared<const Mat>(QKV.rightCols(d_v));        // n x d_v
+            R.Q = std::make_shared<const Mat>(plus_bias(QKV.leftCols(d_k), HW.b_Q));         // n x d_k
+            R.K = std::make_shared<const Mat>(plus_bias(QKV.middleCols(d_k, d_k), HW.b_K));  // n x d_k
+            R.V = std::make_shared<const Mat>(plus_bias(QKV.rightCols(d_v), HW.b_V));        // n x d_v
         } else {
-            R.Q = std::make_shared<const Mat>(*Xn * *R.W_Q);  // n x d_k
-            R.K = std::make_shared<const Mat>(*Yn * *R.W_K);  // m x d_k
-            R.V = std::make_shared<const Mat>(*Yn * *R.W_V);  // m x d_v
+            R.Q = std::make_shared<const Mat>(plus_bias(*Xn * *R.W_Q, HW.b_Q));  // n x d_k
+            R.K = std::make_shared<const Mat>(plus_bias(*Yn * *R.W_K, HW.b_K));  // m x d_k
+            R.V = std::make_shared<const Mat>(plus_bias(*Yn * *R.W_V, HW.b_V));  // m x d_v
         }
         MatPtr Qs = R.Q, Ks = R.K;  // what the scores read
         if (rope) {
@@ -580,12 +507,12 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
                     S = dot_scores(*Qs, *Ks);
                     break;
                 case Scoring::Additive: {
-                    const ScoringParams p = scoring_params(cfg, hd, d_k);
+                    const ScoringParams& p = HW.scoring;
                     S = additive_scores(*Qs, *Ks, p.W_q, p.W_k, p.w_v);
                     break;
                 }
                 case Scoring::Bilinear:
-                    S = bilinear_scores(*Qs, *Ks, scoring_params(cfg, hd, d_k).W);
+                    S = bilinear_scores(*Qs, *Ks, HW.scoring.W);
                     break;
                 default:
                     S = kernel_scores(*Qs, *Ks, cfg.scoring, cfg.bandwidth);
@@ -635,8 +562,7 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
     // --- concat, W_O, output (row blocks in parallel) ------------------------------------------
     auto concat = std::make_shared<Mat>(n, h * d_v);  // n x (h·d_v)
     for (int hd = 0; hd < h; ++hd) concat->middleCols(hd * d_v, d_v) = *heads[std::size_t(hd)].out;
-    MatPtr W_O = cached_random_normal(h * d_v, d, 1.0 / std::sqrt(double(h * d_v)),
-                                      weight_seed(cfg.seed, 0, WeightSlot::W_O));
+    const MatPtr W_O = W.W_O;                   // h·d_v x d_model
     auto output = std::make_shared<Mat>(n, d);  // n x d_model
     {
         // Row blocks of ≈ 128 tokens handed out one at a time: when the other core is busy its
@@ -647,7 +573,9 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             blocks, threads,
             [&](int b) {
                 const int r0 = b * rows_per, len = std::min(rows_per, n - r0);
-                if (len > 0) output->middleRows(r0, len).noalias() = concat->middleRows(r0, len) * *W_O;
+                if (len <= 0) return;
+                output->middleRows(r0, len).noalias() = concat->middleRows(r0, len) * *W_O;
+                if (W.b_O.size() != 0) output->middleRows(r0, len).rowwise() += W.b_O;
             },
             options.cancel);
     }
@@ -678,7 +606,7 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
             "of the table, and the same word gets the same vector wherever it appears. The sparse, "
             "meaningless "
             "one-hot address becomes a dense vector in which directions can carry meaning." +
-            preset_embedding_note(cfg),
+            W.embedding_note,
         q_ax, dm_ax, ValueKind::Signed, nf * df, E);
     {
         std::string title, formula, expl;
@@ -1149,6 +1077,29 @@ Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
     }
     T.compute_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
     return T;
+}
+
+}  // namespace
+
+Trace compute_trace(const Config& cfg, std::shared_ptr<const LayerWeights> weights,
+                    const ComputeOptions& options) {
+    const auto t_start = Clock::now();
+    require_valid(cfg);
+    check_preset(cfg);
+    if (!weights) throw Error("compute_trace: no layer weights given");
+    Tokenized tk = tokenize_config(cfg);
+    check_layer_weights(*weights, cfg, int(tk.query_tokens.size()), int(tk.key_tokens.size()));
+    return compute_with_weights(cfg, std::move(tk), std::move(weights), options, t_start);
+}
+
+Trace compute_trace(const Config& cfg, const ComputeOptions& options) {
+    const auto t_start = Clock::now();
+    require_valid(cfg);
+    check_preset(cfg);
+    Tokenized tk = tokenize_config(cfg);
+    const int positions = int(std::max(tk.query_tokens.size(), tk.key_tokens.size()));
+    auto weights = std::make_shared<const LayerWeights>(layer_weights(cfg, tk.vocab, positions));
+    return compute_with_weights(cfg, std::move(tk), std::move(weights), options, t_start);
 }
 
 Mat display_matrix(const Trace& trace, const Stage& stage) {
