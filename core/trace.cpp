@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/attention.hpp"
 #include "core/axes.hpp"
 #include "core/error.hpp"
 #include "core/layer_weights.hpp"
@@ -199,108 +200,6 @@ Axis single_axis(const std::string& name) {
     a.name = name;
     a.size = 1;
     return a;
-}
-
-// Columns [first, last] of row i that the mask may leave visible; first > last when the whole row
-// is hidden. Outside this span every weight is exactly 0, so the softmax pass and the A·V product
-// can skip it: for a causal mask that is the upper triangle, half of each n×m matrix.
-struct RowSpan {
-    Eigen::Index first, last;
-};
-std::vector<RowSpan> visible_spans(const BoolMat* allowed, Eigen::Index n, Eigen::Index m) {
-    std::vector<RowSpan> spans(std::size_t(n), RowSpan{0, m - 1});
-    if (!allowed) return spans;
-    for (Eigen::Index i = 0; i < n; ++i) {
-        const bool* b = allowed->data() + i * m;
-        Eigen::Index lo = 0, hi = m - 1;
-        while (lo < m && !b[lo]) ++lo;
-        while (hi >= lo && !b[hi]) --hi;
-        spans[std::size_t(i)] = RowSpan{lo, hi};
-    }
-    return spans;
-}
-
-// weights = softmax((S·scale + B, −∞ where hidden) / T) row by row, in one pass over S without
-// materialising the n×m `masked` matrix (the trace derives it lazily for display). Same rules as
-// softmax_rows(): the row max is subtracted before exp, hidden keys get exactly 0, a row with every
-// key hidden is all zeros. Only each row's visible span is computed (the rest is hidden: 0).
-// Also returns each row's entropy without a log per cell:
-//   a_j = e_j / Z with e_j = exp((x_j − max)/T)  ⇒  H = −Σ a_j ln a_j = ln Z − Σ a_j (x_j − max)/T.
-void fused_softmax(const Mat& S, float scale, double alibi_slope_or_0, const BoolMat* allowed,
-                   const std::vector<RowSpan>& spans, double T, Mat& A, Vec& H) {
-    const Eigen::Index n = S.rows(), m = S.cols();
-    A.resize(n, m);  // n x m
-    H.resize(n);     // n
-    const float inv_T = float(1.0 / T);
-    const float neg_inf = -std::numeric_limits<float>::infinity();
-    Eigen::ArrayXf x(m);  // one row of `masked`, visible span only
-    for (Eigen::Index i = 0; i < n; ++i) {
-        const Eigen::Index lo = spans[std::size_t(i)].first, len = spans[std::size_t(i)].last - lo + 1;
-        auto row = A.row(i).array();
-        if (len <= 0) {
-            row.setZero();
-            H(i) = 0;
-            continue;
-        }
-        row.head(lo).setZero();
-        row.tail(m - lo - len).setZero();
-        auto xs = x.head(len);
-        xs = S.row(i).segment(lo, len).transpose().array() * scale;
-        if (alibi_slope_or_0 != 0.0)
-            for (Eigen::Index j = 0; j < len; ++j)
-                xs(j) -= float(alibi_slope_or_0 * std::abs(double(i - (lo + j))));
-        if (allowed) {  // a plain loop vectorises; Eigen 3.4's select() does not
-            const bool* b = allowed->data() + i * m + lo;
-            float* xp = xs.data();
-            for (Eigen::Index j = 0; j < len; ++j) xp[j] = b[j] ? xp[j] : neg_inf;
-        }
-        const float mx = xs.maxCoeff();
-        auto a = row.segment(lo, len);
-        if (mx == neg_inf) {
-            a.setZero();
-            H(i) = 0;
-            continue;
-        }
-        xs = (xs - mx) * inv_T;  // ≤ 0, −∞ for hidden keys
-        a = xs.exp().transpose();
-        // Eigen's SSE exp(−∞) returns a denormal, not 0: hidden keys must get exactly 0 weight.
-        float* ap = A.row(i).data() + lo;
-        const float* xp = xs.data();
-        for (Eigen::Index j = 0; j < len; ++j) ap[j] = xp[j] == neg_inf ? 0.0f : ap[j];
-        const float Z = a.sum();  // ≥ 1: the max contributes exp(0)
-        a *= 1.0f / Z;
-        // Σ a_j (x_j − max)/T over visible keys (hidden ones have a_j = 0 and x_j = −∞: skip them).
-        float ax = 0;
-        for (Eigen::Index j = 0; j < len; ++j) ax += ap[j] > 0.0f ? ap[j] * xp[j] : 0.0f;
-        H(i) = std::log(Z) - ax;
-    }
-}
-
-// out = A·V where A is exactly 0 outside each row's visible span (softmax and kernel weights).
-// Rows go in blocks of 128; each block multiplies only the columns any of its rows can see, so a
-// causal mask skips about half of the product. The result equals A·V up to float rounding (the
-// skipped terms are 0·v = 0).
-Mat weights_times_values(const Mat& A, const Mat& V, const std::vector<RowSpan>& spans) {
-    const Eigen::Index n = A.rows();
-    Mat out(n, V.cols());  // n x d_v
-    constexpr Eigen::Index kBlock = 128;
-    for (Eigen::Index r0 = 0; r0 < n; r0 += kBlock) {
-        const Eigen::Index rows = std::min(kBlock, n - r0);
-        Eigen::Index lo = A.cols(), hi = -1;
-        for (Eigen::Index i = r0; i < r0 + rows; ++i) {
-            const RowSpan& sp = spans[std::size_t(i)];
-            if (sp.first > sp.last) continue;
-            lo = std::min(lo, sp.first);
-            hi = std::max(hi, sp.last);
-        }
-        if (hi < lo) {
-            out.middleRows(r0, rows).setZero();
-            continue;
-        }
-        out.middleRows(r0, rows).noalias() =
-            A.block(r0, lo, rows, hi - lo + 1) * V.middleRows(lo, hi - lo + 1);
-    }
-    return out;
 }
 
 // Everything one head computes. Heads run in parallel and only write their own HeadResult.
