@@ -314,94 +314,138 @@ std::string to_string(HeadPreset v) {
 // Keys
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+// Every knob once: name, kind, range, help, and how it is read from and written to text. The order
+// is the stable order of config_keys() (scenes, the manifest's config, the workspace).
+std::vector<ConfigField> make_config_fields() {
+    using K = FieldKind;
+    return {
+        {"text", K::Text, 0, 0,
+         "queries (n tokens): Latin words and punctuation, one token per CJK character",
+         [](Config& c, std::string_view, std::string_view v) { c.text = std::string(v); },
+         [](const Config& c) { return c.text; }},
+        {"source_text", K::Text, 0, 0, "keys and values for cross-attention; empty = self-attention",
+         [](Config& c, std::string_view, std::string_view v) { c.source_text = std::string(v); },
+         [](const Config& c) { return c.source_text; }},
+        {"length", K::Integer, 0, kNoLimit,
+         "> 0: tile the text's tokens cyclically to exactly this many tokens",
+         [](Config& c, std::string_view k, std::string_view v) { c.length = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.length); }},
+        {"max_tokens", K::Integer, 1, kNoLimit, "refuse texts longer than this (after tiling)",
+         [](Config& c, std::string_view k, std::string_view v) { c.max_tokens = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.max_tokens); }},
+        {"d_model", K::Integer, 1, kNoLimit, "width of the residual stream",
+         [](Config& c, std::string_view k, std::string_view v) { c.d_model = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.d_model); }},
+        {"heads", K::Integer, 1, kNoLimit, "number of attention heads",
+         [](Config& c, std::string_view k, std::string_view v) { c.heads = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.heads); }},
+        {"d_k", K::Integer, 0, kNoLimit, "query/key width per head; 0 = d_model / heads",
+         [](Config& c, std::string_view k, std::string_view v) { c.d_k = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.d_k); }},
+        {"d_v", K::Integer, 0, kNoLimit, "value width per head; 0 = d_model / heads",
+         [](Config& c, std::string_view k, std::string_view v) { c.d_v = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.d_v); }},
+        {"attention", K::Choice, 0, 0, "softmax | linear",
+         [](Config& c, std::string_view k, std::string_view v) {
+             c.attention = parse_enum<AttentionKind>(k, v);
+         },
+         [](const Config& c) { return to_string(c.attention); }},
+        {"phi", K::Choice, 0, 0, "linear attention's feature map: elu1 | relu | softmax",
+         [](Config& c, std::string_view k, std::string_view v) { c.phi = parse_enum<PhiKind>(k, v); },
+         [](const Config& c) { return to_string(c.phi); }},
+        {"scoring", K::Choice, 0, 0,
+         "scaled_dot | dot | additive | bilinear | gaussian | boxcar | epanechnikov",
+         [](Config& c, std::string_view k, std::string_view v) { c.scoring = parse_enum<Scoring>(k, v); },
+         [](const Config& c) { return to_string(c.scoring); }},
+        {"additive_hidden", K::Integer, 0, kNoLimit, "hidden size of additive scoring; 0 = d_k",
+         [](Config& c, std::string_view k, std::string_view v) { c.additive_hidden = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.additive_hidden); }},
+        {"bandwidth", K::Number, 0, kNoLimit,
+         "kernel width of Gaussian / boxcar / Epanechnikov scoring (> 0)",
+         [](Config& c, std::string_view k, std::string_view v) { c.bandwidth = parse_double(k, v); },
+         [](const Config& c) { return format_double(c.bandwidth); }},
+        {"temperature", K::Number, 0, kNoLimit, "softmax(S / T), T > 0 (the slider spans 0.01–100)",
+         [](Config& c, std::string_view k, std::string_view v) { c.temperature = parse_double(k, v); },
+         [](const Config& c) { return format_double(c.temperature); }},
+        {"mask", K::Choice, 0, 0, "none | causal | padding | window | custom",
+         [](Config& c, std::string_view k, std::string_view v) { c.mask = parse_enum<MaskKind>(k, v); },
+         [](const Config& c) { return to_string(c.mask); }},
+        {"valid_length", K::Integer, -1, kNoLimit,
+         "padding mask: keys j >= valid_length are hidden; -1 = all valid",
+         [](Config& c, std::string_view k, std::string_view v) { c.valid_length = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.valid_length); }},
+        {"window", K::Integer, 1, kNoLimit, "window mask: query i sees keys i − window < j ≤ i",
+         [](Config& c, std::string_view k, std::string_view v) { c.window = parse_int(k, v); },
+         [](const Config& c) { return std::to_string(c.window); }},
+        {"custom_mask", K::MaskRows, 0, 0, "rows of 0/1 separated by ';' or '/', 1 = hidden",
+         [](Config& c, std::string_view k, std::string_view v) { c.custom_mask = parse_mask(k, v); },
+         [](const Config& c) { return format_mask(c.custom_mask); }},
+        {"positional", K::Choice, 0, 0, "none | sinusoidal | learned | rope | alibi",
+         [](Config& c, std::string_view k, std::string_view v) {
+             c.positional = parse_enum<Positional>(k, v);
+         },
+         [](const Config& c) { return to_string(c.positional); }},
+        {"pe_base", K::Number, 1, kNoLimit, "base of sinusoidal PE and RoPE (> 1)",
+         [](Config& c, std::string_view k, std::string_view v) { c.pe_base = parse_double(k, v); },
+         [](const Config& c) { return format_double(c.pe_base); }},
+        {"layernorm", K::Choice, 0, 0, "none | pre | post",
+         [](Config& c, std::string_view k, std::string_view v) {
+             c.layernorm = parse_enum<LayerNormMode>(k, v);
+         },
+         [](const Config& c) { return to_string(c.layernorm); }},
+        {"residual", K::Boolean, 0, 1, "add the input back to the output",
+         [](Config& c, std::string_view k, std::string_view v) { c.residual = parse_bool(k, v); },
+         [](const Config& c) { return std::string(c.residual ? "true" : "false"); }},
+        {"preset", K::Choice, 0, 0,
+         "designed head 0: none | previous_token | first_token | same_token | adjective_noun",
+         [](Config& c, std::string_view k, std::string_view v) { c.preset = parse_enum<HeadPreset>(k, v); },
+         [](const Config& c) { return to_string(c.preset); }},
+        {"seed", K::Unsigned, 0, kNoLimit, "seed of the random weights",
+         [](Config& c, std::string_view k, std::string_view v) { c.seed = parse_u64(k, v); },
+         [](const Config& c) { return std::to_string(c.seed); }},
+    };
+}
+
+}  // namespace
+
+std::string ConfigField::default_text() const {
+    return get(Config{});
+}
+
+const std::vector<ConfigField>& config_fields() {
+    static const std::vector<ConfigField> fields = make_config_fields();
+    return fields;
+}
+
+const ConfigField* find_config_field(std::string_view name) {
+    for (const ConfigField& f : config_fields())
+        if (name == f.name) return &f;
+    return nullptr;
+}
+
 const std::vector<std::string>& config_keys() {
-    static const std::vector<std::string> keys = {
-        "text",       "source_text", "length",    "max_tokens",   "d_model", "heads",
-        "d_k",        "d_v",         "attention", "phi",          "scoring", "additive_hidden",
-        "bandwidth",  "temperature", "mask",      "valid_length", "window",  "custom_mask",
-        "positional", "pe_base",     "layernorm", "residual",     "preset",  "seed"};
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> k;
+        for (const ConfigField& f : config_fields()) k.push_back(f.name);
+        return k;
+    }();
     return keys;
 }
 
 void set_config_key(Config& c, std::string_view key, std::string_view value) {
-    if (key == "text")
-        c.text = std::string(value);
-    else if (key == "source_text")
-        c.source_text = std::string(value);
-    else if (key == "length")
-        c.length = parse_int(key, value);
-    else if (key == "max_tokens")
-        c.max_tokens = parse_int(key, value);
-    else if (key == "d_model")
-        c.d_model = parse_int(key, value);
-    else if (key == "heads")
-        c.heads = parse_int(key, value);
-    else if (key == "d_k")
-        c.d_k = parse_int(key, value);
-    else if (key == "d_v")
-        c.d_v = parse_int(key, value);
-    else if (key == "attention")
-        c.attention = parse_enum<AttentionKind>(key, value);
-    else if (key == "phi")
-        c.phi = parse_enum<PhiKind>(key, value);
-    else if (key == "scoring")
-        c.scoring = parse_enum<Scoring>(key, value);
-    else if (key == "additive_hidden")
-        c.additive_hidden = parse_int(key, value);
-    else if (key == "bandwidth")
-        c.bandwidth = parse_double(key, value);
-    else if (key == "temperature")
-        c.temperature = parse_double(key, value);
-    else if (key == "mask")
-        c.mask = parse_enum<MaskKind>(key, value);
-    else if (key == "valid_length")
-        c.valid_length = parse_int(key, value);
-    else if (key == "window")
-        c.window = parse_int(key, value);
-    else if (key == "custom_mask")
-        c.custom_mask = parse_mask(key, value);
-    else if (key == "positional")
-        c.positional = parse_enum<Positional>(key, value);
-    else if (key == "pe_base")
-        c.pe_base = parse_double(key, value);
-    else if (key == "layernorm")
-        c.layernorm = parse_enum<LayerNormMode>(key, value);
-    else if (key == "residual")
-        c.residual = parse_bool(key, value);
-    else if (key == "preset")
-        c.preset = parse_enum<HeadPreset>(key, value);
-    else if (key == "seed")
-        c.seed = parse_u64(key, value);
-    else
-        unknown_key(key);
+    const ConfigField* f = find_config_field(key);
+    if (!f) unknown_key(key);
+    f->set(c, key, value);
 }
 
 std::string get_config_key(const Config& c, std::string_view key) {
-    if (key == "text") return c.text;
-    if (key == "source_text") return c.source_text;
-    if (key == "length") return std::to_string(c.length);
-    if (key == "max_tokens") return std::to_string(c.max_tokens);
-    if (key == "d_model") return std::to_string(c.d_model);
-    if (key == "heads") return std::to_string(c.heads);
-    if (key == "d_k") return std::to_string(c.d_k);
-    if (key == "d_v") return std::to_string(c.d_v);
-    if (key == "attention") return to_string(c.attention);
-    if (key == "phi") return to_string(c.phi);
-    if (key == "scoring") return to_string(c.scoring);
-    if (key == "additive_hidden") return std::to_string(c.additive_hidden);
-    if (key == "bandwidth") return format_double(c.bandwidth);
-    if (key == "temperature") return format_double(c.temperature);
-    if (key == "mask") return to_string(c.mask);
-    if (key == "valid_length") return std::to_string(c.valid_length);
-    if (key == "window") return std::to_string(c.window);
-    if (key == "custom_mask") return format_mask(c.custom_mask);
-    if (key == "positional") return to_string(c.positional);
-    if (key == "pe_base") return format_double(c.pe_base);
-    if (key == "layernorm") return to_string(c.layernorm);
-    if (key == "residual") return c.residual ? "true" : "false";
-    if (key == "preset") return to_string(c.preset);
-    if (key == "seed") return std::to_string(c.seed);
-    unknown_key(key);
+    const ConfigField* f = find_config_field(key);
+    if (!f) unknown_key(key);
+    return f->get(c);
 }
 
 // ---------------------------------------------------------------------------------------------

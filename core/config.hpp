@@ -121,6 +121,27 @@ inline constexpr double kMaxLinearWeightsBytes = 1024.0 * 1024.0 * 1024.0;
 /// again.
 double estimate_trace_bytes(const Config& cfg, int n, int m, int vocab);
 
+/// How a field is written: scenes store Integer/Unsigned/Number/Boolean as JSON numbers/booleans,
+/// MaskRows as an array of 0/1 strings, Text and Choice as strings.
+enum class FieldKind { Text, Integer, Unsigned, Number, Boolean, Choice, MaskRows };
+
+/// One knob of Config, described once: set_config_key/get_config_key (`--set key=value`), scene
+/// read/write, the workspace and the dump manifest's config all go through this table.
+struct ConfigField {
+    const char* name;  // the key, e.g. "pe_base"
+    FieldKind kind;
+    double min, max;   // the range validate() accepts for numbers (informative; 0, 0 for others)
+    const char* help;  // one line for the learner
+    void (*set)(Config&, std::string_view key, std::string_view value);  // throws ConfigError
+    std::string (*get)(const Config&);                                   // set(get(c)) is the identity
+    /// The field's value in a default Config, as text.
+    std::string default_text() const;
+};
+/// Every field, in the stable order of config_keys().
+const std::vector<ConfigField>& config_fields();
+/// The field with this name, or nullptr.
+const ConfigField* find_config_field(std::string_view name);
+
 /// Every key accepted by set_config_key(), in a stable order: text, source_text, length, max_tokens,
 /// d_model, heads, d_k, d_v, attention, phi, scoring, additive_hidden, bandwidth, temperature, mask,
 /// valid_length, window, custom_mask, positional, pe_base, layernorm, residual, preset, seed.

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/cell_text.hpp"
+#include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/trace_internal.hpp"
 
@@ -69,6 +70,13 @@ Mat key_input(const Trace& t) {
     if (!t.get("source")) return query_input(t);
     const Mat Y = stage_matrix(t, "source");
     return t.config.layernorm == LayerNormMode::Pre ? layernorm_rows(Y) : Y;
+}
+
+// The parameters of head h the trace computed with (never re-derived from a seed here).
+const HeadWeights& head_weights(const Trace& t, int h) {
+    if (!t.weights || h < 0 || h >= int(t.weights->heads.size()))
+        throw Error("explain: the trace carries no weights for head " + std::to_string(h));
+    return t.weights->heads[std::size_t(h)];
 }
 
 }  // namespace
@@ -149,10 +157,13 @@ std::vector<std::string> explain_cell(const Trace& t, int stage_index, int i, in
         L.push_back("= (" + f(X(i, j), 4) + " − " + f(mean, 4) + ") / √(" + f(var, 4) + " + 1e−5)");
         L.push_back(final_line((X(i, j) - mean) / std::sqrt(var + 1e-5)));
     } else if (name == "W_Q" || name == "W_K" || name == "W_V" || name == "W_O") {
-        const bool designed = c.preset != HeadPreset::None && h == 0 && (name == "W_Q" || name == "W_K");
+        const bool designed =
+            h >= 0 && (name == "W_Q" || name == "W_K") && t.weights && !head_weights(t, h).designed.empty();
+        const bool seeded = !t.weights || t.weights->source == "seeded" || t.weights->source == "designed";
         L.push_back(name + cell + (h >= 0 ? " of head " + std::to_string(h) : "") +
                     (designed ? ": set by hand for the designed head (see the explanation)"
-                              : ": a learned parameter (here drawn at random)"));
+                     : seeded ? ": a learned parameter (here drawn at random)"
+                              : ": a learned parameter (" + t.weights->source + ")"));
         L.push_back(final_line(st.matrix()(i, j)));
     } else if (name == "Q" || name == "K" || name == "V") {
         const Mat Xin = name == "Q" ? query_input(t) : key_input(t);
@@ -165,8 +176,17 @@ std::vector<std::string> explain_cell(const Trace& t, int stage_index, int i, in
         const DotText d = dot_text(
             int(Xin.cols()), [&](int k) { return double(Xin(i, k)); },
             [&](int k) { return double(W(k, j)); });
-        L.push_back("= " + d.text);
-        L.push_back(final_line(d.sum));
+        const RowVec& bias = name == "Q"   ? head_weights(t, h).b_Q
+                             : name == "K" ? head_weights(t, h).b_K
+                                           : head_weights(t, h).b_V;
+        if (bias.size() == 0) {
+            L.push_back("= " + d.text);
+            L.push_back(final_line(d.sum));
+        } else {
+            L.push_back("= " + d.text + " + b_" + name + "[" + std::to_string(j) + "] (" + f(bias(j), 4) +
+                        ")");
+            L.push_back(final_line(d.sum + double(bias(j))));
+        }
     } else if (name == "Q_rot" || name == "K_rot") {
         const Mat M = stage_matrix(t, name == "Q_rot" ? "Q" : "K", h);
         const int pair = j / 2, d = int(M.cols());
@@ -209,7 +229,7 @@ std::vector<std::string> explain_cell(const Trace& t, int stage_index, int i, in
                 break;
             }
             case Scoring::Bilinear: {
-                const ScoringParams p = scoring_params(c, h, dk);
+                const ScoringParams& p = head_weights(t, h).scoring;
                 const Vec Wk = p.W * K.row(j).transpose();  // d_k
                 L.push_back("S" + cell + " = " + q + "ᵀ W " + k + " = Σₐ " + q + "ₐ (W " + k + ")ₐ");
                 const DotText d = dot_text(
@@ -219,7 +239,7 @@ std::vector<std::string> explain_cell(const Trace& t, int stage_index, int i, in
                 break;
             }
             case Scoring::Additive: {
-                const ScoringParams p = scoring_params(c, h, dk);
+                const ScoringParams& p = head_weights(t, h).scoring;
                 const int hid = int(p.w_v.size());
                 std::vector<double> z(std::size_t(hid), 0.0);
                 for (int u = 0; u < hid; ++u)
@@ -437,8 +457,15 @@ std::vector<std::string> explain_cell(const Trace& t, int stage_index, int i, in
         L.push_back("output" + cell + " = Σ_c concat[" + ri + ", c] W_O[c, " + cj + "]   (mixes all heads)");
         const DotText d = dot_text(
             int(C.cols()), [&](int a) { return double(C(i, a)); }, [&](int a) { return double(W(a, j)); });
-        L.push_back("= " + d.text);
-        L.push_back(final_line(d.sum));
+        const bool bias = t.weights && t.weights->b_O.size() != 0;
+        if (!bias) {
+            L.push_back("= " + d.text);
+            L.push_back(final_line(d.sum));
+        } else {
+            const double b = t.weights->b_O(j);
+            L.push_back("= " + d.text + " + b_O[" + cj + "] (" + f(b, 4) + ")");
+            L.push_back(final_line(d.sum + b));
+        }
     } else {
         L.push_back(name + cell);
         L.push_back(final_line(st.matrix()(i, j)));

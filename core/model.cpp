@@ -10,6 +10,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "core/attention.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/thread_pool.hpp"
@@ -136,16 +137,10 @@ Mat rope_rotate_half(const Mat& X, int d_head, double theta, int offset) {
                     std::to_string(X.cols()));
     const int half = d_head / 2;
     const int heads = int(X.cols()) / d_head;
-    Mat cosines(X.rows(), half), sines(X.rows(), half);  // [n, dh/2]
-    for (int i = 0; i < half; ++i) {
-        const double inv_freq = std::pow(theta, -2.0 * i / d_head);
-        for (Eigen::Index p = 0; p < X.rows(); ++p) {
-            const double angle = double(p + offset) * inv_freq;
-            cosines(p, i) = float(std::cos(angle));
-            sines(p, i) = float(std::sin(angle));
-        }
-    }
-    Mat Y(X.rows(), X.cols());  // [n, heads·dh]
+    // The same angles as the single layer's RoPE (rope_table), paired i with i + dh/2.
+    const RopeTable t = rope_table(int(X.rows()), d_head, theta, offset);
+    const Mat cosines = t.cos.cast<float>().matrix(), sines = t.sin.cast<float>().matrix();  // [n, dh/2]
+    Mat Y(X.rows(), X.cols());                                                               // [n, heads·dh]
     for (int h = 0; h < heads; ++h) {
         const auto x1 = X.middleCols(h * d_head, half).array();
         const auto x2 = X.middleCols(h * d_head + half, half).array();
@@ -216,7 +211,8 @@ HeadAttention causal_attention_head(const Mat& Q, const Mat& K, const Mat& V, bo
     }
     // Row blocks: block [r0, r1) only sees keys 0 .. r1-1, so the hidden triangle is mostly skipped.
     constexpr Eigen::Index kBlock = 64;
-    Mat S, P;  // [nr, r1]
+    Mat S, P;             // [nr, r1]
+    Eigen::ArrayXf x(n);  // softmax_row's scratch
     for (Eigen::Index r0 = 0; r0 < n; r0 += kBlock) {
         const Eigen::Index nr = std::min(kBlock, n - r0), r1 = r0 + nr;
         if (keep)
@@ -224,15 +220,10 @@ HeadAttention causal_attention_head(const Mat& Q, const Mat& K, const Mat& V, bo
         else
             S.noalias() = Q.middleRows(r0, nr) * K.topRows(r1).transpose();
         P.resize(nr, r1);
-        for (Eigen::Index i = 0; i < nr; ++i) {
-            const Eigen::Index seen = r0 + i + 1;  // keys j <= query r0 + i
-            auto s = S.row(i).head(seen).array();
-            const float mx = s.maxCoeff() * scale;
-            auto p = P.row(i).head(seen).array();
-            p = (s * scale - mx).exp();
-            p /= p.sum();
-            P.row(i).tail(r1 - seen).setZero();
-        }
+        // The same row kernel as the single layer's softmax (core/attention.hpp): the causal mask is
+        // the span of keys j <= query r0 + i, T = 1, no ALiBi, no entropy.
+        for (Eigen::Index i = 0; i < nr; ++i)
+            softmax_row(S.row(i).data(), r0 + i, 0, r0 + i + 1, scale, 0.0, nullptr, 1.0f, x, P, i, false);
         r.output.middleRows(r0, nr).noalias() = P * V.topRows(r1);
         if (keep) r.weights.block(r0, 0, nr, r1) = P;
     }

@@ -152,6 +152,21 @@ Mat learned_pe(int n, int d, std::uint64_t seed) {
     return random_normal(n, d, 0.5, mix64(seed ^ 0x6C6561726E6564ULL));
 }
 
+RopeTable rope_table(int n, int d, double base, int offset) {
+    RopeTable t;
+    t.cos.resize(n, d / 2);  // [n, d/2]
+    t.sin.resize(n, d / 2);  // [n, d/2]
+    for (int i = 0; 2 * i + 1 < d; ++i) {
+        const double w = pe_frequency(i, d, base);
+        for (int p = 0; p < n; ++p) {
+            const double a = double(p + offset) * w;
+            t.cos(p, i) = std::cos(a);
+            t.sin(p, i) = std::sin(a);
+        }
+    }
+    return t;
+}
+
 Mat rope_rotate(const Mat& X, double base, int offset) {
     const Eigen::Index d = X.cols();
     if (d % 2 != 0) {
@@ -159,11 +174,10 @@ Mat rope_rotate(const Mat& X, double base, int offset) {
                           std::to_string(d));
     }
     Mat R(X.rows(), d);  // rows x d
+    const RopeTable t = rope_table(int(X.rows()), int(d), base, offset);
     for (int i = 0; 2 * i < d; ++i) {
-        const double w = pe_frequency(i, int(d), base);
         for (Eigen::Index p = 0; p < X.rows(); ++p) {
-            const double a = double(p + offset) * w;
-            const double c = std::cos(a), s = std::sin(a);
+            const double c = t.cos(p, i), s = t.sin(p, i);
             const double x0 = X(p, 2 * i), x1 = X(p, 2 * i + 1);
             R(p, 2 * i) = float(x0 * c - x1 * s);
             R(p, 2 * i + 1) = float(x0 * s + x1 * c);

@@ -63,6 +63,14 @@ Mat pe_shift_matrix(double delta, int d, double base);
 /// Learned PE (untrained, seeded): n x d, N(0, 0.5^2).
 Mat learned_pe(int n, int d, std::uint64_t seed);
 
+/// RoPE's angles, written once for both pairings (rope_rotate here, a model's rotate-half in
+/// core/model.cpp): cos and sin of (p + offset)·base^(−2i/d) for positions p < n and pairs i < d/2,
+/// [n, d/2] each, in double.
+struct RopeTable {
+    Eigen::ArrayXXd cos, sin;  // [n, d/2]
+};
+RopeTable rope_table(int n, int d, double base, int offset = 0);
+
 /// RoPE: rotates each row p of X (rows x d, d even) pair by pair: (x_2i, x_2i+1) by angle
 /// (p + offset) * w_i, w_i = base^(-2i/d). Rotated q_p . rotated k_s depends only on s - p.
 Mat rope_rotate(const Mat& X, double base, int offset = 0);

@@ -31,6 +31,18 @@ struct StageText {
 /// (LayerNorm vs RMSNorm, learned positions vs RoPE, grouped-query heads); head −1 for per-token stages.
 StageText model_stage_text(const ModelSpec& spec, const std::string& name, int head);
 
+/// What the single layer's stage texts need beyond the config: sizes and what the weights say.
+struct LayerTextContext {
+    int n = 0, m = 0, V = 0;            // query tokens, key tokens, vocabulary size
+    std::vector<std::string> designed;  // per head: how a designed head was built ("" otherwise)
+    std::string embedding_note;         // what the weights' source changed in the embedding table
+    bool implied_weights = true;        // linear attention: the implied n×m weights are shown
+};
+/// The texts of a stage of compute_trace's single layer (title, formula, explanation), worded for
+/// the config: "the formula for stage X" lives here, compute_trace only computes and records.
+StageText layer_stage_text(const Config& cfg, const LayerTextContext& context, const std::string& name,
+                           int head);
+
 /// The phase of a stage name ("combine" for names not in the catalogue).
 std::string stage_phase_of(const std::string& name);
 

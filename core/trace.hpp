@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/layer_weights.hpp"
 #include "core/shapes.hpp"
 
 namespace attnviz {
@@ -89,6 +90,8 @@ struct Trace {
     std::vector<Stage> stages;     // in computation order
     std::vector<Vec> row_entropy;  // per head: n entropies of the weight rows (nats)
     double compute_seconds = 0;    // wall time of compute_trace
+    /// The parameters the trace computed with (null for traces that are not compute_trace's).
+    std::shared_ptr<const LayerWeights> weights;
     /// Optional: how a cell of this trace was made, for traces that are not compute_trace's (a real
     /// model's layer, core/model_trace.hpp). explain_cell() calls it when set.
     std::function<std::vector<std::string>(const Trace&, int stage_index, int i, int j)> explain_hook;
@@ -112,6 +115,10 @@ struct ComputeOptions {
 /// Computes every stage for `cfg`. Throws ConfigError (invalid config), TextError (bad text) or
 /// Cancelled. Heads are computed in parallel on `threads` threads; Eigen itself is single-threaded,
 /// so the cost degrades gracefully when the other core is busy.
+/// `weights` must fit cfg (check_layer_weights) and hold an embedding row for every token.
+Trace compute_trace(const Config& cfg, std::shared_ptr<const LayerWeights> weights,
+                    const ComputeOptions& options = {});
+/// Convenience: the weights of layer_weights(cfg, ...) (seeded, designed heads when cfg.preset).
 Trace compute_trace(const Config& cfg, const ComputeOptions& options = {});
 
 /// The stage's matrix as it is drawn (GUI heatmaps and exported figures alike): the same numbers,

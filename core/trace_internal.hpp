@@ -1,5 +1,6 @@
-// Pieces of compute_trace() that explain_cell() and the tests need to reproduce a number exactly:
-// how each random weight matrix is seeded and how each scoring function scales its scores.
+// Pieces of the seeded weight source (core/layer_weights.cpp) and of compute_trace() that the tests
+// need to reproduce a number exactly: how each random weight matrix is seeded and how each scoring
+// function scales its scores. explain.cpp reads weights from the trace, never from these seeds.
 #pragma once
 
 #include <cstdint>
@@ -26,15 +27,6 @@ enum class WeightSlot : std::uint64_t {
 /// Seed of one weight matrix, mixed from (config seed, head, slot) with splitmix64 so that nearby
 /// seeds give unrelated matrices.
 std::uint64_t weight_seed(std::uint64_t seed, int head, WeightSlot slot);
-
-/// Extra parameters of additive and bilinear scoring for one head.
-struct ScoringParams {
-    Mat W_q;  // d_k x hidden (additive)
-    Mat W_k;  // d_k x hidden (additive)
-    Vec w_v;  // hidden       (additive)
-    Mat W;    // d_k x d_k    (bilinear)
-};
-ScoringParams scoring_params(const Config& cfg, int head, int d_k);
 
 /// Factor between `scores` and `scaled`: 1/√d_k for scaled_dot and bilinear, 1 otherwise.
 double score_scale(Scoring scoring, int d_k);

@@ -28,25 +28,23 @@ const std::vector<std::string> kTopKeys = {"attnviz_scene", "version", "title", 
 enum class JsonType { String, Integer, Unsigned, Number, Boolean, MaskRows };
 
 JsonType json_type(const std::string& key) {
-    static const std::vector<std::pair<std::string, JsonType>> table = {
-        {"length", JsonType::Integer},
-        {"max_tokens", JsonType::Integer},
-        {"d_model", JsonType::Integer},
-        {"heads", JsonType::Integer},
-        {"d_k", JsonType::Integer},
-        {"d_v", JsonType::Integer},
-        {"additive_hidden", JsonType::Integer},
-        {"valid_length", JsonType::Integer},
-        {"window", JsonType::Integer},
-        {"seed", JsonType::Unsigned},
-        {"bandwidth", JsonType::Number},
-        {"temperature", JsonType::Number},
-        {"pe_base", JsonType::Number},
-        {"residual", JsonType::Boolean},
-        {"custom_mask", JsonType::MaskRows},
-    };
-    for (const auto& [k, t] : table)
-        if (k == key) return t;
+    const ConfigField* f = find_config_field(key);  // the core's table of fields
+    if (!f) return JsonType::String;
+    switch (f->kind) {
+        case FieldKind::Integer:
+            return JsonType::Integer;
+        case FieldKind::Unsigned:
+            return JsonType::Unsigned;
+        case FieldKind::Number:
+            return JsonType::Number;
+        case FieldKind::Boolean:
+            return JsonType::Boolean;
+        case FieldKind::MaskRows:
+            return JsonType::MaskRows;
+        case FieldKind::Text:
+        case FieldKind::Choice:
+            break;
+    }
     return JsonType::String;  // text, source_text, and every enum
 }
 
@@ -116,10 +114,7 @@ std::string value_text(const std::string& key, const ojson& v, const std::string
             if (v.is_string()) return v.get<std::string>();
             // A key added to the core after this table was written: pass a scalar's literal text on
             // and let set_config_key judge it.
-            bool known_string_key = false;
-            for (const char* k : {"text", "source_text", "attention", "phi", "scoring", "mask", "positional",
-                                  "layernorm", "preset"})
-                if (key == k) known_string_key = true;
+            const bool known_string_key = find_config_field(key) != nullptr;
             if (!known_string_key && (v.is_number() || v.is_boolean())) return v.dump();
             throw wrong("a string");
         }

@@ -106,7 +106,7 @@ Reference reference_forward(const Trace& t) {
         if (c.positional == Positional::Rope) Q = rope(Q, c.pe_base), K = rope(K, c.pe_base);
         D A(std::size_t(n), std::vector<double>(std::size_t(m), 0.0));
         if (c.attention == AttentionKind::Softmax) {
-            const ScoringParams sp = scoring_params(c, h, dk);
+            const ScoringParams sp = seeded_scoring_params(c, h, dk);
             const bool kernel = c.scoring == Scoring::Gaussian || c.scoring == Scoring::Boxcar ||
                                 c.scoring == Scoring::Epanechnikov;
             for (int i = 0; i < n; ++i) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -118,6 +119,72 @@ TEST(Scene, SaveWritesEveryKeyPrettyAndLoadRoundTripsExactly) {
     Scene zh = default_scene();
     zh.config.text = "毛茸茸";
     EXPECT_NE(scene_json(zh).find("毛茸茸"), std::string::npos);
+}
+
+// The table of fields drives scenes: every field, set away from its default, comes back through a
+// scene (text and file) as the same text, and is stored with the JSON type its kind says.
+TEST(Scene, EveryFieldOfTheTableRoundTripsThroughAScene) {
+    const std::map<std::string, std::string> other = {{"text", "le chat 猫"},
+                                                      {"source_text", "the cat"},
+                                                      {"length", "11"},
+                                                      {"max_tokens", "500"},
+                                                      {"d_model", "48"},
+                                                      {"heads", "3"},
+                                                      {"d_k", "6"},
+                                                      {"d_v", "5"},
+                                                      {"attention", "linear"},
+                                                      {"phi", "relu"},
+                                                      {"scoring", "bilinear"},
+                                                      {"additive_hidden", "7"},
+                                                      {"bandwidth", "0.3"},
+                                                      {"temperature", "0.125"},
+                                                      {"mask", "custom"},
+                                                      {"valid_length", "4"},
+                                                      {"window", "2"},
+                                                      {"custom_mask", "010;001"},
+                                                      {"positional", "rope"},
+                                                      {"pe_base", "500.5"},
+                                                      {"layernorm", "post"},
+                                                      {"residual", "false"},
+                                                      {"preset", "first_token"},
+                                                      {"seed", "18446744073709551615"}};
+    TempDir d;
+    for (const ConfigField& f : config_fields()) {
+        ASSERT_EQ(other.count(f.name), 1u) << "give the new field " << f.name << " a value here";
+        const std::string& value = other.at(f.name);
+        ASSERT_NE(value, f.default_text()) << f.name;
+        Scene s;
+        set_config_key(s.config, f.name, value);
+        const std::string text = scene_json(s);
+        EXPECT_EQ(get_config_key(parse_scene(text, "f.json").config, f.name), value) << f.name << "\n"
+                                                                                     << text;
+        save_scene(d.path + "/f.json", s);
+        EXPECT_EQ(get_config_key(load_scene(d.path + "/f.json").config, f.name), value) << f.name;
+        const nlohmann::json doc = nlohmann::json::parse(text);
+        const nlohmann::json& json = doc["config"][f.name];
+        switch (f.kind) {
+            case FieldKind::Integer:
+                EXPECT_TRUE(json.is_number_integer()) << f.name;
+                break;
+            case FieldKind::Unsigned:
+                EXPECT_TRUE(json.is_number_unsigned()) << f.name;
+                break;
+            case FieldKind::Number:
+                EXPECT_TRUE(json.is_number()) << f.name;
+                break;
+            case FieldKind::Boolean:
+                EXPECT_TRUE(json.is_boolean()) << f.name;
+                break;
+            case FieldKind::MaskRows:
+                EXPECT_TRUE(json.is_array()) << f.name;
+                break;
+            case FieldKind::Text:
+            case FieldKind::Choice:
+                EXPECT_TRUE(json.is_string()) << f.name;
+                break;
+        }
+    }
+    EXPECT_EQ(config_keys().size(), config_fields().size());
 }
 
 TEST(Scene, CustomMaskIsAnArrayOfRowStrings) {
