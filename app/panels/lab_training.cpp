@@ -31,7 +31,7 @@ struct PresetChoice {
     const char* name;   // training_preset() name
     const char* label;  // what the learner reads
 };
-const PresetChoice kPresets[] = {
+const PresetChoice kTrainingPresets[] = {
     {"induction", "induction heads in 2 layers"},
     {"modadd", "grokking mod 97"},
     {"text", "characters of a text"},
@@ -149,21 +149,21 @@ double score_value(const HeadScores& s, int kind) {
 // The knobs: preset, model size, steps, learning rate, seed, threads.
 void draw_setup(TrainLabState& ls) {
     if (!ls.have_setup) {
-        ls.setup = training_preset(kPresets[ls.preset].name);
+        ls.setup = training_preset(kTrainingPresets[ls.preset].name);
         ls.setup.options.threads = 2;
         ls.have_setup = true;
     }
     ImGui::SetNextItemWidth(260);
-    if (ImGui::BeginCombo("preset", kPresets[ls.preset].label)) {
-        for (int i = 0; i < int(sizeof kPresets / sizeof kPresets[0]); ++i)
-            if (ImGui::Selectable(kPresets[i].label, i == ls.preset)) {
+    if (ImGui::BeginCombo("preset", kTrainingPresets[ls.preset].label)) {
+        for (int i = 0; i < int(sizeof kTrainingPresets / sizeof kTrainingPresets[0]); ++i)
+            if (ImGui::Selectable(kTrainingPresets[i].label, i == ls.preset)) {
                 ls.preset = i;
                 ls.have_setup = false;
             }
         ImGui::EndCombo();
     }
     if (!ls.have_setup) {
-        ls.setup = training_preset(kPresets[ls.preset].name);
+        ls.setup = training_preset(kTrainingPresets[ls.preset].name);
         ls.setup.options.threads = 2;
         ls.have_setup = true;
     }

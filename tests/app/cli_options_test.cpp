@@ -132,5 +132,23 @@ TEST(CliOptions, VersionNamesTheDataDirectories) {
     EXPECT_NE(v.find("/share/attnviz/shaders (next to the executable)\n"), std::string::npos) << v;
 }
 
+// --hover ROW,COL: a screenshot hovers only the cell it names.
+TEST(CliOptions, HoverRowAndColumnAreParsed) {
+    const Parsed p = parse({"--screenshot", "x.png", "--hover", "3,5"});
+    ASSERT_TRUE(p.error.empty()) << p.error;
+    ASSERT_TRUE(p.options.hover.has_value());
+    EXPECT_EQ(p.options.hover->first, 3);
+    EXPECT_EQ(p.options.hover->second, 5);
+    EXPECT_FALSE(parse({"--screenshot", "x.png"}).options.hover.has_value());
+}
+
+TEST(CliOptions, HoverBadValuesAreOneClearLine) {
+    EXPECT_NE(parse({"--screenshot", "x.png", "--hover", "3"}).error.find("--hover: expected ROW,COL"),
+              std::string::npos);
+    EXPECT_NE(parse({"--screenshot", "x.png", "--hover", "a,2"}).error.find("--hover"), std::string::npos);
+    EXPECT_NE(parse({"--screenshot", "x.png", "--hover", "-1,2"}).error.find("--hover"), std::string::npos);
+    EXPECT_NE(parse({"--hover", "1,2"}).error.find("--hover needs --screenshot"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace attnviz::app

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/matrix_expect.hpp"
+#include "common/run_command.hpp"
 #include "common/test_files.hpp"
 #include "core/trace.hpp"
 #include "io/commands.hpp"
@@ -27,30 +28,15 @@ using json = nlohmann::json;
 
 using test::TempDir;
 
-struct Result {
-    int code;
-    std::string out, err;
-};
+using Result = test::CommandResult;
 
 Result dump(std::vector<std::string> args) {
-    args.insert(args.begin(), "dump");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::testing::internal::CaptureStdout();
-    ::testing::internal::CaptureStderr();
-    const int code = run_dump_command(int(args.size()), argv.data());
-    Result r{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
-    return r;
+    return test::run_command("dump", std::move(args), run_dump_command);
 }
 
 /// A failed dump prints exactly one line starting "attnviz dump: " and exits non-zero.
-void expect_one_line_error(const Result& r, const std::string& must_contain) {
-    EXPECT_NE(r.code, 0);
-    EXPECT_EQ(r.err.rfind("attnviz dump: ", 0), 0u) << r.err;
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-    EXPECT_NE(r.err.find(must_contain), std::string::npos) << r.err;
+void expect_dump_error(const Result& r, const std::string& must_contain) {
+    test::expect_one_line_error(r, "dump", must_contain);
 }
 
 TEST(Dump, WritesEveryStageAndAManifest) {
@@ -170,17 +156,17 @@ TEST(Dump, ReplacesAnEarlierDumpButNothingElse) {
     fs::create_directory(d.path + "/mine");
     write_file_atomic(d.path + "/mine/thesis.tex", "precious");
     Result r = dump({"--out", d.path + "/mine"});
-    expect_one_line_error(r, "is not an earlier attnviz dump");
+    expect_dump_error(r, "is not an earlier attnviz dump");
     EXPECT_EQ(read_file(d.path + "/mine/thesis.tex"), "precious");
     EXPECT_EQ(std::distance(fs::directory_iterator(d.path + "/mine"), fs::directory_iterator()), 1);
 
     // Nor is a directory whose manifest.json is not ours.
     write_file_atomic(d.path + "/mine/manifest.json", "{\"name\": \"my package\"}");
-    expect_one_line_error(dump({"--out", d.path + "/mine"}), "is not an earlier attnviz dump");
+    expect_dump_error(dump({"--out", d.path + "/mine"}), "is not an earlier attnviz dump");
 
     // Nor a file.
     write_file_atomic(d.path + "/file", "data");
-    expect_one_line_error(dump({"--out", d.path + "/file"}), "is not a directory");
+    expect_dump_error(dump({"--out", d.path + "/file"}), "is not a directory");
     EXPECT_EQ(read_file(d.path + "/file"), "data");
     EXPECT_EQ(d.entries(), (std::set<std::string>{"o", "empty", "mine", "file"}));
 }
@@ -217,14 +203,14 @@ TEST(Dump, MistakesAreOneLineAndLeaveNothing) {
     for (const Case& c : cases) {
         SCOPED_TRACE(::testing::PrintToString(c.args));
         const Result r = dump(c.args);
-        expect_one_line_error(r, c.says);
+        expect_dump_error(r, c.says);
         EXPECT_EQ(r.code, c.code);
         EXPECT_EQ(r.out, "");
         EXPECT_TRUE(d.entries().empty()) << "left " << ::testing::PrintToString(d.entries());
     }
     // Several problems at once still make one line.
     const Result r = dump({"--out", out, "--set", "heads=3", "--set", "temperature=-1"});
-    expect_one_line_error(r, "temperature");
+    expect_dump_error(r, "temperature");
     EXPECT_TRUE(d.entries().empty());
 }
 
@@ -241,7 +227,7 @@ TEST(Dump, WriteFailureMidwayLeavesNoTempDirectory) {
     const Result r = dump({"--out", d.path + "/o"});
     ::setrlimit(RLIMIT_FSIZE, &old_limit);
     std::signal(SIGXFSZ, old_handler);
-    expect_one_line_error(r, "File too large");
+    expect_dump_error(r, "File too large");
     EXPECT_TRUE(d.entries().empty()) << ::testing::PrintToString(d.entries());
 
     // And an earlier dump survives a failed replacement.

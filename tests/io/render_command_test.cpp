@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/run_command.hpp"
 #include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/commands.hpp"
@@ -24,30 +25,15 @@ namespace fs = std::filesystem;
 
 using test::TempDir;
 
-struct Result {
-    int code;
-    std::string out, err;
-};
+using Result = test::CommandResult;
 
 Result render(std::vector<std::string> args) {
-    args.insert(args.begin(), "render");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::testing::internal::CaptureStdout();
-    ::testing::internal::CaptureStderr();
-    const int code = run_render_command(int(args.size()), argv.data());
-    return Result{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
+    return test::run_command("render", std::move(args), run_render_command);
 }
 
 /// A failed render prints exactly one line starting "attnviz render: " and exits non-zero.
-void expect_one_line_error(const Result& r, const std::string& must_contain) {
-    EXPECT_NE(r.code, 0);
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(r.err.rfind("attnviz render: ", 0), 0u) << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
-    EXPECT_NE(r.err.find(must_contain), std::string::npos)
-        << "expected '" << must_contain << "' in: " << r.err;
+void expect_render_error(const Result& r, const std::string& must_contain) {
+    test::expect_one_line_error(r, "render", must_contain);
 }
 
 // Opaque pixels of more than a few colours: a heatmap is there, not a blank canvas.
@@ -96,9 +82,9 @@ TEST(RenderCommand, ScaleTwoDoublesTheFigure) {
 TEST(RenderCommand, ScaleThreeAndOthersAreRefused) {
     TempDir dir;
     const std::string out = dir.path + "/x.png";
-    expect_one_line_error(render({"--stage", "Q", "--out", out, "--scale", "3"}), "1, 2 or 4");
-    expect_one_line_error(render({"--stage", "Q", "--out", out, "--scale", "0"}), "--scale");
-    expect_one_line_error(render({"--stage", "Q", "--out", out, "--scale", "two"}), "--scale");
+    expect_render_error(render({"--stage", "Q", "--out", out, "--scale", "3"}), "1, 2 or 4");
+    expect_render_error(render({"--stage", "Q", "--out", out, "--scale", "0"}), "--scale");
+    expect_render_error(render({"--stage", "Q", "--out", out, "--scale", "two"}), "--scale");
     EXPECT_TRUE(dir.entries().empty());
 }
 
@@ -116,7 +102,7 @@ TEST(RenderCommand, GridDrawsEveryHead) {
 TEST(RenderCommand, BadStageListsTheValidNames) {
     TempDir dir;
     const Result r = render({"--stage", "wieghts", "--out", dir.path + "/x.png"});
-    expect_one_line_error(r, "no stage named 'wieghts'");
+    expect_render_error(r, "no stage named 'wieghts'");
     EXPECT_NE(r.err.find("weights"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("scores"), std::string::npos) << r.err;
     EXPECT_EQ(r.code, 2);
@@ -127,18 +113,18 @@ TEST(RenderCommand, BadHeadGivesTheRange) {
     TempDir dir;
     const std::string out = dir.path + "/x.png";
     const Result r = render({"--set", "heads=2", "--stage", "weights", "--head", "5", "--out", out});
-    expect_one_line_error(r, "0 to 1");
+    expect_render_error(r, "0 to 1");
     EXPECT_NE(r.err.find("got 5"), std::string::npos) << r.err;
-    expect_one_line_error(render({"--stage", "weights", "--head", "-1", "--out", out}), "--head");
-    expect_one_line_error(render({"--stage", "weights", "--head", "x", "--out", out}), "--head");
+    expect_render_error(render({"--stage", "weights", "--head", "-1", "--out", out}), "--head");
+    expect_render_error(render({"--stage", "weights", "--head", "x", "--out", out}), "--head");
     EXPECT_TRUE(dir.entries().empty());
 }
 
 TEST(RenderCommand, MissingFlagsAreUsageErrors) {
     TempDir dir;
-    expect_one_line_error(render({"--out", dir.path + "/x.png"}), "--stage");
-    expect_one_line_error(render({"--stage", "Q"}), "--out");
-    expect_one_line_error(render({"--stage", "Q", "--out", dir.path + "/x.png", "--bogus"}), "--bogus");
+    expect_render_error(render({"--out", dir.path + "/x.png"}), "--stage");
+    expect_render_error(render({"--stage", "Q"}), "--out");
+    expect_render_error(render({"--stage", "Q", "--out", dir.path + "/x.png", "--bogus"}), "--bogus");
     EXPECT_TRUE(dir.entries().empty());
 }
 
@@ -147,7 +133,7 @@ TEST(RenderCommand, UnwritablePathIsAClearErrorAndLeavesNoFile) {
     // A folder that does not exist (the command creates none).
     const std::string missing = dir.path + "/no/such/folder/fig.png";
     Result r = render({"--stage", "Q", "--out", missing});
-    expect_one_line_error(r, missing);
+    expect_render_error(r, missing);
     EXPECT_EQ(r.code, 1);
     EXPECT_FALSE(fs::exists(missing));
     EXPECT_TRUE(dir.entries().empty());
@@ -155,13 +141,13 @@ TEST(RenderCommand, UnwritablePathIsAClearErrorAndLeavesNoFile) {
     // /proc refuses new files.
     const std::string proc = "/proc/attnviz-render-test.png";
     r = render({"--stage", "Q", "--out", proc});
-    expect_one_line_error(r, proc);
+    expect_render_error(r, proc);
     EXPECT_FALSE(fs::exists(proc));
 
     // The output names a directory.
     fs::create_directory(dir.path + "/adir");
     r = render({"--stage", "Q", "--out", dir.path + "/adir"});
-    expect_one_line_error(r, "adir");
+    expect_render_error(r, "adir");
     EXPECT_TRUE(fs::is_directory(dir.path + "/adir"));
     EXPECT_TRUE(dir.entries("adir").empty());
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"adir"}));  // no temporary file next to it
@@ -171,7 +157,7 @@ TEST(RenderCommand, UnwritablePathIsAClearErrorAndLeavesNoFile) {
         fs::create_directory(dir.path + "/ro");
         fs::permissions(dir.path + "/ro", fs::perms::owner_read | fs::perms::owner_exec);
         r = render({"--stage", "Q", "--out", dir.path + "/ro/fig.png"});
-        expect_one_line_error(r, "ro/fig.png");
+        expect_render_error(r, "ro/fig.png");
         EXPECT_TRUE(dir.entries("ro").empty());
     }
 }
@@ -204,8 +190,8 @@ TEST(RenderCommand, ScaleModeChangesLongWeightsAndBadModesAreOneLine) {
     for (const char* mode : {"max", "row", "log"})
         EXPECT_EQ(render(with({"--scale-mode", mode, "--out", dir.path + "/" + mode + ".png"})).code, 0)
             << mode;
-    expect_one_line_error(render(with({"--scale-mode", "rows", "--out", fixed})),
-                          "auto, fixed, max, row or log");
+    expect_render_error(render(with({"--scale-mode", "rows", "--out", fixed})),
+                        "auto, fixed, max, row or log");
 }
 
 TEST(RenderCommand, SvgOutByExtension) {

@@ -15,14 +15,15 @@
 namespace attnviz {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
 Mat random_weights(int rows, int cols, unsigned seed, bool with_masked) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
     Mat M(rows, cols);  // [rows, cols]
     for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j) M(i, j) = (with_masked && (i * 7 + j * 3) % 5 == 0) ? -kInf : u(rng);
+        for (int j = 0; j < cols; ++j)
+            M(i, j) = (with_masked && (i * 7 + j * 3) % 5 == 0) ? -kInfinity : u(rng);
     return M;
 }
 
@@ -33,7 +34,7 @@ Mat reference_level(const Mat& M, int k, ReduceMode mode) {
     Mat D(R, C);  // [ceil(rows/2^k), ceil(cols/2^k)]
     for (Eigen::Index bi = 0; bi < R; ++bi) {
         for (Eigen::Index bj = 0; bj < C; ++bj) {
-            float best = -kInf;
+            float best = -kInfinity;
             double sum = 0;
             int n = 0;
             for (Eigen::Index i = bi * b; i < std::min(M.rows(), (bi + 1) * b); ++i)
@@ -44,7 +45,7 @@ Mat reference_level(const Mat& M, int k, ReduceMode mode) {
                     sum += v;
                     ++n;
                 }
-            D(bi, bj) = n == 0 ? -kInf : (mode == ReduceMode::Max ? best : float(sum / n));
+            D(bi, bj) = n == 0 ? -kInfinity : (mode == ReduceMode::Max ? best : float(sum / n));
         }
     }
     return D;
@@ -112,7 +113,7 @@ TEST(ScaleMode, ScaleTPerMode) {
     EXPECT_NEAR(scale_t(lg, 1e-3f), 0.25f, 1e-5f);
     EXPECT_EQ(scale_t(lg, 1e-7f), 0.0f);
     EXPECT_EQ(scale_t(lg, 0.0f), 0.0f);
-    EXPECT_EQ(scale_t(lg, -kInf), 0.0f);
+    EXPECT_EQ(scale_t(lg, -kInfinity), 0.0f);
     // The colour of a value follows its t.
     EXPECT_EQ(value_rgb(lg, 1e-2f), colormap_rgb(ColorMap::Sequential, 0.5f));
     EXPECT_EQ(value_rgb(row, 0.002f, 0.004f), colormap_rgb(ColorMap::Sequential, 0.5f));
@@ -134,10 +135,10 @@ TEST(ScaleMode, LongUniformRowsAreFlatFixedButShowTheirPeakPerRow) {
 
 TEST(ScaleMode, PrescaleDividesEachRowByItsMaxAndKeepsMasked) {
     Mat A(3, 3);  // [3, 3]
-    A << 0.5f, 0.25f, -kInf, 0.1f, 0.2f, 0.7f, -kInf, -kInf, -kInf;
+    A << 0.5f, 0.25f, -kInfinity, 0.1f, 0.2f, 0.7f, -kInfinity, -kInfinity, -kInfinity;
     const ColorRange row = color_range_for(ValueKind::Probability, A, ScaleMode::Row);
     Mat expected(3, 3);  // [3, 3]
-    expected << 1.0f, 0.5f, -kInf, 0.1f / 0.7f, 0.2f / 0.7f, 1.0f, -kInf, -kInf, -kInf;
+    expected << 1.0f, 0.5f, -kInfinity, 0.1f / 0.7f, 0.2f / 0.7f, 1.0f, -kInfinity, -kInfinity, -kInfinity;
     EXPECT_MATRIX_NEAR(prescale_for_display(A, row), expected, 1e-6);
     const ColorRange shown = display_range(row);
     EXPECT_EQ(shown.mode, ScaleMode::Fixed);
@@ -185,11 +186,11 @@ TEST(ReductionLevels, EveryLevelEqualsTheBlockReductionOfLevelZero) {
 
 TEST(ReductionLevels, MaxKeepsTheSignOfTheLargestMagnitudeAndMaskedOnlyWhenAllMasked) {
     Mat M(2, 4);  // [2, 4]
-    M << 0.5f, -3.0f, -kInf, -kInf, 1.0f, 2.0f, -kInf, -kInf;
+    M << 0.5f, -3.0f, -kInfinity, -kInfinity, 1.0f, 2.0f, -kInfinity, -kInfinity;
     Mat expected(1, 2);  // [1, 2]
-    expected << -3.0f, -kInf;
+    expected << -3.0f, -kInfinity;
     EXPECT_MATRIX_NEAR(reduce_2x2(M, ReduceMode::Max), expected, 0.0);
-    expected << 0.125f, -kInf;
+    expected << 0.125f, -kInfinity;
     EXPECT_MATRIX_NEAR(reduce_2x2(M, ReduceMode::Mean), expected, 1e-6);
 }
 
