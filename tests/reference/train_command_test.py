@@ -8,28 +8,15 @@ usage: train_command_test.py path/to/attnviz
 import csv
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
+from safetensors_f32 import read_safetensors  # noqa: E402 (next to this file)
+
 ATTNVIZ = sys.argv[1]
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    header.pop("__metadata__", None)
-    out = {}
-    for name, t in header.items():
-        assert t["dtype"] == "F32", name
-        a, b = t["data_offsets"]
-        out[name] = np.frombuffer(data[8 + n + a : 8 + n + b], dtype="<f4").reshape(t["shape"])
-    return out
 
 
 def run(args):

@@ -15,7 +15,6 @@ usage: train_grad_test.py path/to/attnviz
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -23,22 +22,10 @@ import tempfile
 import numpy as np
 import torch
 
+from safetensors_f32 import read_safetensors  # noqa: E402 (next to this file)
+
 ATTNVIZ = sys.argv[1]
 torch.set_num_threads(1)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    header.pop("__metadata__", None)
-    out = {}
-    for name, t in header.items():
-        assert t["dtype"] == "F32", name
-        a, b = t["data_offsets"]
-        out[name] = np.frombuffer(data[8 + n + a : 8 + n + b], dtype="<f4").reshape(t["shape"]).copy()
-    return out
 
 
 # ------------------------------------------------------------------------------------------------
