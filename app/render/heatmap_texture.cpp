@@ -152,6 +152,15 @@ void HeatmapTexture::release() {
 namespace {
 
 /// Uploads M into texture `tex` (created when 0) as GL_R32F with nearest sampling.
+/// The bound 2D texture: one level, nearest-neighbour sampling (every texel is a cell), clamped edges.
+void set_nearest_single_level() {
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+}
+
 void upload_r32f(GLuint* tex, const Mat& M) {
     GLint prev_tex = 0, prev_align = 0;
     glGetIntegerv(GL_TEXTURE_BINDING_2D, &prev_tex);
@@ -161,11 +170,7 @@ void upload_r32f(GLuint* tex, const Mat& M) {
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, GLsizei(M.cols()), GLsizei(M.rows()), 0, GL_RED, GL_FLOAT,
                  M.data());
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+    set_nearest_single_level();
     glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align);
     glBindTexture(GL_TEXTURE_2D, GLuint(prev_tex));
 }
@@ -205,11 +210,7 @@ bool HeatmapTexture::set_matrix(const Mat& M) {
     } else {
         glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, GLsizei(M.cols()), GLsizei(M.rows()), 0, GL_RED, GL_FLOAT,
                      M.data());
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+        set_nearest_single_level();
     }
     glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align);
     glBindTexture(GL_TEXTURE_2D, GLuint(prev_tex));
