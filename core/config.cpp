@@ -15,6 +15,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/ops.hpp"
 #include "core/tokenize.hpp"
 
 namespace attnviz {
@@ -675,6 +676,19 @@ void require_valid(const Config& cfg) {
         if (!message.empty() && message.back() != '.') message += ".";
     }
     throw ConfigError(message);
+}
+
+LayerModes layer_modes(const Config& cfg) {
+    LayerModes m;
+    m.linear = cfg.attention == AttentionKind::Linear;
+    m.kernel = !m.linear && is_kernel(cfg.scoring);
+    m.rope = cfg.positional == Positional::Rope;
+    m.alibi = cfg.positional == Positional::Alibi && !m.linear && !m.kernel;
+    m.pre_ln = cfg.layernorm == LayerNormMode::Pre;
+    m.post_ln = cfg.layernorm == LayerNormMode::Post;
+    m.linear_native_mask =
+        cfg.mask == MaskKind::None || cfg.mask == MaskKind::Causal || cfg.mask == MaskKind::Padding;
+    return m;
 }
 
 }  // namespace attnviz

@@ -104,6 +104,17 @@ std::vector<ConfigIssue> validate(const Config& cfg);
 /// Throws ConfigError with every issue joined, if any.
 void require_valid(const Config& cfg);
 
+/// What a config's choices switch on in the layer, derived once for the trace and for its texts.
+struct LayerModes {
+    bool linear = false;  // linear attention (no n×m softmax)
+    bool kernel = false;  // softmax attention with kernel scores (rows normalised, no exp)
+    bool rope = false;    // RoPE rotates Q and K
+    bool alibi = false;   // ALiBi bias on softmax scores
+    bool pre_ln = false, post_ln = false;
+    bool linear_native_mask = false;  // a mask linear attention applies without the n×m matrix
+};
+LayerModes layer_modes(const Config& cfg);
+
 /// Largest trace validate() accepts, in bytes (3 GiB).
 inline constexpr double kMaxTraceBytes = 3.0 * 1024.0 * 1024.0 * 1024.0;
 

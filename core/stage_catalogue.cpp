@@ -177,14 +177,10 @@ StageText layer_stage_text(const Config& cfg, const LayerTextContext& x, const s
     const int d_k = cfg.resolved_d_k(), d_v = cfg.resolved_d_v();
     const double nf = n, mf = m, dkf = d_k;
     const bool cross = cfg.cross_attention();
-    const bool linear = cfg.attention == AttentionKind::Linear;
-    const bool kernel = !linear && is_kernel(cfg.scoring);
-    const bool rope = cfg.positional == Positional::Rope;
-    const bool alibi = cfg.positional == Positional::Alibi && !linear && !kernel;
-    const bool pre_ln = cfg.layernorm == LayerNormMode::Pre;
-    const bool post_ln = cfg.layernorm == LayerNormMode::Post;
-    const bool linear_native_mask =
-        cfg.mask == MaskKind::None || cfg.mask == MaskKind::Causal || cfg.mask == MaskKind::Padding;
+    const LayerModes modes = layer_modes(cfg);
+    const bool linear = modes.linear, kernel = modes.kernel, rope = modes.rope, alibi = modes.alibi;
+    const bool pre_ln = modes.pre_ln, post_ln = modes.post_ln;
+    const bool linear_native_mask = modes.linear_native_mask;
     const std::string dk_s = std::to_string(d_k), dm_s = std::to_string(d);
     const std::string designed =
         hd >= 0 && hd < int(x.designed.size()) ? x.designed[std::size_t(hd)] : std::string();

@@ -268,12 +268,9 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
         cross ? std::make_shared<const std::vector<std::string>>(std::move(tk.key_tokens)) : T.query_tokens;
     T.vocab = std::make_shared<const std::vector<std::string>>(tk.vocab);
 
-    const bool linear = cfg.attention == AttentionKind::Linear;
-    const bool kernel = !linear && is_kernel(cfg.scoring);
-    const bool rope = cfg.positional == Positional::Rope;
-    const bool alibi = cfg.positional == Positional::Alibi && !linear && !kernel;
-    const bool pre_ln = cfg.layernorm == LayerNormMode::Pre;
-    const bool post_ln = cfg.layernorm == LayerNormMode::Post;
+    const LayerModes modes = layer_modes(cfg);
+    const bool linear = modes.linear, kernel = modes.kernel, rope = modes.rope, alibi = modes.alibi;
+    const bool pre_ln = modes.pre_ln, post_ln = modes.post_ln;
     // Starting threads costs ~50 µs; below a few million multiply-adds one thread is faster.
     const double work =
         double(cfg.heads) * (double(n) * m * cfg.resolved_d_k() +
@@ -345,8 +342,7 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
 
     std::shared_ptr<const BoolMat> allowed;  // n x m, null = every key visible
     if (cfg.mask != MaskKind::None) allowed = std::make_shared<const BoolMat>(make_mask(cfg, n, m));
-    const bool linear_native_mask =
-        cfg.mask == MaskKind::None || cfg.mask == MaskKind::Causal || cfg.mask == MaskKind::Padding;
+    const bool linear_native_mask = modes.linear_native_mask;
     const bool linear_weights_fit = double(h) * nf * mf * 4.0 <= kMaxLinearWeightsBytes;
     if (linear && !linear_native_mask && !linear_weights_fit) {
         throw ConfigError(

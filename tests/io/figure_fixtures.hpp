@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/axes.hpp"
 #include "core/trace.hpp"
 
 namespace attnviz::testing {
@@ -26,13 +27,7 @@ inline Axis token_axis(Axis::Kind kind, const std::string& name,
     return a;
 }
 
-inline Axis dim_axis(const std::string& name, int size) {
-    Axis a;
-    a.kind = Axis::Kind::Dimension;
-    a.name = name;
-    a.size = size;
-    return a;
-}
+using axes::dim_axis;
 
 /// Causal softmax weights of a deterministic score pattern: row i attends mostly to i and i-1.
 inline Stage causal_weights_stage(const std::shared_ptr<const std::vector<std::string>>& toks, int head) {
