@@ -1,6 +1,6 @@
-// The tasks beyond induction: copy / reverse / sort sequences and their answers, a bounded number
-// of steps learning copy and reverse, modular addition's disjoint held-out split, character-level
-// text (Chinese included) round-tripping, and one clear line for a binary or invalid file.
+// The tasks beyond induction: copy / reverse / sort sequences and their answers, modular addition's
+// disjoint held-out split, character-level text (Chinese included) round-tripping, and one clear line
+// for a binary or invalid file. (Copy and reverse learned in 400 steps: tests/release/training_runs_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,39 +43,6 @@ TEST(SequenceTasks, AnswersAreCopiedReversedSorted) {
     SequenceTask bad;
     bad.length = 0;
     EXPECT_THROW(sequence_task(bad), ConfigError);
-}
-
-// A bounded number of steps learns copy and reverse: the held-out answer loss falls from ln(8)
-// ≈ 2.08 (guessing) to below the stated value.
-double answer_loss_after(SequenceOp op, long steps) {
-    SequenceTask t;
-    t.op = op;
-    t.symbols = 8;
-    t.length = 5;
-    const Task task = sequence_task(t);
-    TrainConfig c;
-    c.n_layer = 2;
-    c.n_head = 2;
-    c.d_model = 32;
-    c.context = task.context;
-    c.vocab_size = task.vocab_size;
-    TrainOptions o;
-    o.steps = steps;
-    o.eval_every = steps;
-    o.batch = 32;
-    o.adam.lr = 3e-3;
-    o.seed = 2;
-    o.threads = 2;
-    const TrainResult r = train_task(c, task, o);
-    return r.evals.back().heldout_split.repeat;
-}
-
-TEST(SequenceTasks, CopyAndReverseAreLearnedInBoundedSteps) {
-    const double copy = answer_loss_after(SequenceOp::Copy, 400);
-    const double reverse = answer_loss_after(SequenceOp::Reverse, 400);
-    std::printf("answer loss after 400 steps: copy %.3f, reverse %.3f (chance 2.079)\n", copy, reverse);
-    EXPECT_LT(copy, 0.5);
-    EXPECT_LT(reverse, 0.5);
 }
 
 TEST(ModAdd, HeldOutSplitIsDisjointAndCoversEveryPair) {
