@@ -21,6 +21,10 @@ const std::vector<CliOption>& tokenize_options() {
         {"--model", "DIR", "model folder with tokenizer.json (or vocab.json + merges.txt)", false},
         {"--text", "TEXT", "text to tokenize (UTF-8)", false},
         {"--text-file", "FILE", "read the text from a file instead (UTF-8, at most 4 MiB)", false},
+        {"--texts-json", "FILE",
+         "tokenize many texts in one run: FILE is a JSON array of strings (at most 4 MiB); prints a JSON "
+         "array with one result per text",
+         false},
         {"--pieces", "", "print {\"id\", \"text\"} objects instead of bare ids", false},
     };
     return options;
@@ -39,6 +43,31 @@ std::string read_text_file(const std::string& path) {
     return text;
 }
 
+// The texts of a --texts-json file: a JSON array of strings, or one line saying what is wrong.
+std::vector<std::string> read_texts_json(const std::string& path) {
+    const std::string body = read_text_file(path);
+    const nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) throw TextError(path + ": not valid JSON (expected an array of strings)");
+    if (!j.is_array()) throw TextError(path + ": expected a JSON array of strings, found " + j.type_name());
+    std::vector<std::string> texts;
+    texts.reserve(j.size());
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        if (!j[i].is_string())
+            throw TextError(path + ": element " + std::to_string(i) + " is " + j[i].type_name() +
+                            ", not a string");
+        texts.push_back(j[i].get<std::string>());
+    }
+    return texts;
+}
+
+// One text's result: bare ids, or {"id", "text"} pieces.
+nlohmann::json encode_json(const Tokenizer& tokenizer, const std::string& text, bool pieces) {
+    if (!pieces) return tokenizer.encode(text);
+    nlohmann::json out = nlohmann::json::array();
+    for (const TokenPiece& p : tokenizer.encode_pieces(text)) out.push_back({{"id", p.id}, {"text", p.text}});
+    return out;
+}
+
 }  // namespace
 
 int run_tokenize_command(int argc, char** argv) {
@@ -50,17 +79,24 @@ int run_tokenize_command(int argc, char** argv) {
             return 0;
         }
         require_flag(args, options, "--model");
-        if (args.has("--text") == args.has("--text-file"))
-            throw UsageError("give the text with exactly one of --text TEXT or --text-file FILE");
-        const std::string text =
-            args.has("--text") ? *args.get("--text") : read_text_file(*args.get("--text-file"));
-        const auto tokenizer = Tokenizer::load_dir(*args.get("--model"));
-        nlohmann::json out = nlohmann::json::array();
-        if (args.has("--pieces")) {
-            for (const TokenPiece& p : tokenizer->encode_pieces(text))
-                out.push_back({{"id", p.id}, {"text", p.text}});
+        const int sources =
+            int(args.has("--text")) + int(args.has("--text-file")) + int(args.has("--texts-json"));
+        if (sources != 1)
+            throw UsageError(
+                "give the text with exactly one of --text TEXT, --text-file FILE or --texts-json FILE");
+        const bool pieces = args.has("--pieces");
+        nlohmann::json out;
+        if (args.has("--texts-json")) {
+            const std::vector<std::string> texts = read_texts_json(*args.get("--texts-json"));
+            const auto tokenizer = Tokenizer::load_dir(*args.get("--model"));
+            out = nlohmann::json::array();
+            // (JSON strings are valid UTF-8, so no text of the file can fail to encode.)
+            for (const std::string& text : texts) out.push_back(encode_json(*tokenizer, text, pieces));
         } else {
-            out = tokenizer->encode(text);
+            const std::string text =
+                args.has("--text") ? *args.get("--text") : read_text_file(*args.get("--text-file"));
+            const auto tokenizer = Tokenizer::load_dir(*args.get("--model"));
+            out = encode_json(*tokenizer, text, pieces);
         }
         std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return 0;

@@ -1,11 +1,13 @@
-// `attnviz tokenize`: a model folder's tokenizer run on one text, from the command line.
+// `attnviz tokenize`: a model folder's tokenizer run on a text (or many), from the command line.
 #pragma once
 
 namespace attnviz {
 
-/// attnviz tokenize --model DIR (--text TEXT | --text-file FILE) [--pieces]
+/// attnviz tokenize --model DIR (--text TEXT | --text-file FILE | --texts-json FILE) [--pieces]
 /// Prints the token ids as one JSON array ("[31373,995]"), or with --pieces an array of
-/// {"id": 31373, "text": "hello"} objects (readable token text, see io/tokenizer.hpp).
+/// {"id": 31373, "text": "hello"} objects (readable token text, see io/tokenizer.hpp). With
+/// --texts-json (a JSON array of strings) it prints an array of those results, one per text: a whole
+/// dataset through one loaded tokenizer.
 /// One-line error and exit 1 on a bad folder, file or text; exit 2 on bad flags.
 int run_tokenize_command(int argc, char** argv);  // argv[0] == "tokenize"
 

@@ -1,6 +1,7 @@
 // The tasks beyond induction: copy / reverse / sort sequences and their answers, modular addition's
 // disjoint held-out split, character-level text (Chinese included) round-tripping, and one clear line
-// for a binary or invalid file. (Copy and reverse learned in 400 steps: tests/release/training_runs_test.cpp.)
+// for a binary or invalid file. (Copy and reverse learned in 400 steps:
+// tests/release/training_runs_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -2,7 +2,6 @@
 // determinism. (The induction phase change at its seed is in tests/release/training_runs_test.cpp.)
 #include <gtest/gtest.h>
 
-
 #include "core/error.hpp"
 #include "core/tasks.hpp"
 

@@ -8,41 +8,48 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gui_init "$@"  # bin, here, tmp (removed on exit), XDG_CONFIG_HOME inside tmp; fail
 cd "$tmp"
 
-# Prints a screenshot's size, its number of distinct colours and the fraction of pixels that differ
-# from a second PNG (PNG decoding: tests/gui/png_check.py).
+# For each screenshot: its size, its number of distinct colours and the fraction of pixels that
+# differ from the first PNG given (the main view; decoded once). One Python run for all of them: the
+# PNG decoding (tests/gui/png_check.py, zlib + numpy) is most of this test's CPU time.
 cat > "$tmp/png_stats.py" <<EOF
 import sys
 import numpy as np
 sys.path.insert(0, "$here")
 from png_check import read_png
 
-img = read_png(sys.argv[1])[:, :, :3].astype(np.int64)
-colours = len(np.unique(img.reshape(-1, 3) @ np.array([65536, 256, 1])))
-diff = -1.0
-if len(sys.argv) > 2:
-    base = read_png(sys.argv[2])[:, :, :3].astype(np.int64)
+base = read_png(sys.argv[1])[:, :, :3].astype(np.int64)
+for path in sys.argv[2:]:
+    img = read_png(path)[:, :, :3].astype(np.int64)
+    colours = len(np.unique(img.reshape(-1, 3) @ np.array([65536, 256, 1])))
     diff = float(np.mean(np.any(img != base, axis=2))) if base.shape == img.shape else 1.0
-print(img.shape[1], img.shape[0], colours, "%.3f" % diff)
+    print(path, img.shape[1], img.shape[0], colours, "%.3f" % diff)
 EOF
 
 timeout 150 "$bin" --screenshot "$tmp/base.png" >/dev/null || fail "screenshot without a lab failed"
 
-for lab in positional_encoding positional_encoding:3 scoring scoring:2 temperature temperature:1 \
-           softmax_vs_linear softmax_vs_linear:1 size designed_heads; do
+labs=(positional_encoding positional_encoding:3 scoring scoring:2 temperature temperature:1
+      softmax_vs_linear softmax_vs_linear:1 size designed_heads)
+pngs=()
+for lab in "${labs[@]}"; do
   png="$tmp/lab_${lab//:/_}.png"
   extra=()
   [ "$lab" = designed_heads ] && extra=(--set preset=previous_token)
   timeout 170 "$bin" --lab "$lab" --screenshot "$png" --frames 6 "${extra[@]}" >/dev/null \
     || fail "--lab $lab: screenshot run failed"
   [ -s "$png" ] || fail "--lab $lab: no screenshot"
-  read -r w h colours diff < <(/usr/bin/python3 "$tmp/png_stats.py" "$png" "$tmp/base.png")
+  pngs+=("$png")
+done
+i=0
+while read -r png w h colours diff; do
+  lab="${labs[$i]}"; i=$((i + 1))
   [ "$w" -gt 0 ] && [ "$h" -gt 0 ] || fail "--lab $lab: empty image"
   [ "$colours" -ge 200 ] || fail "--lab $lab: only $colours distinct colours (blank window?)"
   python3 -c "import sys; sys.exit(0 if $diff >= 0.25 else 1)" \
     || fail "--lab $lab: only $diff of the pixels differ from the main view (lab window not drawn?)"
   echo "  $lab: ${w}x${h}, $colours colours, $diff differs from the main view"
   if [ -n "${ATTNVIZ_LAB_SHOTS:-}" ]; then cp "$png" "$ATTNVIZ_LAB_SHOTS/"; fi
-done
+done < <(/usr/bin/python3 "$tmp/png_stats.py" "$tmp/base.png" "${pngs[@]}")
+[ "$i" -eq "${#labs[@]}" ] || fail "PNG statistics for $i of ${#labs[@]} labs (tests/gui/png_check.py failed?)"
 
 # Aliases work, and an unknown lab is a status message, not a crash.
 timeout 150 "$bin" --lab pe --screenshot "$tmp/alias.png" >/dev/null || fail "--lab pe (alias) failed"

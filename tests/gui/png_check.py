@@ -29,32 +29,31 @@ def read_png(path):
     if depth != 8 or interlace != 0 or colour not in (0, 2, 6):
         raise ValueError(f"{path}: unsupported PNG (depth {depth}, colour type {colour}, interlace {interlace})")
     ch = {0: 1, 2: 3, 6: 4}[colour]
-    raw = zlib.decompress(idat)
     stride = w * ch
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(h, stride + 1)
     out = np.zeros((h, stride), dtype=np.uint8)
-    prev = [0] * stride
+    prev = np.zeros(stride, dtype=np.uint8)
     for y in range(h):
-        base = y * (stride + 1)
-        ftype = raw[base]
-        line = raw[base + 1:base + 1 + stride]
-        if ftype == 0:
-            cur = list(line)
-        elif ftype == 2:
-            cur = [(v + p) & 255 for v, p in zip(line, prev)]
-        else:  # Sub, Average and Paeth depend on the decoded pixel to the left: sequential
-            cur = list(line)
+        ftype, line = int(raw[y, 0]), raw[y, 1:]
+        if ftype == 0:  # None
+            cur = line.copy()
+        elif ftype == 1:  # Sub: a running sum per channel, modulo 256 (uint8 wraps)
+            cur = np.cumsum(line.reshape(w, ch), axis=0, dtype=np.uint8).reshape(stride)
+        elif ftype == 2:  # Up
+            cur = line + prev
+        else:  # Average and Paeth depend on the decoded pixel to the left: sequential
+            cur, up = line.tolist(), prev.tolist()
             for x in range(stride):
                 a = cur[x - ch] if x >= ch else 0
-                b = prev[x]
-                if ftype == 1:
-                    pred = a
-                elif ftype == 3:
+                b = up[x]
+                if ftype == 3:
                     pred = (a + b) >> 1
                 else:
-                    c = prev[x - ch] if x >= ch else 0
+                    c = up[x - ch] if x >= ch else 0
                     pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
                     pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
                 cur[x] = (cur[x] + pred) & 255
+            cur = np.array(cur, dtype=np.uint8)
         out[y] = cur
         prev = cur
     return out.reshape(h, w, ch)

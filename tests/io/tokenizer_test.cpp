@@ -444,13 +444,48 @@ TEST(TokenizeCommand, PrintsIdsOrPiecesAsJson) {
     EXPECT_EQ(out, "[" + std::to_string(s.id("hello")) + "]\n");
 
     EXPECT_EQ(run_tokenize({"--model", dir.path}, &out, &err), 2);
-    EXPECT_EQ(err, "attnviz tokenize: give the text with exactly one of --text TEXT or --text-file FILE\n");
+    EXPECT_EQ(err,
+              "attnviz tokenize: give the text with exactly one of --text TEXT, --text-file FILE or "
+              "--texts-json FILE\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "a", "--texts-json", "b.json"}, &out, &err), 2);
     EXPECT_EQ(run_tokenize({"--model", dir.path + "/none", "--text", "x"}, &out, &err), 1);
     EXPECT_EQ(err, "attnviz tokenize: " + dir.path +
                        "/none: not a directory (expected a model folder with tokenizer.json)\n");
     EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "bad \xff"}, &out, &err), 1);
     EXPECT_EQ(err, "attnviz tokenize: the text is not valid UTF-8 (byte 4)\n");
     EXPECT_EQ(out, "");
+}
+
+TEST(TokenizeCommand, ManyTextsInOneRunFromAJsonArray) {
+    const Spec s = hello_spec();
+    TempDir dir;
+    write_file_atomic(dir.path + "/tokenizer.json", s.tokenizer_json().dump());
+    const std::string texts = dir.path + "/texts.json";
+    write_file_atomic(texts, R"(["hello world", "", " world"])");
+    std::string out, err;
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--texts-json", texts}, &out, &err), 0) << err;
+    const std::string hello = std::to_string(s.id("hello")), world = std::to_string(s.id(" world"));
+    EXPECT_EQ(out, "[[" + hello + "," + world + "],[],[" + world + "]]\n");
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--texts-json", texts, "--pieces"}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "[[{\"id\":" + hello + ",\"text\":\"hello\"},{\"id\":" + world +
+                       ",\"text\":\" world\"}],[],[{\"id\":" + world + ",\"text\":\" world\"}]]\n");
+
+    // Each kind of bad file is one line naming the file (or the text), and nothing is printed.
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"[\"a\", ", texts + ": not valid JSON (expected an array of strings)"},
+        {R"({"a": 1})", texts + ": expected a JSON array of strings, found object"},
+        {R"(["a", 3])", texts + ": element 1 is number, not a string"},
+        // JSON strings are UTF-8 (nlohmann checks), so a bad byte is a bad file.
+        {"[\"ok\", \"bad \xff\"]", texts + ": not valid JSON (expected an array of strings)"},
+    };
+    for (const auto& [body, message] : bad) {
+        write_file_atomic(texts, body);
+        EXPECT_EQ(run_tokenize({"--model", dir.path, "--texts-json", texts}, &out, &err), 1) << body;
+        EXPECT_EQ(err, "attnviz tokenize: " + message + "\n") << body;
+        EXPECT_EQ(out, "") << body;
+    }
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--texts-json", dir.path + "/none.json"}, &out, &err), 1);
+    EXPECT_NE(err.find("none.json"), std::string::npos) << err;
 }
 
 TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {

@@ -8,7 +8,8 @@ emoji, Chinese) and written in four layouts: GPT-2 vocab.json + merges.txt; toke
 ByteLevel(use_regex) alone; tokenizer.json with NFC + Split(Qwen2 pattern) + ByteLevel, merges as
 pairs, chat special tokens; tokenizer.json with Split(Llama-3 pattern), ignore_merges and a gap in
 the ids. For every layout, many strings are tokenized by attnviz and by the reference and the ids
-must be equal. With $ATTNVIZ_GPT2_DIR (a folder with GPT-2's real vocab.json + merges.txt or
+must be equal: the many strings go through one `--texts-json` run per layout, and a few through
+`--text` and `--text-file` (one process each), which must agree too. With $ATTNVIZ_GPT2_DIR (a folder with GPT-2's real vocab.json + merges.txt or
 tokenizer.json), "hello world" must give [31373, 995]. Exits non-zero naming every mismatch.
 """
 
@@ -104,21 +105,35 @@ class Tokenize:
     def __init__(self, binary):
         self.binary = binary
 
-    def __call__(self, model_dir, text, pieces=False):
-        args = [self.binary, "tokenize", "--model", model_dir]
-        if text.startswith("--"):
-            tmp = tempfile.NamedTemporaryFile("wb", delete=False)
-            tmp.write(text.encode("utf-8"))
-            tmp.close()
-            args += ["--text-file", tmp.name]
-        else:
-            args += ["--text", text]
-        if pieces:
-            args.append("--pieces")
-        r = subprocess.run(args, capture_output=True, timeout=60)
+    def _run(self, args):
+        r = subprocess.run([self.binary, "tokenize"] + args, capture_output=True, timeout=120)
         if r.returncode != 0:
             raise RuntimeError("attnviz tokenize failed (%d): %s" % (r.returncode, r.stderr.decode(errors="replace")))
         return json.loads(r.stdout.decode("utf-8"))
+
+    def __call__(self, model_dir, text, pieces=False):
+        """One text, one process: --text, or --text-file for a text that looks like a flag."""
+        args = ["--model", model_dir]
+        with tempfile.TemporaryDirectory(prefix="attnviz-tok-one-") as d:
+            if text.startswith("--"):
+                path = os.path.join(d, "text.txt")
+                with open(path, "wb") as f:
+                    f.write(text.encode("utf-8"))
+                args += ["--text-file", path]
+            else:
+                args += ["--text", text]
+            return self._run(args + (["--pieces"] if pieces else []))
+
+    def many(self, model_dir, texts, pieces=False):
+        """Every text in one process (--texts-json): one result per text, in order."""
+        with tempfile.TemporaryDirectory(prefix="attnviz-tok-many-") as d:
+            path = os.path.join(d, "texts.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(texts, f, ensure_ascii=False)
+            out = self._run(["--model", model_dir, "--texts-json", path] + (["--pieces"] if pieces else []))
+        if len(out) != len(texts):
+            raise RuntimeError("--texts-json gave %d results for %d texts" % (len(out), len(texts)))
+        return out
 
 
 def build_layouts(root):
@@ -211,20 +226,34 @@ def main():
     strings = STRINGS + random_strings(rng, 40)
     with tempfile.TemporaryDirectory(prefix="attnviz-tok-") as root:
         for name, directory, reference in build_layouts(root):
-            for s in strings:
+            try:
+                results = tokenize.many(directory, strings)
+            except Exception as e:  # noqa: BLE001
+                failures.append("%s: --texts-json: %s" % (name, e))
+                continue
+            for s, got in zip(strings, results):
                 want = reference.encode(s)
+                checked += 1
+                if got != want:
+                    failures.append("%s: %r: attnviz %s, reference %s" % (name, s, got, want))
+            # One text per process (--text, and --text-file for a text that starts with "--") gives
+            # the same ids as the batch.
+            for s in strings[:3] + ["--not a flag"]:
                 try:
                     got = tokenize(directory, s)
                 except Exception as e:  # noqa: BLE001
                     failures.append("%s: %r: %s" % (name, s, e))
                     continue
                 checked += 1
-                if got != want:
-                    failures.append("%s: %r: attnviz %s, reference %s" % (name, s, got, want))
+                if got != reference.encode(s):
+                    failures.append("%s: %r: attnviz %s, reference %s" % (name, s, got, reference.encode(s)))
             # Readable pieces: each token's bytes as UTF-8 where valid, other bytes as \xNN escapes.
             inverse = {i: t for t, i in reference.vocab.items()}
-            for s in ["Hello 世界 😀 cats", "毛茸茸的蓝色生物在翠绿的森林里漫步。", "a<|endoftext|>b"]:
-                pieces = tokenize(directory, s, pieces=True)
+            shown = ["Hello 世界 😀 cats", "毛茸茸的蓝色生物在翠绿的森林里漫步。", "a<|endoftext|>b"]
+            batch = tokenize.many(directory, shown, pieces=True)
+            if batch[0] != tokenize(directory, shown[0], pieces=True):
+                failures.append("%s: --pieces differs between --texts-json and --text" % name)
+            for s, pieces in zip(shown, batch):
                 if [p["id"] for p in pieces] != reference.encode(s):
                     failures.append("%s: --pieces ids differ from plain ids for %r" % (name, s))
                     continue
