@@ -90,8 +90,14 @@ int run_tokenize_command(int argc, char** argv) {
             const std::vector<std::string> texts = read_texts_json(*args.get("--texts-json"));
             const auto tokenizer = Tokenizer::load_dir(*args.get("--model"));
             out = nlohmann::json::array();
-            // (JSON strings are valid UTF-8, so no text of the file can fail to encode.)
-            for (const std::string& text : texts) out.push_back(encode_json(*tokenizer, text, pieces));
+            for (std::size_t i = 0; i < texts.size(); ++i) {
+                try {
+                    out.push_back(encode_json(*tokenizer, texts[i], pieces));
+                } catch (const TextError& e) {  // which text of the file, in the one line
+                    throw TextError(*args.get("--texts-json") + ": text " + std::to_string(i) + ": " +
+                                    e.what());
+                }
+            }
         } else {
             const std::string text =
                 args.has("--text") ? *args.get("--text") : read_text_file(*args.get("--text-file"));

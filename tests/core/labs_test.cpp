@@ -418,6 +418,21 @@ TEST(LinearLab, LogLogSlopeIsExactOnPowerLaws) {
     EXPECT_THROW(fit_loglog_slope({4, 4}, {1, 2}), ConfigError);
 }
 
+TEST(LinearLab, MeasureCostAtASmallSizeReportsBytesAndTimes) {
+    // The measurement itself (its buffers, repeats and clocks) at a size the sanitized build runs
+    // fast; how the cost grows with n is checked optimised (tests/release/measured_cost_test.cpp).
+    const CostSample s = measure_cost(CostKind::Softmax, 64, 8, 2);
+    EXPECT_EQ(s.matrix_bytes, 64.0 * 64 * 4);
+    EXPECT_GT(s.seconds, 0.0);
+    EXPECT_LE(s.seconds, s.median_seconds);
+    EXPECT_GE(s.cpu_seconds, 0.0);
+    const CostSample l = measure_cost(CostKind::Linear, 64, 8, 2);
+    EXPECT_EQ(l.matrix_bytes, 8.0 * 8 * 4 + 64.0 * 8 * 4);
+    EXPECT_GT(l.seconds, 0.0);
+    EXPECT_THROW(measure_cost(CostKind::Softmax, 40000, 64, 1), ConfigError);
+    EXPECT_THROW(measure_cost(CostKind::Linear, 0, 64, 1), ConfigError);
+}
+
 TEST(LinearLab, DefaultSweeps) {
     const std::vector<int> s = default_cost_sweep(CostKind::Softmax);
     const std::vector<int> l = default_cost_sweep(CostKind::Linear);
