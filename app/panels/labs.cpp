@@ -159,13 +159,14 @@ void draw_labs(AppState& state) {
             continue;
         }
         // First appearance: a large window over the main view, staggered so several labs do not
-        // hide each other completely.
+        // hide each other completely, and never past the right edge (on a 1280-wide screen the
+        // stagger alone would push every lab after the first partly off screen).
         const float w = std::min(vp->WorkSize.x - 40.0f, 1240.0f * state.ui_scale);
         const float h = vp->WorkSize.y - 24.0f - 18.0f * i;
-        ImGui::SetNextWindowPos(
-            ImVec2(vp->WorkPos.x + std::max(10.0f, (vp->WorkSize.x - w) * 0.5f) + 24.0f * i,
-                   vp->WorkPos.y + 12.0f + 18.0f * i),
-            ImGuiCond_FirstUseEver);
+        const float x = std::min(std::max(10.0f, (vp->WorkSize.x - w) * 0.5f) + 24.0f * i,
+                                 std::max(10.0f, vp->WorkSize.x - w - 10.0f));
+        ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + x, vp->WorkPos.y + 12.0f + 18.0f * i),
+                                ImGuiCond_FirstUseEver);
         ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_FirstUseEver);
         bool open = true;
         if (ImGui::Begin(lab.title, &open, ImGuiWindowFlags_NoSavedSettings)) {

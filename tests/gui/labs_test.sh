@@ -25,7 +25,7 @@ for path in sys.argv[2:]:
     print(path, img.shape[1], img.shape[0], colours, "%.3f" % diff)
 EOF
 
-timeout 150 "$bin" --screenshot "$tmp/base.png" >/dev/null || fail "screenshot without a lab failed"
+timeout 150 "$bin" --size 1280x720 --screenshot "$tmp/base.png" >/dev/null || fail "screenshot without a lab failed"
 
 labs=(positional_encoding positional_encoding:3 scoring scoring:2 temperature temperature:1
       softmax_vs_linear softmax_vs_linear:1 size designed_heads)
@@ -34,7 +34,7 @@ for lab in "${labs[@]}"; do
   png="$tmp/lab_${lab//:/_}.png"
   extra=()
   [ "$lab" = designed_heads ] && extra=(--set preset=previous_token)
-  timeout 170 "$bin" --lab "$lab" --screenshot "$png" --frames 6 "${extra[@]}" >/dev/null \
+  timeout 170 "$bin" --size 1280x720 --lab "$lab" --screenshot "$png" --frames 6 "${extra[@]}" >/dev/null \
     || fail "--lab $lab: screenshot run failed"
   [ -s "$png" ] || fail "--lab $lab: no screenshot"
   pngs+=("$png")
