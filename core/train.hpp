@@ -9,8 +9,9 @@
 // learned / sinusoidal positions; Llama names (model.embed_tokens.weight,
 // model.layers.0.self_attn.q_proj.weight [d, d] nn.Linear [out, in], no biases) as soon as a choice
 // is Llama's: RMSNorm, SwiGLU or RoPE. io/model_loader reads both (config.json says the mix). Forward keeps
-// the activations backward needs; each backward sits beside its forward (llm.c style). Templated on the
-// scalar so the tests can check every backward against finite differences in double precision.
+// the activations backward needs; each backward sits beside its forward (llm.c style), in
+// core/train_kernels.hpp. Templated on the scalar so the tests can check every backward against finite
+// differences in double precision (core/ instantiates float; the tests instantiate double).
 //
 // Shapes: B sequences, n tokens each (n <= context), d = d_model, h = n_head, dh = d/h, V = vocab.
 #pragma once
