@@ -351,9 +351,11 @@ void draw_scale_selectors(AppState& state, const Stage& st) {
     }
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("colours");
-    ImGui::SameLine();
+    record_item_layout("stage.colours");
+    const float combo_w = ImGui::CalcTextSize("auto (fixed 0\u20131)").x + ImGui::GetFrameHeight() * 1.5f;
+    same_line_if_fits(combo_w);
     ImGui::BeginDisabled(!weights);
-    ImGui::SetNextItemWidth(ImGui::CalcTextSize("auto (fixed 0\u20131)").x + ImGui::GetFrameHeight() * 1.5f);
+    ImGui::SetNextItemWidth(combo_w);
     if (ImGui::BeginCombo("##scale_mode", preview.c_str())) {
         for (int k = 0; k < 5; ++k)
             if (ImGui::Selectable(names[k], k == current)) vs.mode = modes[k];
@@ -362,19 +364,29 @@ void draw_scale_selectors(AppState& state, const Stage& st) {
     {
         const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
         state.widget_rects["scale_mode"] = AppState::WidgetRect{a.x, a.y, b.x - a.x, b.y - a.y};
+        record_item_layout("stage.scale_mode");
     }
     ImGui::EndDisabled();
     if (!weights && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(
             "Only weights have a choice of scale; %s uses its own range (shown on the colour bar).",
             st.name.c_str());
-    ImGui::SameLine();
+    // "zoomed out (o) max (o) mean (?)" stays together: on this line if it fits, else on the next
+    const ImGuiStyle& style = ImGui::GetStyle();
+    auto radio_w = [&](const char* label) {
+        return ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+    };
+    same_line_if_fits(ImGui::CalcTextSize("zoomed out").x + radio_w("max") + radio_w("mean") +
+                      ImGui::CalcTextSize("(?)").x + 3 * style.ItemSpacing.x);
     ImGui::TextUnformatted("zoomed out");
+    record_item_layout("stage.zoomed_out");
     ImGui::SameLine();
     int reduce = vs.reduce == ReduceMode::Max ? 0 : 1;
     if (ImGui::RadioButton("max", &reduce, 0)) vs.reduce = ReduceMode::Max;
+    record_item_layout("stage.reduce_max");
     ImGui::SameLine();
     if (ImGui::RadioButton("mean", &reduce, 1)) vs.reduce = ReduceMode::Mean;
+    record_item_layout("stage.reduce_mean");
     ImGui::SameLine();
     help_marker(
         "How weights become colours.\n"
@@ -398,15 +410,18 @@ void draw_stage_view(AppState& state) {
     }
     const Stage& st = tr.stages[std::size_t(si)];
 
-    // Header: title, shape, head.
+    // Header: title, shape, head (the shape wraps to its own line when the title leaves no room).
+    // (a title wider than the view wraps at its edge: large UI scales on a small screen)
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(st.title.c_str());
-    ImGui::SameLine();
-    if (st.head >= 0) {
-        ImGui::TextDisabled("%s   head %d of %d", st.shape_text().c_str(), st.head, tr.heads);
-    } else {
-        ImGui::TextDisabled("%s", st.shape_text().c_str());
-    }
-    ImGui::SameLine();
+    ImGui::PopTextWrapPos();
+    record_item_layout("stage.title");
+    std::string shape = st.shape_text();
+    if (st.head >= 0) shape += "   head " + std::to_string(st.head) + " of " + std::to_string(tr.heads);
+    same_line_if_fits(ImGui::CalcTextSize(shape.c_str()).x + ImGui::GetStyle().ItemSpacing.x +
+                      ImGui::CalcTextSize("(?)").x);  // the shape keeps its (?) beside it
+    ImGui::TextDisabled("%s", shape.c_str());
+    record_item_layout("stage.shape");
     help_marker(
         "The current stage as a heatmap: one cell per matrix entry, rows are the first axis (usually the "
         "query tokens), columns the second. Colours: weights use the scale chosen under \"colours\" (auto: "
@@ -423,9 +438,8 @@ void draw_stage_view(AppState& state) {
     if (mask_edit) {
         draw_mask_tools(state, tr);
     } else {
-        ImGui::TextDisabled(
-            "hover: how a cell was made \u00b7 click a row: pin it \u00b7 wheel: zoom \u00b7 "
-            "drag: pan \u00b7 double-click: reset");
+        hint_line("stage.hint", {"hover: how a cell was made", "click a row: pin it", "wheel: zoom",
+                                 "drag: pan", "double-click: reset"});
     }
 
     const bool rows_are_queries = st.rows.kind == Axis::Kind::QueryTokens;
@@ -481,13 +495,21 @@ void draw_stage_view(AppState& state) {
                 double(cm.M->row(row).unaryExpr([](float x) { return std::isfinite(x) ? x : 0.0f; }).sum()));
             head += buf;
         }
+        // (each part wraps to the next line as a whole when the view is narrow)
+        ImGui::PushTextWrapPos(0.0f);
         ImGui::TextUnformatted(head.c_str());
-        ImGui::SameLine();
+        ImGui::PopTextWrapPos();
+        record_item_layout("pin.title");
+        same_line_if_fits(ImGui::CalcTextSize("unpin").x + 2 * ImGui::GetStyle().FramePadding.x);
         if (ImGui::SmallButton("unpin")) state.pinned_row = -1;
+        record_item_layout("pin.unpin");
         if (linked) {
-            ImGui::SameLine();
-            ImGui::TextDisabled("   S[%d, %d] = q_%d \u00b7 k_%d", row, key, row, key);
-            ImGui::SameLine();
+            char dot[96];
+            std::snprintf(dot, sizeof dot, "S[%d, %d] = q_%d \u00b7 k_%d", row, key, row, key);
+            same_line_if_fits(ImGui::CalcTextSize(dot).x + ImGui::GetStyle().ItemSpacing.x +
+                              ImGui::CalcTextSize("(?)").x);
+            ImGui::TextDisabled("%s", dot);
+            record_item_layout("pin.dot_product");
             help_marker(
                 "Every score is a dot product: S[i, j] = q_i \u00b7 k_j (then divided by \u221ad_k). Right: "
                 "the "

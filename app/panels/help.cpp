@@ -1,13 +1,35 @@
 // help_marker: the "(?)" every control group carries. Hovering shows a short lesson, wrapped to a
-// readable width.
+// readable width. hint_line: a dimmed row of short usage hints that wraps between hints, never inside.
+// same_line_if_fits / record_item_layout: header rows that wrap instead of running past the region's
+// edge at small windows or large UI scales, and report their boxes to the layout test.
+#include <string>
+
 #include <imgui.h>
 
+#include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 
 namespace attnviz::app {
 
-void help_marker(const char* text) {
+namespace {
+float content_right() {
+    return ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+}
+}  // namespace
+
+void same_line_if_fits(float width) {
     ImGui::SameLine();
+    if (ImGui::GetCursorScreenPos().x + width > content_right()) ImGui::NewLine();
+}
+
+void record_item_layout(const std::string& id) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    layout_record(id, a.x, a.y, b.x - a.x, b.y - a.y,
+                  ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMin().x, content_right());
+}
+
+void help_marker(const char* text) {
+    same_line_if_fits(ImGui::CalcTextSize("(?)").x);
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
@@ -15,6 +37,30 @@ void help_marker(const char* text) {
         ImGui::TextUnformatted(text);
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
+    }
+}
+
+void hint_line(const std::string& id, std::initializer_list<const char*> hints) {
+    const char* sep = " \u00b7 ";
+    const float sep_w = ImGui::CalcTextSize(sep).x;
+    const float right = content_right();
+    bool first = true;
+    int k = 0;
+    for (const char* hint : hints) {
+        const float w = ImGui::CalcTextSize(hint).x;
+        if (!first) {
+            ImGui::SameLine(0.0f, 0.0f);
+            // the next hint goes on a new line when it would cross the right edge
+            if (ImGui::GetCursorScreenPos().x + sep_w + w > right) {
+                ImGui::NewLine();
+            } else {
+                ImGui::TextDisabled("%s", sep);
+                ImGui::SameLine(0.0f, 0.0f);
+            }
+        }
+        ImGui::TextDisabled("%s", hint);
+        record_item_layout(id + "." + std::to_string(k++));
+        first = false;
     }
 }
 

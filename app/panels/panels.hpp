@@ -9,6 +9,7 @@
 // draw_labs() creates its own floating windows. Fonts for emphasis: app_font() in app/fonts.hpp.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@ namespace attnviz::app {
 
 /// A small "(?)" that shows `text` as a tooltip on hover (the panels' help).
 void help_marker(const char* text);
+/// Short usage hints ("wheel: zoom", ...) dimmed on one line, wrapped between hints when narrow;
+/// each hint's box is a layout record "ID.k".
+void hint_line(const std::string& id, std::initializer_list<const char*> hints);
+/// Instead of ImGui::SameLine() before an item `width` wide: stays on the line if the item fits
+/// before the window's right edge, else starts a new line.
+void same_line_if_fits(float width);
+/// Reports the last item's box as a layout record (checked by tests/gui/layout_test.sh).
+void record_item_layout(const std::string& id);
 
 // --- shell (app engineer) ------------------------------------------------------------------
 void draw_controls_panel(AppState& state);  // panels/controls_panel.cpp: every Config knob
