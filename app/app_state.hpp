@@ -45,6 +45,15 @@ struct ModelUi {
     std::string last_appended;   // text of the last token appended
     // Model-view thumbnails: head-mean / per-head weights of every kept layer come from the shell.
     // Requests from panels and commands (the shell clears them).
+    // The workspace's model (app/workspace.cpp): the folder it reopens at start and where the learner
+    // was in it. The shell applies it once that folder has loaded, and drops it when the load fails,
+    // another model is opened or the model is closed.
+    struct Resume {
+        std::string dir;  // "" = nothing to resume
+        int layer = 0, head = 0, pinned_row = -1;
+        bool model_view = false;  // the layers x heads view was on screen
+    };
+    Resume resume;
     std::string open_request;          // a folder to load
     bool close_request = false;        // back to the single layer
     int append_request = 0;            // 1 = greedy, 2 = sampled

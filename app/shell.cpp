@@ -120,6 +120,7 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
     if (!opt_.model.empty()) {
         if (opt_.text) state.model.text = *opt_.text;
+        state.model.resume = {};  // --model DIR replaces the workspace's model
         state.model.open_request = opt_.model;
         startup_model_pending_ = true;
     }
@@ -291,7 +292,9 @@ void Shell::model_frame() {
                 m.layer = *opt_.layer;
             }
             if (at_start && opt_.view) state.view = *opt_.view;
+            resume_model();
         } else {
+            m.resume = {};  // the workspace's model is gone: the single layer stays
             // The same line the command line prints; the current model (or the single layer) stays.
             state.set_status(loaded->error, true);
             if (at_start && !opt_.screenshot.empty()) {
@@ -360,6 +363,17 @@ void Shell::enter_model(LoadedModel model) {
     state.set_status("Opened " + m.name + " from " + m.dir, false);
     fonts_.add_text(m.name);
     fonts_.add_text(m.text);
+}
+
+void Shell::resume_model() {
+    ModelUi& m = state.model;
+    const ModelUi::Resume r = m.resume;
+    m.resume = {};
+    if (r.dir.empty() || r.dir != m.dir) return;  // another model was opened meanwhile
+    m.layer = std::clamp(r.layer, 0, std::max(0, m.n_layer - 1));
+    state.head = std::clamp(r.head, 0, std::max(0, m.n_head - 1));
+    state.pinned_row = r.pinned_row;
+    if (r.model_view) state.view = MainView::Model;
 }
 
 void Shell::leave_model() {

@@ -70,6 +70,7 @@ class Shell {
     // A real model (app/model_session.hpp): requests, loading, runs, the layer on screen.
     void model_frame();
     void enter_model(LoadedModel model);
+    void resume_model();  // the workspace's layer, head, pinned row and view, once its model loaded
     void leave_model();
     void submit_model_run();
     void show_model_layer();

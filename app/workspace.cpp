@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/panels/view_state.hpp"
 #include "core/error.hpp"
+#include "io/colormap.hpp"
 #include "io/files.hpp"
 #include "io/scene.hpp"
 
@@ -25,15 +27,33 @@ const char* view_name(MainView v) {
             return "heads";
         case MainView::Compare:
             return "compare";
-        case MainView::Model:  // a model is not part of the workspace: it reopens on the stage view
-            return "stage";
+        case MainView::Model:
+            return "model";
     }
     return "stage";
+}
+
+const char* reduce_name(ReduceMode r) {
+    return r == ReduceMode::Mean ? "mean" : "max";
+}
+
+/// A number field of the workspace's "model" entry, refused (one line) outside the panel's range.
+template <typename T>
+T model_number(const nlohmann::ordered_json& m, const char* key, T fallback, T lo, T hi) {
+    if (!m.contains(key)) return fallback;
+    const T v = m.at(key).get<T>();
+    if (!(v >= lo && v <= hi))
+        throw Error(std::string("model.") + key + " is " + m.at(key).dump() + "; it must be between " +
+                    nlohmann::json(lo).dump() + " and " + nlohmann::json(hi).dump());
+    return v;
 }
 
 }  // namespace
 
 std::string workspace_json(const AppState& state) {
+    const ModelUi& m = state.model;
+    // A model on screen, or one still loading from the workspace this session started with.
+    const bool model = m.active || !m.resume.dir.empty();
     nlohmann::ordered_json j;
     j["attnviz_workspace"] = kWorkspaceVersion;
     j["scene_path"] = state.scene_path;
@@ -42,11 +62,21 @@ std::string workspace_json(const AppState& state) {
     j["config"] = config_to_json(state.config);
     j["scene_config"] = config_to_json(state.scene_config);
     j["link_head_dims"] = state.link_head_dims;
-    j["view"] = view_name(state.view);
+    j["view"] = !m.active && model && m.resume.model_view ? "model" : view_name(state.view);
     j["stage"] = current_stage_name(state);
-    j["head"] = state.head;
-    j["pinned_row"] = state.pinned_row;
+    j["head"] = m.active || !model ? state.head : m.resume.head;
+    j["pinned_row"] = m.active || !model ? state.pinned_row : m.resume.pinned_row;
     j["labs"] = open_lab_names();
+    j["colours"] = {{"scale", scale_mode_name(view_scale().mode)},
+                    {"zoomed_out", reduce_name(view_scale().reduce)}};
+    if (model) {
+        j["model"] = {{"dir", m.active ? m.dir : m.resume.dir},
+                      {"text", m.text},
+                      {"layer", m.active ? m.layer : m.resume.layer},
+                      {"temperature", m.temperature},
+                      {"top_k", m.top_k},
+                      {"top_p", m.top_p}};
+    }
     return j.dump(1) + "\n";
 }
 
@@ -63,6 +93,7 @@ void apply_workspace_json(const std::string& text, AppState& state) {
         throw Error("workspace format " + j["attnviz_workspace"].dump() + " is not one this version reads");
     // Everything is read into a copy first: a broken file changes nothing.
     AppState s;
+    ViewScale colours = view_scale();
     try {
         apply_config_json(s.config, j.at("config"), "workspace");
         apply_config_json(s.scene_config, j.at("scene_config"), "workspace");
@@ -79,6 +110,28 @@ void apply_workspace_json(const std::string& text, AppState& state) {
         for (const auto& l : j.value("labs", nlohmann::ordered_json::array()))
             if (l.is_string()) labs += (labs.empty() ? "" : ",") + l.get<std::string>();
         s.requested_lab = labs;
+        if (j.contains("colours")) {
+            const auto& c = j.at("colours");
+            colours.mode = parse_scale_mode(c.value("scale", std::string("auto")), "colours.scale");
+            const std::string r = c.value("zoomed_out", std::string("max"));
+            if (r != "max" && r != "mean")
+                throw Error("colours.zoomed_out is \"" + r + "\"; it must be max or mean");
+            colours.reduce = r == "mean" ? ReduceMode::Mean : ReduceMode::Max;
+        }
+        if (j.contains("model")) {
+            const auto& m = j.at("model");
+            const std::string dir = m.at("dir").get<std::string>();
+            if (dir.empty()) throw Error("model.dir is empty");
+            s.model.resume.dir = dir;
+            s.model.resume.layer = model_number(m, "layer", 0, 0, 1 << 20);
+            s.model.resume.head = s.head;
+            s.model.resume.pinned_row = s.pinned_row;
+            s.model.resume.model_view = v == "model";
+            s.model.text = m.value("text", s.model.text);
+            s.model.temperature = model_number(m, "temperature", 1.0f, 0.05f, 5.0f);
+            s.model.top_k = model_number(m, "top_k", 0, 0, 100);
+            s.model.top_p = model_number(m, "top_p", 1.0f, 0.05f, 1.0f);
+        }
     } catch (const Error&) {
         throw;
     } catch (const std::exception& e) {
@@ -95,6 +148,15 @@ void apply_workspace_json(const std::string& text, AppState& state) {
     state.pinned_row = s.pinned_row;
     state.requested_stage = s.requested_stage;
     state.requested_lab = s.requested_lab;
+    // The model reopens in the background (the shell loads open_request); the single layer shows
+    // meanwhile, and stays if the folder is gone (one line in the status bar).
+    state.model.resume = s.model.resume;
+    state.model.open_request = s.model.resume.dir;
+    state.model.text = s.model.text;
+    state.model.temperature = s.model.temperature;
+    state.model.top_k = s.model.top_k;
+    state.model.top_p = s.model.top_p;
+    view_scale() = colours;
     reset_views(state);
 }
 

@@ -1,5 +1,6 @@
 // The learner's workspace survives the app: text, knobs, custom mask cells (all in the Config), the
-// scene it came from, the open view, stage, head, pinned row and the open labs are kept in
+// scene it came from, the open view, stage, head, pinned row, the open labs, the colour scale and the
+// open model (its folder, text, layer and sampling knobs; it reopens in the background) are kept in
 // user_config_dir()/workspace.json and restored at the next start (unless a scene is given on the
 // command line, or --fresh). It is written atomically whenever it changed and at least two seconds
 // passed since the last write, and on exit, so a crash or a killed window loses at most the last few

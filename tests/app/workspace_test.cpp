@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/panels/heatmap_widget.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 
@@ -55,6 +56,83 @@ TEST(Workspace, RoundTripsWhatTheLearnerMade) {
     EXPECT_EQ(b.head, 1);
     EXPECT_EQ(b.pinned_row, 2);
     EXPECT_EQ(workspace_json(b), workspace_json(a));
+}
+
+// The colour choice is the views' (one for the whole app): each test leaves it as it found it.
+struct ColoursGuard {
+    ViewScale saved = view_scale();
+    ~ColoursGuard() { view_scale() = saved; }
+};
+
+TEST(Workspace, KeepsTheOpenModelAndTheColourScale) {
+    ColoursGuard guard;
+    AppState a = made_state();
+    a.model.active = true;
+    a.model.dir = "/models/gpt2";
+    a.model.text = "the cat sat because it";
+    a.model.n_layer = 12;
+    a.model.layer = 5;
+    a.model.temperature = 0.5f;
+    a.model.top_k = 7;
+    a.model.top_p = 0.75f;
+    a.view = MainView::Model;
+    view_scale() = ViewScale{ScaleMode::Row, ReduceMode::Mean};
+    const std::string text = workspace_json(a);
+
+    view_scale() = ViewScale{};
+    AppState b;
+    apply_workspace_json(text, b);
+    // The model reopens in the background; until it has loaded the single layer shows.
+    EXPECT_EQ(b.model.open_request, "/models/gpt2");
+    EXPECT_FALSE(b.model.active);
+    EXPECT_EQ(b.view, MainView::Stage);
+    EXPECT_EQ(b.model.resume.dir, "/models/gpt2");
+    EXPECT_EQ(b.model.resume.layer, 5);
+    EXPECT_EQ(b.model.resume.head, 1);
+    EXPECT_EQ(b.model.resume.pinned_row, 2);
+    EXPECT_TRUE(b.model.resume.model_view);
+    EXPECT_EQ(b.model.text, "the cat sat because it");
+    EXPECT_FLOAT_EQ(b.model.temperature, 0.5f);
+    EXPECT_EQ(b.model.top_k, 7);
+    EXPECT_FLOAT_EQ(b.model.top_p, 0.75f);
+    EXPECT_EQ(view_scale().mode, ScaleMode::Row);
+    EXPECT_EQ(view_scale().reduce, ReduceMode::Mean);
+    // Saved again while the model is still loading, the workspace still names it.
+    EXPECT_EQ(workspace_json(b), text);
+
+    // Without a model there is no "model" entry.
+    AppState c = made_state();
+    EXPECT_EQ(workspace_json(c).find("\"model\""), std::string::npos);
+}
+
+TEST(Workspace, BadModelOrColourEntriesAreOneLineAndChangeNothing) {
+    ColoursGuard guard;
+    const std::string head = "{\"attnviz_workspace\": 1, \"config\": {}, \"scene_config\": {}, ";
+    const std::pair<std::string, std::string> cases[] = {
+        {"\"model\": {\"dir\": \"\"}", "model.dir is empty"},
+        {"\"model\": {\"dir\": 3}", "wrong type"},
+        {"\"model\": {\"text\": \"x\"}", "wrong type"},
+        {"\"model\": {\"dir\": \"/m\", \"temperature\": 9}", "model.temperature is 9"},
+        {"\"model\": {\"dir\": \"/m\", \"top_k\": -1}", "model.top_k is -1"},
+        {"\"model\": {\"dir\": \"/m\", \"layer\": -2}", "model.layer is -2"},
+        {"\"colours\": {\"scale\": \"rainbow\"}", "rainbow"},
+        {"\"colours\": {\"zoomed_out\": \"median\"}", "colours.zoomed_out is \"median\""},
+    };
+    view_scale() = ViewScale{ScaleMode::Log, ReduceMode::Mean};
+    for (const auto& [entry, message] : cases) {
+        AppState s = made_state();
+        const std::string before = workspace_json(s);
+        try {
+            apply_workspace_json(head + entry + "}", s);
+            ADD_FAILURE() << entry << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << entry << ": " << e.what();
+            EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(workspace_json(s), before) << entry;
+        EXPECT_TRUE(s.model.open_request.empty()) << entry;
+        EXPECT_EQ(view_scale().mode, ScaleMode::Log) << entry;
+    }
 }
 
 TEST(Workspace, BrokenTextChangesNothing) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Nothing the learner made is lost: the workspace (text, knobs, custom mask cells, view, stage, head,
-# pinned row, open labs) is restored at the next start; a corrupt workspace file is reported in one
-# line, set aside, and the app starts anyway; --fresh and --scene start without it.
+# pinned row, open labs, the open model and its layer) is restored at the next start; a corrupt
+# workspace file is reported in one line, set aside, and the app starts anyway; --fresh and --scene
+# start without it; a model folder that is gone is one line and the single layer.
 #   usage: bash tests/gui/workspace_test.sh path/to/attnviz
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -57,4 +58,31 @@ expect status_is_error == true && status ~ "workspace" && status ~ "set aside"
 quit
 EOF
 ls "$XDG_CONFIG_HOME/attnviz/" | grep -q '^workspace.json.broken-' || fail "the corrupt workspace was not set aside"
+# 5. The open model is part of it: the tiny TEST model (tests/gui/make_tiny_model.py) at layer 1 on the
+#    model view; the next start reopens it in the background, on the same layer and view.
+/usr/bin/python3 "$here/make_tiny_model.py" "$tmp/tiny" "$tmp/bad" >/dev/null || fail "could not write the test model"
+run_script model_make --fresh --model "$tmp/tiny" --text "the cat sat on the mat" --layer 1 --view model <<'EOF'
+wait model_active == true && model_runs >= 1 && updating == false && model_layer == 1 && view == model
+quit
+EOF
+/usr/bin/python3 - "$ws" "$tmp/tiny" <<'PY' || fail "the workspace file does not name the open model"
+import json, sys
+w = json.load(open(sys.argv[1]))
+m = w["model"]
+assert m["dir"] == sys.argv[2] and m["layer"] == 1 and m["text"] == "the cat sat on the mat", m
+assert w["view"] == "model", w["view"]
+PY
+run_script model_restore <<'EOF'
+wait model_active == true && model_runs >= 1 && updating == false
+expect model_layer == 1 && view == model && model_text ^= the && model_name ~ tiny
+quit
+EOF
+
+# 6. The model's folder is gone: one line in the status bar, the single layer, and the app runs.
+mv "$tmp/tiny" "$tmp/tiny-moved"
+run_script model_gone <<'EOF'
+wait status_is_error == true && model_loading == false && weights_checksum != "" && updating == false
+expect model_active == false && status ~ tiny && view == stage
+quit
+EOF
 echo "workspace_test: OK"
