@@ -33,10 +33,15 @@ struct TrainingSetup {
     std::shared_ptr<const Params<float>> initial;  // start from these weights (a loaded checkpoint)
 };
 
-/// The lab's presets, by name: "induction" (induction heads in 2 layers). Throws ConfigError for an
-/// unknown name.
+/// The lab's presets, by name (training_preset_names()): "induction" (induction heads in 2 layers),
+/// "copy", "reverse", "sort" (a sequence, a separator, the sequence transformed), "modadd" (grokking
+/// mod 97) and "text" (characters of a file; its task is read from the file when training starts).
+/// Each is a model that fits its task and options that train it. Throws ConfigError for an unknown
+/// name.
 TrainingSetup training_preset(const std::string& name);
 std::vector<std::string> training_preset_names();
+/// What the lab's preset menu shows for a preset ("copy a sequence").
+const char* training_preset_label(const std::string& name);
 
 /// [layer][head] → attention [n, n] of the probe sequence at one step.
 using ProbeAttention = std::vector<std::vector<MatT<float>>>;

@@ -8,6 +8,7 @@
 
 #include "app/fonts.hpp"
 #include "app/panels/export_actions.hpp"
+#include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/render/heatmap_texture.hpp"
 #include "core/error.hpp"
@@ -174,13 +175,18 @@ PlotFrame draw_axes(ImDrawList* dl, ImVec2 origin, ImVec2 size, const std::strin
     const ImU32 grid = IM_COL32(255, 255, 255, 28);
     const ImU32 axis = IM_COL32(200, 200, 200, 160);
 
-    const std::vector<double> yt = log_y ? log_ticks(y_lo, y_hi, 7) : linear_ticks(y_lo, y_hi, 7);
+    // A title wider than the plot wraps (at word boundaries) instead of running past its edge.
+    const float title_w = std::max(1.0f, size.x - 10);
+    const ImVec2 title_size =
+        title.empty() ? ImVec2(0, 0) : ImGui::CalcTextSize(title.c_str(), nullptr, false, title_w);
+    const float top = title.empty() ? line * 0.5f : title_size.y + 6;
+    const float bottom = (x_ticks ? line + 4 : 0) + (x_label.empty() ? 0 : line + 4) + 4;
+    // As many y ticks as fit without their labels touching (a short plot gets 2 or 3).
+    const int max_y = std::clamp(int((size.y - top - bottom) / (line * 1.5f)), 2, 7);
+    const std::vector<double> yt = log_y ? log_ticks(y_lo, y_hi, max_y) : linear_ticks(y_lo, y_hi, max_y);
     float y_label_w = 0;
     for (double v : yt) y_label_w = std::max(y_label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
-
-    const float top = title.empty() ? line * 0.5f : line + 6;
     const float left = (y_label.empty() ? 0 : line + 4) + y_label_w + 8;
-    const float bottom = (x_ticks ? line + 4 : 0) + (x_label.empty() ? 0 : line + 4) + 4;
     PlotFrame f;
     f.p0 = ImVec2(origin.x + left, origin.y + top);
     f.p1 = ImVec2(origin.x + size.x - 10, origin.y + size.y - bottom);
@@ -193,9 +199,14 @@ PlotFrame draw_axes(ImDrawList* dl, ImVec2 origin, ImVec2 size, const std::strin
 
     dl->AddRectFilled(f.p0, f.p1, IM_COL32(255, 255, 255, 8));
     if (!title.empty()) {
-        const float tw = ImGui::CalcTextSize(title.c_str()).x;
-        dl->AddText(ImVec2(f.p0.x + std::max(0.0f, (f.p1.x - f.p0.x - tw) * 0.5f), origin.y), text,
-                    title.c_str());
+        const float tw = title_size.x;
+        // centred over the plot area when it fits there, else from the left edge of the whole box
+        const float x = tw <= f.p1.x - f.p0.x ? f.p0.x + (f.p1.x - f.p0.x - tw) * 0.5f
+                                              : std::max(origin.x, origin.x + size.x - 10 - tw);
+        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(x, origin.y), text, title.c_str(), nullptr,
+                    title_w);
+        layout_record("plot." + title.substr(0, 24) + ".title", x, origin.y, tw, title_size.y, origin.x,
+                      origin.x + size.x);
     }
     for (double v : yt) {
         const float y = f.sy(v);
@@ -235,14 +246,49 @@ PlotFrame draw_axes(ImDrawList* dl, ImVec2 origin, ImVec2 size, const std::strin
     return f;
 }
 
+ImVec2 legend_size(const std::vector<std::pair<std::string, ImU32>>& entries) {
+    const float line = ImGui::GetTextLineHeight();
+    float w = 0;
+    for (const auto& e : entries) w = std::max(w, ImGui::CalcTextSize(e.first.c_str()).x);
+    return ImVec2(w + 30, float(entries.size()) * (line + 2) + 6);
+}
+
+/// The corner whose legend box would hide the fewest drawn points (matplotlib's "best"), starting
+/// from the preferred one, which wins ties: a legend never sits on the curves when a free corner exists.
+void best_legend_corner(const PlotFrame& f, ImVec2 box, const std::vector<PlotSeries>& series, bool* right,
+                        bool* bottom) {
+    const bool pref_r = *right, pref_b = *bottom;
+    long best = -1;
+    for (int k = 0; k < 4; ++k) {
+        const bool r = (k & 1) ? !pref_r : pref_r, b = (k & 2) ? !pref_b : pref_b;
+        const ImVec2 a(r ? f.p1.x - box.x - 6 : f.p0.x + 6, b ? f.p1.y - box.y - 6 : f.p0.y + 6);
+        long covered = 0;
+        for (const auto& s : series) {
+            const std::size_t n = std::min(s.x.size(), s.y.size());
+            for (std::size_t i = 0; i < n; ++i) {
+                const float x = f.sx(s.x[i]), y = f.sy(s.y[i]);
+                covered += x >= a.x && x <= a.x + box.x && y >= a.y && y <= a.y + box.y;
+                // (the segment to the next point too, sampled at its middle)
+                if (i + 1 < n) {
+                    const float mx = 0.5f * (x + f.sx(s.x[i + 1])), my = 0.5f * (y + f.sy(s.y[i + 1]));
+                    covered += mx >= a.x && mx <= a.x + box.x && my >= a.y && my <= a.y + box.y;
+                }
+            }
+        }
+        if (best < 0 || covered < best) {
+            best = covered;
+            *right = r;
+            *bottom = b;
+        }
+    }
+}
+
 void draw_legend(ImDrawList* dl, const PlotFrame& f,
                  const std::vector<std::pair<std::string, ImU32>>& entries, bool right, bool bottom = false) {
     if (entries.empty()) return;
     const float line = ImGui::GetTextLineHeight();
-    float w = 0;
-    for (const auto& e : entries) w = std::max(w, ImGui::CalcTextSize(e.first.c_str()).x);
-    w += 30;
-    const float h = entries.size() * (line + 2) + 6;
+    const ImVec2 size = legend_size(entries);
+    const float w = size.x, h = size.y;
     const ImVec2 a(right ? f.p1.x - w - 6 : f.p0.x + 6, bottom ? f.p1.y - h - 6 : f.p0.y + 6);
     dl->AddRectFilled(a, ImVec2(a.x + w, a.y + h), IM_COL32(20, 20, 24, 215), 3);
     dl->AddRect(a, ImVec2(a.x + w, a.y + h), IM_COL32(255, 255, 255, 50), 3);
@@ -324,7 +370,9 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
         std::vector<std::pair<std::string, ImU32>> entries;
         for (const auto& s : series)
             if (!s.label.empty()) entries.emplace_back(s.label, s.color);
-        draw_legend(dl, f, entries, spec.legend_right, spec.legend_bottom);
+        bool right = spec.legend_right, bottom = spec.legend_bottom;
+        if (!entries.empty()) best_legend_corner(f, legend_size(entries), series, &right, &bottom);
+        draw_legend(dl, f, entries, right, bottom);
     }
 
     ImGui::SetCursorScreenPos(origin);

@@ -82,8 +82,10 @@ struct PlotSpec {
     double x_min = NAN, x_max = NAN, y_min = NAN, y_max = NAN;  // NaN = from the data
     std::vector<RefLine> ref_lines;
     bool legend = true;
-    bool legend_right = true;    // legend in the top-right corner (else top-left)
-    bool legend_bottom = false;  // legend in a bottom corner instead of a top one
+    // The preferred legend corner (top-right by default); the legend moves to the corner that hides
+    // the fewest points of the curves when the preferred one would cover more.
+    bool legend_right = true;
+    bool legend_bottom = false;
 };
 
 /// Draws a line/point plot in a box of `size` at the cursor (advances the cursor like an item).

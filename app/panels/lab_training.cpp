@@ -27,15 +27,10 @@ namespace attnviz::app {
 
 namespace {
 
-struct PresetChoice {
-    const char* name;   // training_preset() name
-    const char* label;  // what the learner reads
-};
-const PresetChoice kTrainingPresets[] = {
-    {"induction", "induction heads in 2 layers"},
-    {"modadd", "grokking mod 97"},
-    {"text", "characters of a text"},
-};
+const std::vector<std::string>& preset_names() {
+    static const std::vector<std::string> names = training_preset_names();
+    return names;
+}
 
 struct TrainLabState {
     std::unique_ptr<TrainingSession> session;
@@ -146,24 +141,58 @@ double score_value(const HeadScores& s, int kind) {
     return kind == 0 ? s.previous_token : kind == 1 ? s.induction : kind == 2 ? s.first_token : s.same_token;
 }
 
+// What the chosen preset teaches (the lab's explanation line).
+const char* preset_explanation(const std::string& preset) {
+    if (preset == "copy" || preset == "reverse" || preset == "sort")
+        return "Train a small transformer and watch attention heads form. Each sequence is 8 random symbols, "
+               "a separator, then the same symbols copied, reversed or sorted; only the answer is scored. "
+               "Copying needs a head that looks a fixed 9 tokens back (a shifted diagonal in the grid), "
+               "reversing a head whose target moves back 2 tokens per answer symbol (an anti-diagonal), "
+               "sorting a head that finds the smallest symbol not yet written.";
+    if (preset == "modadd")
+        return "Grokking: (a + b) mod 97 learned from 30 % of all pairs. The training loss falls within a "
+               "few "
+               "hundred steps (the pairs are memorised); the held-out loss stays high for thousands of steps "
+               "and then falls too, once weight decay has pushed the model from memorising to the general "
+               "rule (Power et al. 2022). Watch the two loss curves part and meet again.";
+    if (preset == "text")
+        return "Characters of a text (any UTF-8 file, Chinese too): the model learns which character comes "
+               "next. Early heads attend to the previous few characters; the loss on held-out text falls as "
+               "common words and pairs are learned.";
+    return "Train a small transformer and watch attention heads form. On the induction task every sequence "
+           "is "
+           "random tokens repeated once: the first copy cannot be predicted, the repeat can \u2014 by a "
+           "two-head circuit: a previous-token head in layer 0 and an induction head in layer 1 (attend to "
+           "the token after the earlier occurrence of the current token). The loss on repeats falls "
+           "suddenly when the circuit forms: the phase change.";
+}
+
 // The knobs: preset, model size, steps, learning rate, seed, threads.
-void draw_setup(TrainLabState& ls) {
+void draw_setup(AppState& state, TrainLabState& ls) {
+    const std::vector<std::string>& names = preset_names();
+    ls.preset = std::clamp(ls.preset, 0, int(names.size()) - 1);
     if (!ls.have_setup) {
-        ls.setup = training_preset(kTrainingPresets[ls.preset].name);
+        ls.setup = training_preset(names[std::size_t(ls.preset)]);
         ls.setup.options.threads = 2;
         ls.have_setup = true;
     }
     ImGui::SetNextItemWidth(260);
-    if (ImGui::BeginCombo("preset", kTrainingPresets[ls.preset].label)) {
-        for (int i = 0; i < int(sizeof kTrainingPresets / sizeof kTrainingPresets[0]); ++i)
-            if (ImGui::Selectable(kTrainingPresets[i].label, i == ls.preset)) {
+    {
+        const ImVec2 at = ImGui::GetCursorScreenPos();  // (the GUI tests click the combo, then an entry)
+        state.widget_rects["training_preset"] = {at.x, at.y, 260.0f, ImGui::GetFrameHeight()};
+    }
+    if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]))) {
+        for (int i = 0; i < int(names.size()); ++i) {
+            if (ImGui::Selectable(training_preset_label(names[std::size_t(i)]), i == ls.preset)) {
                 ls.preset = i;
                 ls.have_setup = false;
             }
+            remember_rect(state, ("training_preset_" + names[std::size_t(i)]).c_str());
+        }
         ImGui::EndCombo();
     }
     if (!ls.have_setup) {
-        ls.setup = training_preset(kTrainingPresets[ls.preset].name);
+        ls.setup = training_preset(names[std::size_t(ls.preset)]);
         ls.setup.options.threads = 2;
         ls.have_setup = true;
     }
@@ -196,8 +225,10 @@ void draw_setup(TrainLabState& ls) {
     ImGui::PopItemWidth();
     ImGui::SameLine();
     help_marker(
-        "The model is attention-only (no MLP), GPT-2 layout: token + position embeddings, LayerNorm, causal "
-        "multi-head attention, an unembedding. heads must divide d_model. The run is deterministic for its "
+        "Each preset brings a model that fits its task, in GPT-2 layout: token + position embeddings, "
+        "LayerNorm, causal multi-head attention, an unembedding; attention-only (no MLP) except grokking, "
+        "which has one layer with a GELU MLP and strong weight decay. heads must divide d_model. The run is "
+        "deterministic for its "
         "seed and thread count: the same settings give the same curves bit for bit, however you pause.");
 }
 
@@ -372,7 +403,7 @@ void draw_scores(const TrainingSnapshot& s, float w, float h) {
             series.push_back(std::move(p));
         }
     PlotSpec spec;
-    spec.title = "head scores on the probe batch (layer 0: previous-token, later layers: induction)";
+    spec.title = "head scores on the probe batch (layer 0: previous-token; later layers: induction)";
     spec.x_label = "step";
     spec.y_min = 0;
     spec.y_max = 1;
@@ -443,7 +474,8 @@ void draw_grid(TrainLabState& ls, const TrainingSnapshot& s, const TimelineFrame
     ls.views.resize(std::size_t(L * H));
     // One shared 0–1 scale (weights are probabilities): its colour bar sits right of the grid.
     static const ColorRange kRange{ColorMap::Sequential, 0.0f, 1.0f};
-    const float bar_w = 60;
+    // (the bar, its tick labels and its vertical caption: draw_colorbar's width)
+    const float bar_w = 16 + 6 + ImGui::CalcTextSize("0.5").x + 10 + ImGui::GetTextLineHeight() + 4;
     const float side = std::max(40.0f, std::min((w - bar_w) / float(H) - 8, (h - 4) / float(L) - 24));
     ImGui::BeginGroup();
     for (int l = 0; l < L; ++l) {
@@ -482,11 +514,13 @@ void draw_grid(TrainLabState& ls, const TrainingSnapshot& s, const TimelineFrame
     }
     ImGui::EndGroup();
     ImGui::SameLine();
-    draw_colorbar(kRange, 16, std::max(60.0f, side), false);
+    draw_colorbar(kRange, bar_w, std::max(60.0f, side), false);
 }
 
 nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, const TimelineFrame* f) {
     nlohmann::json j;
+    j["preset"] = ls.setup.preset;
+    j["task"] = ls.setup.task.name;
     j["status"] = training_status_name(s.status);
     j["run"] = s.run;
     j["step"] = s.step;
@@ -522,13 +556,8 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
 
     lab_export_button(state, "training");
     ImGui::SameLine();
-    lab_explanation(
-        "Train a small transformer and watch attention heads form. On the induction task every sequence is "
-        "random tokens repeated once: the first copy cannot be predicted, the repeat can — by a two-head "
-        "circuit: a previous-token head in layer 0 and an induction head in layer 1 (attend to the token "
-        "after the earlier occurrence of the current token). The loss on repeats falls suddenly when the "
-        "circuit forms: the phase change.");
-    draw_setup(ls);
+    lab_explanation(preset_explanation(ls.setup.preset));
+    draw_setup(state, ls);
     if (tab == 1 && !ls.autostart_done) {
         ls.autostart_done = true;
         TrainingSetup setup;

@@ -2,7 +2,8 @@
 # The Training lab: Train on the induction preset, wait (on the state log, never on a clock) until
 # the run has made steps, pause (the step count then stays put), drag the timeline back to the start
 # of training, step once, save a checkpoint (model.safetensors + config.json of an attention-only
-# model) and export the current frame as a PNG.
+# model) and export the current frame as a PNG. Then the copy preset from the lab's menu trains at
+# 1280x720 with every plot title inside its box.
 #   usage: bash tests/gui/training_lab_test.sh path/to/attnviz   (starts Xvfb itself)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -48,4 +49,28 @@ img = read_png(sys.argv[2])
 assert img.shape[0] > 100 and img.shape[1] > 100, img.shape
 PY
 step="$(field training.step)"
+# Another preset, picked in the lab's menu, trains too (copy: a sequence, a separator, the copy), at
+# a projector's 1280x720: the plots' titles stay inside their boxes (the app's layout records).
+run_script presets --fresh --lab training --size 1280x720 <<'SCRIPT'
+wait widgets.training_preset != null && training.status == idle && training.preset == induction
+click widget training_preset 0.5 0.5
+wait widgets.training_preset_copy != null
+click widget training_preset_copy 0.5 0.5
+wait training.preset == copy && training.task ~ copy
+click widget training_train 0.5 0.5
+wait training.step >= 20 && training.evals >= 2 timeout 300
+expect training.error == ""
+frames 2
+quit
+SCRIPT
+/usr/bin/python3 - "$log" <<'PY' || fail "a plot title of the Training lab runs out of its box at 1280x720"
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+plots = [b for b in s["layout"] if b["id"].startswith("plot.")]
+assert len(plots) >= 3, f"only {len(plots)} plot titles recorded: {plots}"
+for b in plots:
+    x, y, w, h = b["box"]
+    c0, c1 = b["clip"]
+    assert c0 - 0.5 <= x and x + w <= c1 + 0.5, f"{b['id']} at x {x:.0f}..{x + w:.0f}, box {c0:.0f}..{c1:.0f}"
+PY
 echo "training_lab_test: OK (paused at step $step, saved $saved)"

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 
+#include "app/training_session.hpp"
 #include "core/memory.hpp"
 #include "core/tasks.hpp"
 #include "core/train.hpp"
@@ -76,6 +78,24 @@ TEST(SequenceTasks, CopyAndReverseAreLearnedInBoundedSteps) {
     std::printf("answer loss after 400 steps: copy %.3f, reverse %.3f (chance 2.079)\n", copy, reverse);
     EXPECT_LT(copy, 0.5);
     EXPECT_LT(reverse, 0.5);
+}
+
+// The Training lab's own presets (app/training_session): copy, reverse and sort with the lab's model
+// and options learn their task (held-out loss on the answer symbols, chance ln 17 = 2.83).
+TEST(LabPresets, CopyReverseAndSortLearnWithTheLabsSettings) {
+    attnviz::tune_allocator_for_traces();  // as the app does at start
+    for (const char* name : {"copy", "reverse", "sort"}) {
+        app::TrainingSetup s = app::training_preset(name);
+        s.options.steps = 600;
+        s.options.eval_every = 600;
+        s.options.threads = 1;
+        const auto t0 = std::chrono::steady_clock::now();
+        const TrainResult r = train_task(s.model, s.task, s.options);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double loss = r.evals.back().heldout_split.repeat;
+        std::printf("lab preset %s: answer loss %.3f after 600 steps (%.1f s)\n", name, loss, secs);
+        EXPECT_LT(loss, std::string(name) == "sort" ? 0.6 : 0.1) << name;
+    }
 }
 
 }  // namespace
