@@ -129,6 +129,7 @@ struct AppState {
     // --- requests from the command line ---------------------------------------------------------
     /// `--lab NAME`: the lab to open at start-up. draw_labs()/draw_labs_menu() open it and clear it.
     std::string requested_lab;
+    std::vector<std::string> open_labs;  // canonical names of the lab windows open now (draw_labs keeps it)
     /// A stage to put the cursor on when the next trace arrives (restored workspace), else "".
     std::string requested_stage;
 

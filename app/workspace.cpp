@@ -66,7 +66,7 @@ std::string workspace_json(const AppState& state) {
     j["stage"] = current_stage_name(state);
     j["head"] = m.active || !model ? state.head : m.resume.head;
     j["pinned_row"] = m.active || !model ? state.pinned_row : m.resume.pinned_row;
-    j["labs"] = open_lab_names();
+    j["labs"] = state.open_labs;
     j["colours"] = {{"scale", scale_mode_name(view_scale().mode)},
                     {"zoomed_out", reduce_name(view_scale().reduce)}};
     if (model) {

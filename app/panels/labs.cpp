@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -118,8 +119,7 @@ void handle_request(AppState& state) {
     }
 }
 
-}  // namespace
-
+/// Canonical names of the open labs.
 std::vector<std::string> open_lab_names() {
     int count = 0;
     LabEntry* labs = labs_table(&count);
@@ -128,6 +128,8 @@ std::vector<std::string> open_lab_names() {
         if (labs[i].open) out.push_back(labs[i].name);
     return out;
 }
+
+}  // namespace
 
 void draw_labs_menu(AppState& state) {
     handle_request(state);
@@ -182,6 +184,7 @@ void draw_labs(AppState& state) {
         ++shown;
     }
     (void)shown;
+    state.open_labs = open_lab_names();  // (the workspace saves them)
 }
 
 }  // namespace attnviz::app

@@ -52,7 +52,5 @@ void shutdown_views();
 /// Draws every open lab window; the Labs menu toggles them.
 void draw_labs(AppState& state);
 void draw_labs_menu(AppState& state);
-/// Canonical names of the open labs (the workspace keeps them).
-std::vector<std::string> open_lab_names();
 
 }  // namespace attnviz::app
