@@ -511,11 +511,9 @@ void draw_stage_view(AppState& state) {
             ImGui::TextDisabled("%s", dot);
             record_item_layout("pin.dot_product");
             help_marker(
-                "Every score is a dot product: S[i, j] = q_i \u00b7 k_j (then divided by \u221ad_k). Right: "
-                "the "
-                "pinned query's row of Q, and the column of K\u1d40 for the key under the mouse (or, when "
-                "the "
-                "mouse is elsewhere, the key this query attends to most).");
+                "Every score is a dot product: S[i, j] = q_i \u00b7 k_j (then divided by \u221ad_k). "
+                "Right: the pinned query's row of Q, and the column of K\u1d40 for the key under the mouse "
+                "(or, when the mouse is elsewhere, the key this query attends to most).");
         }
         const float w = ImGui::GetContentRegionAvail().x;
         const float h = std::max(60.0f, ImGui::GetContentRegionAvail().y - 2);

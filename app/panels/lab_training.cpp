@@ -151,17 +151,16 @@ const char* preset_explanation(const std::string& preset) {
                "sorting a head that finds the smallest symbol not yet written.";
     if (preset == "modadd")
         return "Grokking: (a + b) mod 97 learned from 30 % of all pairs. The training loss falls within a "
-               "few "
-               "hundred steps (the pairs are memorised); the held-out loss stays high for thousands of steps "
-               "and then falls too, once weight decay has pushed the model from memorising to the general "
+               "few hundred steps (the pairs are memorised); the held-out loss stays high for thousands of "
+               "steps and then falls too, once weight decay has pushed the model from memorising to the "
+               "general "
                "rule (Power et al. 2022). Watch the two loss curves part and meet again.";
     if (preset == "text")
         return "Characters of a text (any UTF-8 file, Chinese too): the model learns which character comes "
                "next. Early heads attend to the previous few characters; the loss on held-out text falls as "
                "common words and pairs are learned.";
     return "Train a small transformer and watch attention heads form. On the induction task every sequence "
-           "is "
-           "random tokens repeated once: the first copy cannot be predicted, the repeat can \u2014 by a "
+           "is random tokens repeated once: the first copy cannot be predicted, the repeat can \u2014 by a "
            "two-head circuit: a previous-token head in layer 0 and an induction head in layer 1 (attend to "
            "the token after the earlier occurrence of the current token). The loss on repeats falls "
            "suddenly when the circuit forms: the phase change.";
@@ -228,8 +227,8 @@ void draw_setup(AppState& state, TrainLabState& ls) {
         "Each preset brings a model that fits its task, in GPT-2 layout: token + position embeddings, "
         "LayerNorm, causal multi-head attention, an unembedding; attention-only (no MLP) except grokking, "
         "which has one layer with a GELU MLP and strong weight decay. heads must divide d_model. The run is "
-        "deterministic for its "
-        "seed and thread count: the same settings give the same curves bit for bit, however you pause.");
+        "deterministic for its seed and thread count: the same settings give the same curves bit for bit, "
+        "however you pause.");
 }
 
 // The setup to train: the text preset's task is read from its file now (one line on failure).

@@ -318,14 +318,19 @@ TEST(Trace, LongSoftmaxTrace4096) {
 
 // Linear attention computed on the pool, long enough for every thread to take several chunks:
 // the same numbers on 1 and 2 threads (also the ThreadSanitizer run's linear-attention trace).
-TEST(Trace, LinearAttentionOnThePoolMatchesOneThread) {
+// Causal linear attention over n tokens, 2 heads of width 8 (cheap per token: long n stays fast).
+Config linear_causal(int n) {
     Config c;
     c.attention = AttentionKind::Linear;
-    c.length = 1024;
+    c.length = n;
     c.d_model = 16;
     c.heads = 2;
     c.mask = MaskKind::Causal;
-    const Trace b = expect_same_on_one_and_two_threads(c);
+    return c;
+}
+
+TEST(Trace, LinearAttentionOnThePoolMatchesOneThread) {
+    const Trace b = expect_same_on_one_and_two_threads(linear_causal(1024));
     EXPECT_FALSE(has_nan(b.get("output")->matrix()));
 }
 
@@ -334,13 +339,7 @@ TEST(Trace, LinearAttentionOmitsHugeImpliedWeights) {
     GTEST_SKIP() << "left out under ThreadSanitizer (11 s there, a memory check): the same trace runs under "
                     "ASan + UBSan, and LinearAttentionOnThePoolMatchesOneThread covers the pool under TSan";
 #endif
-    Config c;
-    c.attention = AttentionKind::Linear;
-    c.length = 16384;
-    c.d_model = 16;
-    c.heads = 2;
-    c.mask = MaskKind::Causal;
-    const Trace t = compute_trace(c);
+    const Trace t = compute_trace(linear_causal(16384));
     EXPECT_EQ(t.get("weights", 0), nullptr);
     EXPECT_NE(t.get("head_output", 0)->explanation.find("not shown"), std::string::npos);
     EXPECT_FALSE(has_nan(t.get("output")->matrix()));
