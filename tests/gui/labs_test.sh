@@ -9,8 +9,8 @@ gui_init "$@"  # bin, here, tmp (removed on exit), XDG_CONFIG_HOME inside tmp; f
 cd "$tmp"
 
 # For each screenshot: its size, its number of distinct colours and the fraction of pixels that
-# differ from the first PNG given (the main view; decoded once). One Python run for all of them: the
-# PNG decoding (tests/gui/png_check.py, zlib + numpy) is most of this test's CPU time.
+# differ from the first PNG given (the main view; decoded once). One Python run for all of them
+# (tests/gui/png_check.py reads them).
 cat > "$tmp/png_stats.py" <<EOF
 import sys
 import numpy as np
