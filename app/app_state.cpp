@@ -132,6 +132,9 @@ nlohmann::json state_json(const AppState& state) {
     j["source_text"] = state.config.source_text;
     j["pinned_row"] = state.pinned_row;
     j["mouse"] = {state.mouse_x, state.mouse_y};
+    j["window_w"] = state.window_w;
+    j["window_h"] = state.window_h;
+    j["ui_scale"] = state.ui_scale;
     j["cross_attention_box"] = state.views ? state.views->controls.cross : false;
     // Values typed into a control and refused (key -> the core's message), shown under the control.
     j["refused"] = state.views ? state.views->controls.refused : std::map<std::string, std::string>{};

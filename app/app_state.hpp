@@ -102,6 +102,8 @@ struct AppState {
     bool text_input_active = false;
     /// Where ImGui saw the mouse this frame (window pixels; -1 when outside), for the state log.
     int mouse_x = -1, mouse_y = -1;
+    /// The window's size this frame (ImGui's display size, in window pixels), for the state log.
+    int window_w = 0, window_h = 0;
 
     // --- export ----------------------------------------------------------------------------
     std::string export_dir = "attnviz-exports";

@@ -51,9 +51,9 @@ std::string expand_env(const std::string& s) {
 }
 
 const std::vector<std::string>& known_ops() {
-    static const std::vector<std::string> ops = {"wait", "expect", "let",    "mark",       "key",
-                                                 "type", "move",   "click",  "down",       "up",
-                                                 "drag", "scroll", "frames", "screenshot", "quit"};
+    static const std::vector<std::string> ops = {
+        "wait", "expect", "let",    "mark",   "key",        "type", "move",   "click",   "down",
+        "up",   "drag",   "scroll", "frames", "screenshot", "quit", "window", "ui_scale"};
     return ops;
 }
 
@@ -209,6 +209,18 @@ std::vector<ScriptStep> parse_script(const std::string& text, const std::string&
             need(1, 1);
         } else if (step.op == "screenshot") {
             need(1, 1);
+        } else if (step.op == "window") {
+            need(2, 2);
+            const int w = std::atoi(step.args[0].c_str()), h = std::atoi(step.args[1].c_str());
+            if (w < 320 || h < 240 || w > 16384 || h > 16384)
+                throw Error(name + ":" + std::to_string(line_no) +
+                            ": 'window' takes a width and a height in pixels (at least 320 240)");
+        } else if (step.op == "ui_scale") {
+            need(1, 1);
+            const double s = std::atof(step.args[0].c_str());
+            if (!(s >= 0.5 && s <= 3.0))
+                throw Error(name + ":" + std::to_string(line_no) +
+                            ": 'ui_scale' takes a scale from 0.5 to 3");
         } else if (step.op == "move" || step.op == "click") {
             need(2, 4);
         } else if (step.op == "drag") {
@@ -251,6 +263,12 @@ std::string ScriptPlayer::take_screenshot_request() {
     std::string p;
     p.swap(screenshot_path_);
     return p;
+}
+
+float ScriptPlayer::take_ui_scale_request() {
+    const float s = ui_scale_request_;
+    ui_scale_request_ = 0;
+    return s;
 }
 
 void ScriptPlayer::fail(const ScriptStep& step, const std::string& why, const nlohmann::json& state) {
@@ -416,6 +434,18 @@ void ScriptPlayer::before_frame(GLFWwindow* window, const nlohmann::json& state_
                 return;
             } else if (step.op == "screenshot") {
                 screenshot_path_ = expand_env(step.args[0]);
+                ++pc_;
+                return;
+            } else if (step.op == "window") {
+                // The window manager (or Xvfb) applies it; the state's window_w/window_h follow once
+                // GLFW has seen the new size, so a script waits for those.
+                if (window)
+                    glfwSetWindowSize(window, std::atoi(step.args[0].c_str()),
+                                      std::atoi(step.args[1].c_str()));
+                ++pc_;
+                return;
+            } else if (step.op == "ui_scale") {
+                ui_scale_request_ = float(std::atof(step.args[0].c_str()));
                 ++pc_;
                 return;
             } else if (step.op == "quit") {

@@ -20,6 +20,9 @@
 //   scroll DY                                   mouse wheel (positive = away from the user)
 //   frames N                                    draw N frames
 //   screenshot PATH                             save the next drawn frame as PNG
+//   window W H                                  resize the window to W x H pixels (as a user dragging
+//                                               its corner would; the state reports window_w, window_h)
+//   ui_scale S                                  set View > UI scale to S (0.5-3; state: ui_scale)
 //   quit                                        end the run (exit code 0)
 // TARGET is `X Y` in window pixels, or `widget NAME FX FY`: the fraction (FX, FY) of the rectangle of
 // widget NAME as the app reports it in its state (state["widgets"][NAME]).
@@ -63,6 +66,8 @@ class ScriptPlayer {
     void before_frame(GLFWwindow* window, const nlohmann::json& state, bool updating);
     /// A `screenshot` step asks the shell for the frame being drawn (path, else "").
     std::string take_screenshot_request();
+    /// A `ui_scale` step asks the shell for a UI scale (0 when none is pending).
+    float take_ui_scale_request();
 
     /// After the platform backend's NewFrame: the script's mouse replaces the real pointer's.
     void apply_mouse();
@@ -91,6 +96,7 @@ class ScriptPlayer {
     float drag_from_x_ = 0, drag_from_y_ = 0, drag_to_x_ = 0, drag_to_y_ = 0;
     bool release_button_next_ = false;
     std::string screenshot_path_;
+    float ui_scale_request_ = 0;
 
     // The virtual mouse (window pixels) and left button.
     bool mouse_known_ = false;

@@ -453,6 +453,8 @@ void Shell::draw() {
     const bool on = ImGui::IsMousePosValid(&mouse);
     state.mouse_x = on ? int(std::floor(mouse.x)) : -1;
     state.mouse_y = on ? int(std::floor(mouse.y)) : -1;
+    state.window_w = int(ImGui::GetIO().DisplaySize.x);
+    state.window_h = int(ImGui::GetIO().DisplaySize.y);
     dispatch_shortcuts(*this);
     draw_menu_bar();
     draw_layout();

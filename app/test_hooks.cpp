@@ -101,6 +101,7 @@ void TestHooks::feed_input(GLFWwindow* window, const AppState& state) {
 
 void TestHooks::after_render(AppState& state, int fb_w, int fb_h, bool ready, bool* quit, int* exit_code) {
     if (script_) {
+        if (const float scale = script_->take_ui_scale_request(); scale > 0) state.ui_scale = scale;
         const std::string shot = script_->take_screenshot_request();
         std::string error;
         if (!shot.empty() && !save_framebuffer(shot, fb_w, fb_h, &error)) {

@@ -30,6 +30,27 @@ TEST(Script, ParsesStepsSkippingCommentsAndBlankLines) {
     EXPECT_EQ(steps[4].line, 7);
 }
 
+TEST(Script, WindowAndUiScaleStepsTakeTheirNumbers) {
+    const auto steps = parse_script("window 1600 1000\nui_scale 1.5\n", "s.txt");
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0].op, "window");
+    EXPECT_EQ(steps[0].args, (std::vector<std::string>{"1600", "1000"}));
+    EXPECT_EQ(steps[1].op, "ui_scale");
+    EXPECT_EQ(steps[1].args, (std::vector<std::string>{"1.5"}));
+    // One step per frame; the player hands the scale to the shell once. (Without a window the
+    // resize is skipped; no ImGui context is needed for either step.)
+    ScriptPlayer player(steps, "s.txt");
+    const nlohmann::json state = nlohmann::json::object();
+    player.before_frame(nullptr, state, false);
+    EXPECT_EQ(player.take_ui_scale_request(), 0.0f);
+    player.before_frame(nullptr, state, false);
+    EXPECT_EQ(player.take_ui_scale_request(), 1.5f);
+    EXPECT_EQ(player.take_ui_scale_request(), 0.0f);
+    player.before_frame(nullptr, state, false);
+    EXPECT_TRUE(player.finished());
+    EXPECT_FALSE(player.failed());
+}
+
 TEST(Script, BadLinesNameTheFileAndLine) {
     auto message = [](const std::string& text) {
         try {
@@ -44,6 +65,11 @@ TEST(Script, BadLinesNameTheFileAndLine) {
     EXPECT_NE(message("wait\n").find("needs a condition"), std::string::npos);
     EXPECT_NE(message("let x\n").find("'let' takes 2"), std::string::npos);
     EXPECT_NE(message("frames\n").find("'frames' takes 1"), std::string::npos);
+    EXPECT_NE(message("window 1280\n").find("s.txt:1: 'window' takes 2"), std::string::npos);
+    EXPECT_NE(message("window 10 10\n").find("at least 320 240"), std::string::npos);
+    EXPECT_NE(message("quit\nui_scale 4\n").find("s.txt:2: 'ui_scale' takes a scale from 0.5 to 3"),
+              std::string::npos);
+    EXPECT_NE(message("ui_scale big\n").find("from 0.5 to 3"), std::string::npos);
 }
 
 TEST(Script, ConditionsCompareFieldsOfTheState) {
