@@ -410,6 +410,12 @@ void draw_stage_view(AppState& state) {
     }
     const Stage& st = tr.stages[std::size_t(si)];
 
+    // The view scrolls when the window is too small for its header, a heatmap of a readable size and
+    // the pinned row's charts (a projector at UI scale 2): the mouse wheel scrolls it outside the
+    // heatmap and zooms the heatmap over it.
+    ImGui::BeginChild("##stage_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
+    const float fs = ImGui::GetFontSize();  // 16 px at UI scale 1: minimum sizes grow with the text
+
     // Header: title, shape, head (the shape wraps to its own line when the title leaves no room).
     // (a title wider than the view wraps at its edge: large UI scales on a small screen)
     ImGui::PushTextWrapPos(0.0f);
@@ -437,7 +443,8 @@ void draw_stage_view(AppState& state) {
     const bool mask_edit = state.config.mask == MaskKind::Custom && is_attention_matrix(st);
     if (mask_edit) {
         draw_mask_tools(state, tr);
-    } else {
+    } else if (ImGui::GetContentRegionAvail().y > 30.0f * fs) {
+        // (on a short view the heatmap gets these lines; the (?) beside the shape says the same)
         hint_line("stage.hint", {"hover: how a cell was made", "click a row: pin it", "wheel: zoom",
                                  "drag: pan", "double-click: reset"});
     }
@@ -445,12 +452,12 @@ void draw_stage_view(AppState& state) {
     const bool rows_are_queries = st.rows.kind == Axis::Kind::QueryTokens;
     const bool show_pin = rows_are_queries && state.pinned_row >= 0 && state.pinned_row < st.n_rows();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float strip_h = show_pin ? std::clamp(avail.y * 0.4f, 200.0f, 360.0f) : 0.0f;
+    const float strip_h = show_pin ? std::clamp(avail.y * 0.4f, 12.5f * fs, 22.5f * fs) : 0.0f;
 
     std::map<std::string, HeatmapViewState>& zoom = views(state).stage.zoom;  // per stage name
     const CachedMatrix& cm = cached_stage(tr, state.trace_generation, si);
     HeatmapOptions opt;
-    opt.height = std::max(120.0f, avail.y - strip_h);
+    opt.height = std::max(14.0f * fs, avail.y - strip_h);  // 224 px at UI scale 1
     opt.highlight.row = show_pin ? state.pinned_row : -1;
     const HeatmapResult r =
         heatmap_widget("stage", zoom[st.name], HeatmapInput{&cm, &st.rows, &st.cols, false}, opt);
@@ -516,15 +523,28 @@ void draw_stage_view(AppState& state) {
                 "(or, when the mouse is elsewhere, the key this query attends to most).");
         }
         const float w = ImGui::GetContentRegionAvail().x;
-        const float h = std::max(60.0f, ImGui::GetContentRegionAvail().y - 2);
-        const float chart_w = linked ? std::floor(w * 0.55f) : w;
+        // What is left of the view, but never less than a chart with its rotated token labels.
+        const float h = std::max(10.0f * fs, ImGui::GetContentRegionAvail().y - 2);
+        // The Q row / Kᵀ column view sits beside the chart when the view is wide enough for both
+        // (their labels need about 16 text heights), else below it at the full width.
+        const bool beside = linked && w - std::floor(w * 0.55f) - 8 >= 16.0f * fs;
+        const float chart_w = beside ? std::floor(w * 0.55f) : w;
         const ImVec2 start = ImGui::GetCursorScreenPos();
         chart_hover = draw_row_chart(st, cm, row, chart_w, h, key);
         if (linked && state.pinned_row == row) {
-            ImGui::SetCursorScreenPos(ImVec2(start.x + chart_w + 8, start.y));
-            draw_linked_qk(state, st.head, row, key, w - chart_w - 8, h);
+            if (beside) {
+                ImGui::SetCursorScreenPos(ImVec2(start.x + chart_w + 8, start.y));
+                draw_linked_qk(state, st.head, row, key, w - chart_w - 8, h);
+            } else {
+                ImGui::SetCursorScreenPos(ImVec2(start.x, start.y + h + ImGui::GetStyle().ItemSpacing.y));
+                draw_linked_qk(state, st.head, row, key, w, h);
+            }
         }
     }
+    const float wheel = ImGui::GetIO().MouseWheel;
+    if (wheel != 0.0f && !r.image_hovered && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
+        ImGui::SetScrollY(ImGui::GetScrollY() - wheel * 3.0f * ImGui::GetTextLineHeightWithSpacing());
+    ImGui::EndChild();
 }
 
 void draw_view_switch(AppState& state) {

@@ -216,7 +216,8 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::strin
     }
 }
 
-void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked) {
+void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
+                   const std::string& layout_id) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float line = ImGui::GetTextLineHeight();
@@ -242,21 +243,31 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked) 
         const std::string tick =
             range.mode == ScaleMode::Row ? colorbar_tick(range, f) : format_value(colorbar_value(range, f));
         dl->AddText(ImVec2(p.x + bar_w + 6, y - line * 0.5f), text_col, tick.c_str());
-        ticks_w = std::max(ticks_w, ImGui::CalcTextSize(tick.c_str()).x);
+        const float tick_w = ImGui::CalcTextSize(tick.c_str()).x;
+        ticks_w = std::max(ticks_w, tick_w);
+        // (a bar shorter than its three tick labels shows as overlapping records)
+        layout_record(layout_id + ".tick" + std::to_string(k), p.x + bar_w + 6, y - line * 0.5f, tick_w, line,
+                      p.x, p.x + w + 0.5f);
     }
     // Which scale is in use, written vertically beside the ticks ("per row: ÷ row max", "log ...").
     const std::string caption = scale_caption(range);
     if (!caption.empty()) {
-        const float tw = ImGui::CalcTextSize(caption.c_str()).x;
+        // Never longer than the bar: "per row: ÷ row m…" rather than text over the legend below.
+        const std::string fitted = fit_text(caption, bar_h);
+        const float tw = ImGui::CalcTextSize(fitted.c_str()).x;
         const float cx = std::min(p.x + bar_w + 10 + ticks_w, p.x + w - line);
-        add_text_vertical(dl, ImVec2(cx, top + std::min(bar_h, (bar_h + tw) * 0.5f)),
-                          ImGui::GetColorU32(ImGuiCol_TextDisabled), caption);
+        const float bottom = top + std::min(bar_h, (bar_h + tw) * 0.5f);
+        add_text_vertical(dl, ImVec2(cx, bottom), ImGui::GetColorU32(ImGuiCol_TextDisabled), fitted);
+        layout_record(layout_id + ".caption", cx, bottom - tw, line, tw, p.x, p.x + w + 0.5f);
     }
     if (show_masked) {
         const float y = top + bar_h + line * 0.6f;
         draw_hatch(dl, ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line));
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line), ImGui::GetColorU32(ImGuiCol_Border));
-        dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, "masked (\u2212\u221e)");
+        const char* legend = "masked (\u2212\u221e)";
+        dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, legend);
+        layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize(legend).x, line, p.x,
+                      p.x + w + 0.5f);
     }
     ImGui::Dummy(ImVec2(w, h));
 }
@@ -305,7 +316,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     const float col_title_h = (opt.axis_titles && col_axis) ? line + 4 : 0.0f;
     const float row_label_w = row_labels ? std::min(max_label_width(row_axis, rows) + 8, 120.0f) : 0.0f;
     const float colorbar_w = opt.colorbar
-                                 ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 30) +
+                                 ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 34) +
                                        (scale_caption(range).empty() ? 0.0f : line + 8.0f)
                                  : 0;
     const float max_col_label = col_labels ? max_label_width(col_axis, cols) : 0.0f;
@@ -514,28 +525,44 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     }
 
     // --- axis titles -----------------------------------------------------------------------
+    // Each kept inside its own extent ("…" when cut): the column title within the widget's region
+    // right of the row labels, the vertical row title along the image's height.
     if (opt.axis_titles && col_axis) {
         std::string t = axis_title(col_axis) + "  (" + std::to_string(cols) + ")";
         if (!is_full_view(view.window, rows, cols)) t += "   zoomed \u2014 double-click to reset";
+        const float room = origin.x + region.x - img_min.x;
+        t = fit_text(t, room);
         const float tw = ImGui::CalcTextSize(t.c_str()).x;
-        dl->AddText(ImVec2(img_min.x + std::max(0.0f, (img.w - tw) * 0.5f), origin.y + title_h), dim_col,
-                    t.c_str());
+        const float x = img_min.x + std::clamp((img.w - tw) * 0.5f, 0.0f, std::max(0.0f, room - tw));
+        dl->AddText(ImVec2(x, origin.y + title_h), dim_col, t.c_str());
+        layout_record(std::string(id) + ".col_title", x, origin.y + title_h, tw, line, origin.x,
+                      origin.x + region.x);
     }
     if (opt.axis_titles && row_axis) {
-        const std::string t = axis_title(row_axis) + "  (" + std::to_string(rows) + ")";
+        const std::string t = fit_text(axis_title(row_axis) + "  (" + std::to_string(rows) + ")", img.h);
         const float tw = ImGui::CalcTextSize(t.c_str()).x;
-        add_text_vertical(dl, ImVec2(left.x, img_min.y + std::min(img.h, (img.h + tw) * 0.5f)), dim_col, t);
+        const float bottom = img_min.y + std::min(img.h, (img.h + tw) * 0.5f);
+        add_text_vertical(dl, ImVec2(left.x, bottom), dim_col, t);
+        layout_record(std::string(id) + ".row_title", left.x, bottom - tw, line, tw, origin.x,
+                      origin.x + region.x);
     }
+    // The image with its column labels above it (the labels' band, vertical or not).
+    layout_record(std::string(id) + ".image", img_min.x, img_min.y - col_label_h, img.w, img.h + col_label_h,
+                  origin.x, origin.x + region.x);
 
     // --- colour bar ------------------------------------------------------------------------
+    // As tall as the image, but never too short for its three tick labels (and the masked legend):
+    // beside a short, wide image it reaches below it.
+    float colorbar_h = 0.0f;
     if (opt.colorbar) {
+        colorbar_h = std::max(img.h, 3.5f * line + (cm.has_masked ? 1.6f * line : 0.0f));
         ImGui::SetCursorScreenPos(ImVec2(img_max.x + 12, img_min.y));
-        draw_colorbar(range, colorbar_w - 12, std::min(img.h, std::max(120.0f, img.h)), cm.has_masked);
+        draw_colorbar(range, colorbar_w - 12, colorbar_h, cm.has_masked, std::string(id) + ".colorbar");
     }
 
     // Reserve the whole region so the caller's layout continues below it.
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(ImVec2(region.x, title_h + col_title_h + col_label_h + img.h + 4));
+    ImGui::Dummy(ImVec2(region.x, title_h + col_title_h + col_label_h + std::max(img.h, colorbar_h) + 4));
     ImGui::PopID();
     return result;
 }

@@ -256,7 +256,9 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
 
 /// A vertical colour bar (gradient + lo/mid/hi ticks) of size w x h at the cursor, plus the hatched
 /// "masked (−∞)" swatch when `show_masked`. Used by the widget and by grids with a shared scale.
-void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked);
+/// Its tick labels, caption and legend are layout records "<layout_id>.tick0", ".caption", ...
+void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
+                   const std::string& layout_id = "colorbar");
 
 /// Draws `text` rotated 90° counter-clockwise (reads bottom to top); `pos` is where the text starts
 /// (its bottom-left corner once rotated, i.e. the text runs upwards from pos).
