@@ -102,6 +102,8 @@ const char* phi_label(PhiKind p) {
     return "?";
 }
 
+void draw_compare_body(AppState& state, const Trace& tr, CompareView& cv, int head);
+
 }  // namespace
 
 void shutdown_compare_view() {
@@ -115,18 +117,45 @@ void draw_compare_view(AppState& state) {
     const Trace& tr = *state.trace;
     CompareView& cv = views(state).compare;
     if (!cv.phi_chosen) cv.phi = tr.config.phi;
-    PhiKind& phi = cv.phi;
     const int head = std::clamp(state.head, 0, std::max(0, tr.heads - 1));
 
-    ImGui::Text("Head %d: the same Q, K, V through softmax and linear attention.   \u03c6 =", head);
+    // The whole view scrolls when the window is too small for readable pictures (a projector at UI
+    // scale 2); the mouse wheel scrolls it outside the pictures and zooms them over them.
+    ImGui::BeginChild("##compare_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
+    draw_compare_body(state, tr, cv, head);
+    const float wheel = ImGui::GetIO().MouseWheel;
+    if (wheel != 0.0f && !cv.images_hovered && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
+        ImGui::SetScrollY(ImGui::GetScrollY() - wheel * 3.0f * ImGui::GetTextLineHeightWithSpacing());
+    ImGui::EndChild();
+}
+
+namespace {
+
+void draw_compare_body(AppState& state, const Trace& tr, CompareView& cv, int head) {
+    PhiKind& phi = cv.phi;
+    cv.images_hovered = false;
+    // Header: the sentence wraps at the view's edge; φ and its menu follow on the same row if they fit.
+    char intro[96];
+    std::snprintf(intro, sizeof intro, "Head %d: the same Q, K, V through softmax and linear attention.",
+                  head);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(intro);
+    ImGui::PopTextWrapPos();
+    record_item_layout("compare.title");
+    const float combo_w = std::min(ImGui::CalcTextSize(phi_label(PhiKind::Softmax)).x + 40,
+                                   ImGui::GetContentRegionAvail().x * 0.8f);
+    // ("φ =", its menu and the (?) after it move to the next row together)
+    same_line_if_fits(ImGui::CalcTextSize("\u03c6 =").x + combo_w + ImGui::CalcTextSize("(?)").x +
+                      2 * ImGui::GetStyle().ItemSpacing.x);
+    ImGui::TextUnformatted("\u03c6 =");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::CalcTextSize(phi_label(PhiKind::Softmax)).x + 40);
+    ImGui::SetNextItemWidth(combo_w);
     if (ImGui::BeginCombo("##phi", phi_label(phi))) {
         for (PhiKind p : {PhiKind::Elu1, PhiKind::Relu, PhiKind::Softmax})
             if (ImGui::Selectable(phi_label(p), p == phi)) phi = p, cv.phi_chosen = true;
         ImGui::EndCombo();
     }
-    ImGui::SameLine();
+    record_item_layout("compare.phi");
     help_marker(
         "Softmax attention weighs key j for query i by exp(q_i\u00b7k_j/\u221ad_k), normalised over the row; "
         "it needs the whole n\u00d7m matrix: O(n\u00b2) time and memory.\n"
@@ -184,8 +213,12 @@ void draw_compare_view(AppState& state) {
     int& hover_r = cv.hover_r;  // last frame's hovered cell, outlined in all three
     int& hover_c = cv.hover_c;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float gap = 14;
-    const float w = std::floor((avail.x - gap) * 0.5f), h = std::floor((avail.y - gap) * 0.5f);
+    const float gap = 14, fs = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
+    // Two pictures a row when each gets 14 text heights of width, else one under the other (narrow
+    // views, large UI scales); never shorter than a readable heatmap (the view scrolls instead).
+    const bool two_cols = (avail.x - gap) * 0.5f >= 14.0f * fs;
+    const float w = two_cols ? std::floor((avail.x - gap) * 0.5f) : std::floor(avail.x);
+    const float h = std::max(14.0f * fs, std::floor((avail.y - gap) * 0.5f));
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     HeatmapOptions o;
     o.width = w;
@@ -203,30 +236,38 @@ void draw_compare_view(AppState& state) {
         const HeatmapResult r =
             heatmap_widget(id, shared_view, HeatmapInput{&cm, rows_axis, cols_axis, false}, o);
         if (r.hovered) new_r = r.row, new_c = r.col;
+        if (r.image_hovered) cv.images_hovered = true;
     };
     // The softmax side divides by T too (the trace's temperature): the title says so.
     char soft_title[96];
     std::snprintf(soft_title, sizeof soft_title, "softmax weights  softmax(QK\u1d40/\u221ad_k / T), T = %.3g",
                   tr.config.temperature);
     tile(origin.x, origin.y, "cmp_soft", soft_title, cs);
-    tile(origin.x + w + gap, origin.y, "cmp_lin",
+    const float step = h + gap;  // one picture's height and the gap below it
+    tile(two_cols ? origin.x + w + gap : origin.x, two_cols ? origin.y : origin.y + step, "cmp_lin",
          "linear weights  \u03c6(q_i)\u00b7\u03c6(k_j), row-normalised", cl);
-    tile(origin.x, origin.y + h + gap, "cmp_diff", "difference  softmax \u2212 linear", cd);
+    tile(origin.x, origin.y + (two_cols ? step : 2 * step), "cmp_diff", "difference  softmax \u2212 linear",
+         cd);
 
-    // Fourth quadrant: colour bars and the numbers that summarise the comparison.
-    const float qx = origin.x + w + gap + 8, qy = origin.y + h + gap;
-    const float bar_w = std::min(150.0f, (w - 16) * 0.5f), bar_h = std::min(150.0f, h * 0.45f);
+    // Fourth quadrant (or, in one column, below the pictures): colour bars and the numbers that
+    // summarise the comparison. Each bar is wide enough for its tick labels and caption.
+    const float qx = two_cols ? origin.x + w + gap + 8 : origin.x,
+                qy = origin.y + (two_cols ? step : 3 * step);
+    const float bar_w = 16 + 10 + ImGui::CalcTextSize("\u22120.000").x + line + 8;
+    const float bar_h = std::max(5.2f * line, std::min(9.5f * fs, h * 0.45f));
     ImGui::SetCursorScreenPos(ImVec2(qx, qy));
     ImGui::TextDisabled("weights");
+    record_item_layout("compare.weights_bar");
     ImGui::SetCursorScreenPos(ImVec2(qx + bar_w, qy));
     ImGui::TextDisabled("difference");
+    record_item_layout("compare.difference_bar");
     ImGui::SetCursorScreenPos(ImVec2(qx, qy + ImGui::GetTextLineHeightWithSpacing()));
-    draw_colorbar(cs.range, bar_w, bar_h, cs.has_masked || cl.has_masked);
+    draw_colorbar(cs.range, bar_w, bar_h, cs.has_masked || cl.has_masked, "compare.weights_bar");
     ImGui::SetCursorScreenPos(ImVec2(qx + bar_w, qy + ImGui::GetTextLineHeightWithSpacing()));
-    draw_colorbar(cd.range, bar_w, bar_h, false);
+    draw_colorbar(cd.range, bar_w, bar_h, false, "compare.difference_bar");
     ImGui::SetCursorScreenPos(ImVec2(qx, qy + ImGui::GetTextLineHeightWithSpacing() + bar_h + 10));
     ImGui::BeginGroup();
-    ImGui::PushTextWrapPos(qx + w - 16 - ImGui::GetWindowPos().x);  // local coordinates
+    ImGui::PushTextWrapPos(qx + w - 16 - ImGui::GetWindowPos().x + ImGui::GetScrollX());  // local coordinates
     ImGui::Text("outputs O = A V differ by \u2016\u0394O\u2016_F = %.4g", res.out_diff);
     ImGui::SameLine();
     help_marker(
@@ -259,8 +300,11 @@ void draw_compare_view(AppState& state) {
                 new_r, q.c_str(), new_c, k.c_str(), double(a_s), double(a_l), double((*res.D)(new_r, new_c)));
         }
     }
+    // Reserve the pictures' area (the numbers' group below them reserves its own lines).
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(avail);
+    ImGui::Dummy(ImVec2(avail.x, two_cols ? 2 * h + gap : 3 * step));
 }
+
+}  // namespace
 
 }  // namespace attnviz::app

@@ -60,7 +60,11 @@ void draw_heads_grid(AppState& state) {
     }
     if (std::find(choices.begin(), choices.end(), stage_name) == choices.end()) stage_name = choices.front();
 
+    // The grid scrolls when the window is too small for readable tiles (a projector at UI scale 2).
+    ImGui::BeginChild("##heads_scroll", ImVec2(0, 0), false);
+    const float fs = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
     ImGui::TextUnformatted("All heads:");
+    record_item_layout("heads.label");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::CalcTextSize("head_output").x + 40);
     if (ImGui::BeginCombo("##grid_stage", stage_name.c_str())) {
@@ -68,22 +72,26 @@ void draw_heads_grid(AppState& state) {
             if (ImGui::Selectable(c.c_str(), c == stage_name)) stage_name = c;
         ImGui::EndCombo();
     }
-    ImGui::SameLine();
+    record_item_layout("heads.stage");
     help_marker(
         "Each head has its own W_Q, W_K, W_V, so each head scores the same tokens differently: one may look "
         "at the previous token, another at the first one, another spread evenly. All tiles share one colour "
         "scale. \"entropy\" is the mean entropy of the head's weight rows in nats: low = sharp (each query "
         "looks "
         "at few keys), high = diffuse (ln m is uniform). Click a head to open it in the stage view.");
-    ImGui::SameLine();
-    ImGui::TextDisabled("  click a head to focus it");
+    same_line_if_fits(ImGui::CalcTextSize("click a head to focus it").x);
+    ImGui::TextDisabled("click a head to focus it");
+    record_item_layout("heads.hint");
 
     const int heads = tr.heads;
     std::vector<int> idx(std::size_t(heads), -1);
     std::vector<const CachedMatrix*> tiles;
     for (int h = 0; h < heads; ++h) {
         idx[std::size_t(h)] = tr.find(stage_name, h);
-        if (idx[std::size_t(h)] < 0) return;
+        if (idx[std::size_t(h)] < 0) {
+            ImGui::EndChild();
+            return;
+        }
         // Thumbnails: matrices above 512 per side are block-downsampled before upload.
         tiles.push_back(&cached_stage(tr, state.trace_generation, idx[std::size_t(h)], false, 512));
     }
@@ -91,8 +99,11 @@ void draw_heads_grid(AppState& state) {
     const bool any_masked =
         std::any_of(tiles.begin(), tiles.end(), [](const CachedMatrix* t) { return t->has_masked; });
 
-    // Layout: pick the number of columns that makes tiles largest.
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    // Layout: pick the number of columns that makes tiles largest. A tile is never shorter than 9 text
+    // heights (its title and a picture one can read): below that the grid scrolls instead.
+    const ImVec2 avail(
+        ImGui::GetContentRegionAvail().x,
+        std::max(ImGui::GetContentRegionAvail().y, 9.0f * fs + ImGui::GetTextLineHeightWithSpacing()));
     const float colorbar_w = ImGui::CalcTextSize("masked (\u2212\u221e)").x + 40;
     const float gap = 12, title_h = ImGui::GetTextLineHeightWithSpacing();
     const Stage& s0 = tr.stages[std::size_t(idx[0])];
@@ -106,10 +117,14 @@ void draw_heads_grid(AppState& state) {
         const float side = std::min(tw / std::max(aspect, 1e-3f), th);  // tile height that fits
         if (side > best_side) best_side = side, best_k = k;
     }
-    const int k = best_k, grid_rows = (heads + k - 1) / k;
+    // With tiles that small even in one row, fewer columns and more rows (scrolled) read better.
+    int k = best_k;
+    while (k > 1 && (avail.x - colorbar_w - gap * float(k - 1)) / float(k) < 9.0f * fs) --k;
+    const int grid_rows = (heads + k - 1) / k;
     const float tile_w = (avail.x - colorbar_w - gap * float(k - 1)) / float(k);
-    const float tile_h = (avail.y - gap * float(grid_rows - 1)) / float(grid_rows);
-    const bool labels = tile_w >= 300 && tile_h >= 240;
+    const float tile_h =
+        std::max(9.0f * fs + title_h, (avail.y - gap * float(grid_rows - 1)) / float(grid_rows));
+    const bool labels = tile_w >= 18.75f * fs && tile_h >= 15.0f * fs;  // 300 x 240 px at UI scale 1
 
     std::map<int, HeatmapViewState>& zoom = hv.zoom;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -170,9 +185,13 @@ void draw_heads_grid(AppState& state) {
 
     // The shared colour bar.
     ImGui::SetCursorScreenPos(ImVec2(origin.x + avail.x - colorbar_w + 12, origin.y + title_h));
-    draw_colorbar(range, colorbar_w - 12, std::min(avail.y - title_h, 260.0f), any_masked);
+    draw_colorbar(
+        range, colorbar_w - 12,
+        std::max(3.5f * line + (any_masked ? 1.6f * line : 0.0f), std::min(tile_h - title_h, 16.0f * fs)),
+        any_masked, "heads.colorbar");
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(avail);
+    ImGui::Dummy(ImVec2(avail.x, float(grid_rows) * tile_h + gap * float(grid_rows - 1)));
+    ImGui::EndChild();
 }
 
 }  // namespace attnviz::app

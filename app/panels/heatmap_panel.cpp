@@ -552,33 +552,43 @@ void draw_view_switch(AppState& state) {
         const char* label;
         MainView view;
         const char* tip;
+        const char* widget;  // its widget rectangle in the state log (the GUI tests click it)
     };
     static const Item items[] = {
-        {"Stage", MainView::Stage, "The current stage of the pipeline as a heatmap"},
-        {"Heads grid", MainView::HeadsGrid, "Every head's attention weights side by side"},
-        {"Softmax vs linear", MainView::Compare, "The same Q, K, V through softmax and linear attention"},
-        {"Model view", MainView::Model, "Every layer × head of the model as small weight maps"},
+        {"Stage", MainView::Stage, "The current stage of the pipeline as a heatmap", "view_stage"},
+        {"Heads grid", MainView::HeadsGrid, "Every head's attention weights side by side", "view_heads"},
+        {"Softmax vs linear", MainView::Compare, "The same Q, K, V through softmax and linear attention",
+         "view_compare"},
+        {"Model view", MainView::Model, "Every layer × head of the model as small weight maps", "view_model"},
     };
+    bool first = true;
     for (const Item& it : items) {
         // A real model has no linear attention to compare; the single layer has no other layers.
         if ((it.view == MainView::Compare) == state.model.active && it.view != MainView::Stage &&
             it.view != MainView::HeadsGrid)
             continue;
+        // (a button that would cross the view's right edge starts the next row)
+        if (!first) same_line_if_fits(ImGui::CalcTextSize(it.label).x + 2 * ImGui::GetStyle().FramePadding.x);
+        first = false;
         const bool on = state.view == it.view;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (ImGui::Button(it.label)) state.view = it.view;
         if (on) ImGui::PopStyleColor();
-        if (it.view == MainView::Model) {  // for the GUI tests (tests/gui/model_test.sh)
+        {
             const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-            state.widget_rects["view_model"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+            state.widget_rects[it.widget] = {a.x, a.y, b.x - a.x, b.y - a.y};
         }
+        record_item_layout(it.widget);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", it.tip);
-        ImGui::SameLine();
     }
-    if (state.updating) {
-        ImGui::TextDisabled("updating\u2026");
-    } else {
-        ImGui::NewLine();
+    // "updating…" beside the buttons when there is room (never on a row of its own: the view below
+    // would jump down and up with every computation).
+    const char* busy = "updating\u2026";
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (state.updating &&
+        ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(busy).x <= right) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", busy);
     }
 }
 

@@ -38,6 +38,7 @@ struct CompareView {
     PhiKind phi = PhiKind::Elu1;
     HeatmapViewState zoom;  // one zoom for the three pictures: they show the same cells
     int hover_r = -1, hover_c = -1;
+    bool images_hovered = false;  // the mouse is over a picture this frame (the wheel zooms, not scrolls)
 };
 
 struct PipelineView {
