@@ -135,13 +135,17 @@ nlohmann::json state_json(const AppState& state) {
     j["window_w"] = state.window_w;
     j["window_h"] = state.window_h;
     j["ui_scale"] = state.ui_scale;
+    j["labs"] = state.open_labs;
     j["cross_attention_box"] = state.views ? state.views->controls.cross : false;
     // Values typed into a control and refused (key -> the core's message), shown under the control.
     j["refused"] = state.views ? state.views->controls.refused : std::map<std::string, std::string>{};
     j["scale_mode"] = scale_mode_name(view_scale().mode);
     nlohmann::json layout = nlohmann::json::array();
     for (const LayoutBox& b : layout_records())
-        layout.push_back({{"id", b.id}, {"box", {b.x, b.y, b.w, b.h}}, {"clip", {b.clip_x0, b.clip_x1}}});
+        layout.push_back({{"id", b.id},
+                          {"box", {b.x, b.y, b.w, b.h}},
+                          {"clip", {b.clip_x0, b.clip_x1}},
+                          {"group", b.group}});
     j["layout"] = layout;
     std::string checksum;
     if (state.trace) {

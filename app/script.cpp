@@ -52,8 +52,8 @@ std::string expand_env(const std::string& s) {
 
 const std::vector<std::string>& known_ops() {
     static const std::vector<std::string> ops = {
-        "wait", "expect", "let",    "mark",   "key",        "type", "move",   "click",   "down",
-        "up",   "drag",   "scroll", "frames", "screenshot", "quit", "window", "ui_scale"};
+        "wait", "expect", "let",    "mark",   "key",        "type", "move",   "click",    "down",
+        "up",   "drag",   "scroll", "frames", "screenshot", "quit", "window", "ui_scale", "lab"};
     return ops;
 }
 
@@ -215,6 +215,8 @@ std::vector<ScriptStep> parse_script(const std::string& text, const std::string&
             if (w < 320 || h < 240 || w > 16384 || h > 16384)
                 throw Error(name + ":" + std::to_string(line_no) +
                             ": 'window' takes a width and a height in pixels (at least 320 240)");
+        } else if (step.op == "lab") {
+            need(1, 1);
         } else if (step.op == "ui_scale") {
             need(1, 1);
             const double s = std::atof(step.args[0].c_str());
@@ -263,6 +265,12 @@ std::string ScriptPlayer::take_screenshot_request() {
     std::string p;
     p.swap(screenshot_path_);
     return p;
+}
+
+std::string ScriptPlayer::take_lab_request() {
+    std::string r;
+    r.swap(lab_request_);
+    return r;
 }
 
 float ScriptPlayer::take_ui_scale_request() {
@@ -448,6 +456,11 @@ void ScriptPlayer::before_frame(GLFWwindow* window, const nlohmann::json& state_
                 ui_scale_request_ = float(std::atof(step.args[0].c_str()));
                 ++pc_;
                 return;
+            } else if (step.op == "lab") {
+                // (an unknown name is the app's own status-line message, as with --lab)
+                lab_request_ += (lab_request_.empty() ? "" : ",") + step.args[0];
+                ++pc_;
+                continue;
             } else if (step.op == "quit") {
                 done_ = true;
                 return;

@@ -23,6 +23,8 @@
 //   window W H                                  resize the window to W x H pixels (as a user dragging
 //                                               its corner would; the state reports window_w, window_h)
 //   ui_scale S                                  set View > UI scale to S (0.5-3; state: ui_scale)
+//   lab NAME | lab -NAME                        open / close a lab window, as Labs > NAME does
+//                                               (state: labs, the open ones)
 //   quit                                        end the run (exit code 0)
 // TARGET is `X Y` in window pixels, or `widget NAME FX FY`: the fraction (FX, FY) of the rectangle of
 // widget NAME as the app reports it in its state (state["widgets"][NAME]).
@@ -68,6 +70,8 @@ class ScriptPlayer {
     std::string take_screenshot_request();
     /// A `ui_scale` step asks the shell for a UI scale (0 when none is pending).
     float take_ui_scale_request();
+    /// `lab` steps ask the shell to open or close labs ("name" or "-name", comma-separated; "" if none).
+    std::string take_lab_request();
 
     /// After the platform backend's NewFrame: the script's mouse replaces the real pointer's.
     void apply_mouse();
@@ -97,6 +101,7 @@ class ScriptPlayer {
     bool release_button_next_ = false;
     std::string screenshot_path_;
     float ui_scale_request_ = 0;
+    std::string lab_request_;
 
     // The virtual mouse (window pixels) and left button.
     bool mouse_known_ = false;

@@ -102,6 +102,8 @@ void TestHooks::feed_input(GLFWwindow* window, const AppState& state) {
 void TestHooks::after_render(AppState& state, int fb_w, int fb_h, bool ready, bool* quit, int* exit_code) {
     if (script_) {
         if (const float scale = script_->take_ui_scale_request(); scale > 0) state.ui_scale = scale;
+        if (std::string labs = script_->take_lab_request(); !labs.empty())
+            state.requested_lab += (state.requested_lab.empty() ? "" : ",") + labs;
         const std::string shot = script_->take_screenshot_request();
         std::string error;
         if (!shot.empty() && !save_framebuffer(shot, fb_w, fb_h, &error)) {

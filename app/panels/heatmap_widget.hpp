@@ -186,6 +186,9 @@ struct LayoutBox {
     std::string id;
     float x = 0, y = 0, w = 0, h = 0;
     float clip_x0 = 0, clip_x1 = 0;  // the region the text belongs to
+    /// The window it was drawn in: "main", or a lab's name (a lab window floats over the main
+    /// view, so only boxes of one group may not overlap).
+    std::string group = "main";
 };
 std::vector<LayoutBox>& layout_records();
 inline void layout_record(const std::string& id, float x, float y, float w, float h, float clip_x0,

@@ -25,6 +25,12 @@
 
 namespace attnviz::app {
 
+/// A width given in pixels at UI scale 1, at the current UI scale (the font size follows the scale):
+/// controls keep room for their text and +/- buttons on a projector at scale 2.
+inline float em(float px_at_scale_1) {
+    return px_at_scale_1 * ImGui::GetFontSize() / 16.0f;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pure axis maths (no ImGui)
 // ---------------------------------------------------------------------------------------------

@@ -225,7 +225,7 @@ void draw_lab_linear(AppState& state, LabContext& ctx) {
     const float avail_w = ImGui::GetContentRegionAvail().x;
     if (!ImGui::BeginTabBar("lin_tabs")) return;
     if (ImGui::BeginTabItem("Weights & outputs", nullptr, lab_tab_flags(ctx, 0))) {
-        ImGui::PushItemWidth(150);
+        ImGui::PushItemWidth(em(150));
         ImGui::SliderInt("tokens n", &s.params.n, 1, 64);
         ImGui::SameLine();
         ImGui::SliderInt("d", &s.params.d, 1, 64);

@@ -36,7 +36,7 @@ std::string key(const PeState& s, const char* what) {
 
 void controls(PeState& s) {
     PeLabParams& p = s.params;
-    ImGui::PushItemWidth(150);
+    ImGui::PushItemWidth(em(150));
     ImGui::SliderInt("positions n", &p.positions, 2, 256);
     ImGui::SameLine();
     ImGui::SliderInt("dims d", &p.dims, 2, 128);
@@ -102,7 +102,7 @@ void draw_lab_positional(AppState& state, LabContext& ctx) {
     if (ImGui::BeginTabItem("Dimensions over positions", nullptr, lab_tab_flags(ctx, 1))) {
         lab_formula(text.sections[2].formula);
         lab_explanation(text.sections[2].explanation);
-        ImGui::PushItemWidth(110);
+        ImGui::PushItemWidth(em(110));
         for (std::size_t c = 0; c < s.params.curve_dims.size(); ++c) {
             ImGui::PushID(int(c));
             if (c) ImGui::SameLine();
@@ -146,7 +146,7 @@ void draw_lab_positional(AppState& state, LabContext& ctx) {
     if (ImGui::BeginTabItem("Shift = rotation", nullptr, lab_tab_flags(ctx, 2))) {
         lab_formula(text.sections[3].formula);
         lab_explanation(text.sections[3].explanation);
-        ImGui::PushItemWidth(160);
+        ImGui::PushItemWidth(em(160));
         ImGui::SliderInt("p", &s.params.p, 0, std::max(0, P - 1));
         ImGui::SameLine();
         ImGui::SliderInt("δ (shift)", &s.params.delta, -P + 1, P - 1);
@@ -179,7 +179,7 @@ void draw_lab_positional(AppState& state, LabContext& ctx) {
     if (ImGui::BeginTabItem("RoPE vs additive", nullptr, lab_tab_flags(ctx, 3))) {
         lab_formula(text.sections[4].formula);
         lab_explanation(text.sections[4].explanation);
-        ImGui::PushItemWidth(160);
+        ImGui::PushItemWidth(em(160));
         ImGui::SliderInt("positions for the check", &s.params.rope_positions, 2, 64);
         ImGui::PopItemWidth();
         help_marker(

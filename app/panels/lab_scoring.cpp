@@ -70,7 +70,7 @@ void draw_lab_scoring(AppState& state, LabContext& ctx) {
     lab_explanation(text.intro);
 
     // --- controls (shared by the tabs) ---------------------------------------------------------
-    ImGui::PushItemWidth(190);
+    ImGui::PushItemWidth(em(190));
     ImGui::Combo("target f(x)", &s.target, kTargetNames, 4);
     ImGui::SameLine();
     ImGui::Combo("kernel", &s.kernel, kKernelNames, 3);
@@ -205,7 +205,7 @@ void draw_lab_scoring(AppState& state, LabContext& ctx) {
     if (ImGui::BeginTabItem("Additive vs dot product", nullptr, lab_tab_flags(ctx, 2))) {
         lab_formula(text.sections[2].formula);
         lab_explanation(text.sections[2].explanation);
-        ImGui::PushItemWidth(140);
+        ImGui::PushItemWidth(em(140));
         ImGui::SliderInt("queries n", &s.params.score_queries, 1, 16);
         ImGui::SameLine();
         ImGui::SliderInt("keys m", &s.params.score_keys, 1, 16);

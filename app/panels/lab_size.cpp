@@ -46,7 +46,7 @@ void draw_lab_size(AppState& state, LabContext& ctx) {
     lab_explanation(text.intro);
 
     LayerSize& ls = s.params.layer;
-    ImGui::PushItemWidth(120);
+    ImGui::PushItemWidth(em(120));
     ImGui::InputInt("d_model", &ls.d_model, 64);
     ImGui::SameLine();
     ImGui::InputInt("heads h", &ls.heads, 1);
@@ -159,7 +159,7 @@ void draw_lab_size(AppState& state, LabContext& ctx) {
     lab_heading(text.sections[2].heading);
     lab_formula(text.sections[2].formula);
     lab_explanation(text.sections[2].explanation);
-    ImGui::PushItemWidth(140);
+    ImGui::PushItemWidth(em(140));
     ImGui::SliderInt("heads whose patterns are kept", &s.params.pattern_heads, 1, 128);
     ImGui::PopItemWidth();
     PlotSeries mem;

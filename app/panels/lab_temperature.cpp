@@ -82,10 +82,10 @@ void draw_lab_temperature(AppState& state, LabContext& ctx) {
     ImGui::SameLine();
     lab_explanation(text.intro);
 
-    ImGui::PushItemWidth(300);
+    ImGui::PushItemWidth(em(300));
     ImGui::InputText("scores s (one query row)", s.scores_text, sizeof s.scores_text);
     ImGui::SameLine();
-    ImGui::PushItemWidth(200);
+    ImGui::PushItemWidth(em(200));
     ImGui::InputText("temperatures T", s.temps_text, sizeof s.temps_text);
     ImGui::PopItemWidth();
     ImGui::PopItemWidth();

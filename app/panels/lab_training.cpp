@@ -175,7 +175,7 @@ void draw_setup(AppState& state, TrainLabState& ls) {
         ls.setup.options.threads = 2;
         ls.have_setup = true;
     }
-    ImGui::SetNextItemWidth(260);
+    ImGui::SetNextItemWidth(em(260));
     {
         const ImVec2 at = ImGui::GetCursorScreenPos();  // (the GUI tests click the combo, then an entry)
         state.widget_rects["training_preset"] = {at.x, at.y, 260.0f, ImGui::GetFrameHeight()};
@@ -197,14 +197,14 @@ void draw_setup(AppState& state, TrainLabState& ls) {
     }
     ImGui::SameLine();
     if (ls.setup.preset == "text") {
-        ImGui::SetNextItemWidth(360);
+        ImGui::SetNextItemWidth(em(360));
         ImGui::InputTextWithHint("text file", "path of a UTF-8 text file (Chinese works too)", &ls.text_path);
     } else {
         ImGui::TextDisabled("task: %s", ls.setup.task.name.c_str());
     }
     TrainConfig& c = ls.setup.model;
     TrainOptions& o = ls.setup.options;
-    ImGui::PushItemWidth(90);
+    ImGui::PushItemWidth(em(90));
     ImGui::SliderInt("layers", &c.n_layer, 1, 4);
     ImGui::SameLine();
     ImGui::SliderInt("heads", &c.n_head, 1, 8);
@@ -296,7 +296,7 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
 // Load a checkpoint (what Save checkpoint or `attnviz train` wrote) and continue training it on the
 // induction task; one line in the status bar when it cannot be.
 void draw_load(AppState& state, TrainLabState& ls) {
-    ImGui::SetNextItemWidth(320);
+    ImGui::SetNextItemWidth(em(320));
     ImGui::InputTextWithHint("##load", "checkpoint folder to continue from", &ls.load_path);
     ImGui::SameLine();
     if (ImGui::Button("Load checkpoint and train")) {

@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "app/panels/heatmap_widget.hpp"
 #include "app/panels/lab_common.hpp"
 #include "app/panels/panels.hpp"
 
@@ -22,6 +23,8 @@ struct LabEntry {
     void (*draw)(AppState&, LabContext&);
     bool open = false;
     LabContext ctx;
+    // The app window's work area and UI scale the lab window was last placed for (0: never).
+    float fitted_w = 0, fitted_h = 0, fitted_scale = 0;
 };
 
 LabEntry* labs_table(int* count) {
@@ -80,8 +83,11 @@ LabEntry* labs_table(int* count) {
     return labs;
 }
 
-// Opens the lab named `request` ("name" or "name:tab"); reports an unknown name.
+// Opens the lab named `request` ("name" or "name:tab"), or closes it ("-name"); reports an unknown
+// name.
 void open_requested_lab(AppState& state, std::string name) {
+    const bool close = !name.empty() && name[0] == '-';
+    if (close) name = name.substr(1);
     int tab = -1;
     const auto colon = name.find(':');
     if (colon != std::string::npos) {
@@ -93,6 +99,11 @@ void open_requested_lab(AppState& state, std::string name) {
     std::string names;
     for (int i = 0; i < count; ++i) {
         if (name == labs[i].name || name == labs[i].alias) {
+            if (close) {
+                if (labs[i].open) labs[i].ctx.closing = true;
+                labs[i].open = false;
+                return;
+            }
             labs[i].open = true;
             labs[i].ctx.requested_tab = tab;
             ImGui::SetWindowFocus(labs[i].title);
@@ -103,7 +114,8 @@ void open_requested_lab(AppState& state, std::string name) {
     state.set_status("--lab: there is no lab '" + name + "'; the labs are " + names, true);
 }
 
-// Opens the labs named in state.requested_lab (comma-separated) and clears the request.
+// Opens (or, for "-name", closes) the labs named in state.requested_lab (comma-separated) and clears
+// the request.
 void handle_request(AppState& state) {
     if (state.requested_lab.empty()) return;
     const std::string request = state.requested_lab;
@@ -160,23 +172,34 @@ void draw_labs(AppState& state) {
             }
             continue;
         }
-        // First appearance: a large window over the main view, staggered so several labs do not
-        // hide each other completely, and never past the right edge (on a 1280-wide screen the
-        // stagger alone would push every lab after the first partly off screen).
+        // A large window over the main view, staggered so several labs do not hide each other
+        // completely, and never past the right edge (on a 1280-wide screen the stagger alone would
+        // push every lab after the first partly off screen). Placed like this when it first appears and
+        // again whenever the app's window or UI scale changes (a lab must not be left hanging off a
+        // smaller window); in between the learner may move and resize it.
         const float w = std::min(vp->WorkSize.x - 40.0f, 1240.0f * state.ui_scale);
         const float h = vp->WorkSize.y - 24.0f - 18.0f * i;
         const float x = std::min(std::max(10.0f, (vp->WorkSize.x - w) * 0.5f) + 24.0f * i,
                                  std::max(10.0f, vp->WorkSize.x - w - 10.0f));
-        ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + x, vp->WorkPos.y + 12.0f + 18.0f * i),
-                                ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_FirstUseEver);
+        const bool refit = lab.fitted_w != vp->WorkSize.x || lab.fitted_h != vp->WorkSize.y ||
+                           lab.fitted_scale != state.ui_scale;
+        lab.fitted_w = vp->WorkSize.x;
+        lab.fitted_h = vp->WorkSize.y;
+        lab.fitted_scale = state.ui_scale;
+        const ImGuiCond cond = refit ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+        ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + x, vp->WorkPos.y + 12.0f + 18.0f * i), cond);
+        ImGui::SetNextWindowSize(ImVec2(w, h), cond);
         bool open = true;
+        const std::size_t first_record = layout_records().size();
         if (ImGui::Begin(lab.title, &open, ImGuiWindowFlags_NoSavedSettings)) {
             ImGui::PushID(lab.name);
             lab.draw(state, lab.ctx);
             ImGui::PopID();
         }
         ImGui::End();
+        // (the boxes this lab drew belong to its window, not to the main view under it)
+        for (std::size_t k = first_record; k < layout_records().size(); ++k)
+            layout_records()[k].group = lab.name;
         if (!open) {
             lab.open = false;
             lab.ctx.closing = true;

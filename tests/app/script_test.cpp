@@ -31,8 +31,8 @@ TEST(Script, ParsesStepsSkippingCommentsAndBlankLines) {
 }
 
 TEST(Script, WindowAndUiScaleStepsTakeTheirNumbers) {
-    const auto steps = parse_script("window 1600 1000\nui_scale 1.5\n", "s.txt");
-    ASSERT_EQ(steps.size(), 2u);
+    const auto steps = parse_script("window 1600 1000\nui_scale 1.5\nlab scoring\nlab -scoring\n", "s.txt");
+    ASSERT_EQ(steps.size(), 4u);
     EXPECT_EQ(steps[0].op, "window");
     EXPECT_EQ(steps[0].args, (std::vector<std::string>{"1600", "1000"}));
     EXPECT_EQ(steps[1].op, "ui_scale");
@@ -46,7 +46,10 @@ TEST(Script, WindowAndUiScaleStepsTakeTheirNumbers) {
     player.before_frame(nullptr, state, false);
     EXPECT_EQ(player.take_ui_scale_request(), 1.5f);
     EXPECT_EQ(player.take_ui_scale_request(), 0.0f);
+    // Lab steps take no frame of their own: both requests arrive together, in order.
     player.before_frame(nullptr, state, false);
+    EXPECT_EQ(player.take_lab_request(), "scoring,-scoring");
+    EXPECT_EQ(player.take_lab_request(), "");
     EXPECT_TRUE(player.finished());
     EXPECT_FALSE(player.failed());
 }
@@ -70,6 +73,7 @@ TEST(Script, BadLinesNameTheFileAndLine) {
     EXPECT_NE(message("quit\nui_scale 4\n").find("s.txt:2: 'ui_scale' takes a scale from 0.5 to 3"),
               std::string::npos);
     EXPECT_NE(message("ui_scale big\n").find("from 0.5 to 3"), std::string::npos);
+    EXPECT_NE(message("lab\n").find("s.txt:1: 'lab' takes 1"), std::string::npos);
 }
 
 TEST(Script, ConditionsCompareFieldsOfTheState) {
