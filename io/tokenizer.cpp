@@ -35,7 +35,10 @@
 
 namespace attnviz {
 
-namespace {
+// Named, not anonymous: Tokenizer::Impl holds these types, and in a unity build (this file included
+// into a batch) members of anonymous-namespace types in a class with external linkage are an error
+// waiting to happen (GCC's -Wsubobject-linkage).
+namespace tokenizer_detail {
 
 using json = nlohmann::json;
 
@@ -398,7 +401,8 @@ struct AddedToken {
 
 enum class TokenKind : std::uint8_t { Gap, Vocab, Added };
 
-}  // namespace
+}  // namespace tokenizer_detail
+using namespace tokenizer_detail;  // (in namespace attnviz: the names stay out of the global one)
 
 struct Tokenizer::Impl {
     std::string description;
