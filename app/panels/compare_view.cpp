@@ -207,7 +207,8 @@ void draw_compare_body(AppState& state, const Trace& tr, CompareView& cv, int he
     const Axis* rows_axis = ws ? &ws->rows : nullptr;
     const Axis* cols_axis = ws ? &ws->cols : nullptr;
 
-    // Layout: a 2 x 2 grid. softmax | linear on top, their difference and the numbers below.
+    // Layout: a 2 x 2 grid (softmax | linear on top, their difference and the numbers below), or one
+    // column on a narrow view.
     // One zoom/pan state for all three pictures: they always show the same cells.
     HeatmapViewState& shared_view = cv.zoom;
     int& hover_r = cv.hover_r;  // last frame's hovered cell, outlined in all three
@@ -237,6 +238,8 @@ void draw_compare_body(AppState& state, const Trace& tr, CompareView& cv, int he
             heatmap_widget(id, shared_view, HeatmapInput{&cm, rows_axis, cols_axis, false}, o);
         if (r.hovered) new_r = r.row, new_c = r.col;
         if (r.image_hovered) cv.images_hovered = true;
+        // (the GUI tests wait for the pictures: they appear once the background comparison is done)
+        state.widget_rects[id] = AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
     };
     // The softmax side divides by T too (the trace's temperature): the title says so.
     char soft_title[96];
@@ -253,7 +256,8 @@ void draw_compare_body(AppState& state, const Trace& tr, CompareView& cv, int he
     // summarise the comparison. Each bar is wide enough for its tick labels and caption.
     const float qx = two_cols ? origin.x + w + gap + 8 : origin.x,
                 qy = origin.y + (two_cols ? step : 3 * step);
-    const float bar_w = 16 + 10 + ImGui::CalcTextSize("\u22120.000").x + line + 8;
+    const float bar_w = std::max(16 + 10 + ImGui::CalcTextSize("\u22120.000").x + line + 8,
+                                 16 + 6 + ImGui::CalcTextSize("masked (\u2212\u221e)").x + 4);
     const float bar_h = std::max(5.2f * line, std::min(9.5f * fs, h * 0.45f));
     ImGui::SetCursorScreenPos(ImVec2(qx, qy));
     ImGui::TextDisabled("weights");

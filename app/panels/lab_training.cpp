@@ -178,7 +178,7 @@ void draw_setup(AppState& state, TrainLabState& ls) {
     ImGui::SetNextItemWidth(em(260));
     {
         const ImVec2 at = ImGui::GetCursorScreenPos();  // (the GUI tests click the combo, then an entry)
-        state.widget_rects["training_preset"] = {at.x, at.y, 260.0f, ImGui::GetFrameHeight()};
+        state.widget_rects["training_preset"] = {at.x, at.y, em(260), ImGui::GetFrameHeight()};
     }
     if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]))) {
         for (int i = 0; i < int(names.size()); ++i) {

@@ -111,7 +111,7 @@ void open_requested_lab(AppState& state, std::string name) {
         }
         names += std::string(i ? ", " : "") + labs[i].name;
     }
-    state.set_status("--lab: there is no lab '" + name + "'; the labs are " + names, true);
+    state.set_status("there is no lab '" + name + "'; the labs are " + names, true);
 }
 
 // Opens (or, for "-name", closes) the labs named in state.requested_lab (comma-separated) and clears
@@ -192,6 +192,10 @@ void draw_labs(AppState& state) {
         bool open = true;
         const std::size_t first_record = layout_records().size();
         if (ImGui::Begin(lab.title, &open, ImGuiWindowFlags_NoSavedSettings)) {
+            // The window itself, which must lie inside the app's window (the layout test).
+            const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
+            layout_record(std::string(lab.name) + ".window", wp.x, wp.y, ws.x, ws.y, vp->WorkPos.x,
+                          vp->WorkPos.x + vp->WorkSize.x);
             ImGui::PushID(lab.name);
             lab.draw(state, lab.ctx);
             ImGui::PopID();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/fonts.hpp"
+#include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/panels/views_internal.hpp"
 #include "io/colormap.hpp"
@@ -63,11 +64,14 @@ void draw_model_view(AppState& state) {
         return;
     }
     ImGui::PushFont(app_font(FontRole::Bold));
+    ImGui::PushTextWrapPos(0.0f);  // (wraps at the view's edge on a narrow window or a large UI scale)
     ImGui::TextUnformatted("Model view: every layer × head");
+    ImGui::PopTextWrapPos();
     ImGui::PopFont();
+    record_item_layout("model.title");
     help_marker(kHelp);
-    ImGui::SameLine();
-    ImGui::TextDisabled("attention weights, n = %d tokens, click a cell to open it", m.n);
+    const std::string what = "attention weights, n = " + std::to_string(m.n) + " tokens";
+    hint_line("model.hint", {what.c_str(), "click a cell to open it"});
     if (!m.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.35f, 1.0f));
         ImGui::TextWrapped("%s", m.note.c_str());
@@ -80,7 +84,8 @@ void draw_model_view(AppState& state) {
     const float head_h = ImGui::GetTextLineHeightWithSpacing();
     const float gap = 3.0f;
     float cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap);
-    cell = std::clamp(cell, 18.0f, 220.0f);
+    // (never shorter than a line of text: the layer labels sit one per row; the grid scrolls instead)
+    cell = std::clamp(cell, std::max(18.0f, ImGui::GetTextLineHeight()), 220.0f);
     // Resolution of each thumbnail: at most 48 cells a side and ~80k rectangles in all.
     int res = std::clamp(int(cell / 3.0f), 4, 48);
     while (res > 4 && double(L) * H * res * res > 80000.0) --res;
@@ -91,15 +96,21 @@ void draw_model_view(AppState& state) {
     for (int h = 0; h < H; ++h) {
         const std::string label = "head " + std::to_string(h);
         const float tw = ImGui::CalcTextSize(label.c_str()).x;
-        if (tw <= cell + gap)
-            dl->AddText(ImVec2(origin.x + label_w + h * (cell + gap) + (cell - tw) * 0.5f, origin.y),
-                        ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+        if (tw <= cell + gap) {
+            const float x = origin.x + label_w + h * (cell + gap) + (cell - tw) * 0.5f;
+            dl->AddText(ImVec2(x, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+            layout_record("model.head" + std::to_string(h), x, origin.y, tw, ImGui::GetTextLineHeight(),
+                          origin.x, origin.x + label_w + H * (cell + gap));
+        }
     }
     for (int l = 0; l < L; ++l) {
         const float y = origin.y + head_h + l * (cell + gap);
         const std::string row = "layer " + std::to_string(l);
-        dl->AddText(ImVec2(origin.x, y + cell * 0.5f - ImGui::GetTextLineHeight() * 0.5f),
+        const float row_y = y + cell * 0.5f - ImGui::GetTextLineHeight() * 0.5f;
+        dl->AddText(ImVec2(origin.x, row_y),
                     ImGui::GetColorU32(l == m.layer ? ImGuiCol_Text : ImGuiCol_TextDisabled), row.c_str());
+        layout_record("model.layer" + std::to_string(l), origin.x, row_y, ImGui::CalcTextSize(row.c_str()).x,
+                      ImGui::GetTextLineHeight(), origin.x, origin.x + label_w);
         const std::shared_ptr<const Trace> tr =
             std::size_t(l) < state.model_layers.size() ? state.model_layers[std::size_t(l)] : nullptr;
         for (int h = 0; h < H; ++h) {

@@ -50,7 +50,8 @@ script="$tmp/labs_steps.txt"
   echo 'frames 2'
   echo 'quit'
 } >"$script"
-run_script labs --fresh --size 1280x720 <"$script"
+# (designed heads: the designed-heads lab then shows the pattern each head was built for)
+run_script labs --fresh --size 1280x720 --set preset=previous_token <"$script"
 
 pngs=()
 for lab in "${labs[@]}"; do

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Layout that holds at projector sizes: the stage view with a pinned row (heatmap, colour bar, bar
-# chart, Q row / Kᵀ column), the heads grid, the softmax-vs-linear view and every lab (each alone
-# over the main view), at 1280x720, 1600x1000 and 1920x1080, UI scale 1.0, 1.5 and 2.0. Checked from
-# the app's own layout records (state log "layout": every labelled box a view drew -- titles, axis
-# titles, heatmap images with their column labels, colour-bar ticks and captions, chart ticks, header
-# rows -- with the region and the window it belongs to), not from pixels: no two boxes of one window
-# overlap and none sticks out of its region. A view too small for readable pictures scrolls (records
-# below the fold still count; a lab may not draw what it has scrolled away). Screenshots of every
-# combination are left in $ATTNVIZ_LAYOUT_SHOTS when set (to look at them).
+# chart, Q row / Kᵀ column), the heads grid, the softmax-vs-linear view, every lab (each alone over
+# the main view) and, with a tiny test checkpoint open, the model view, at 1280x720, 1600x1000 and
+# 1920x1080, UI scale 1.0, 1.5 and 2.0. Checked from the app's own layout records (state log
+# "layout": every labelled box a view drew -- titles, axis titles, heatmap images with their column
+# labels, colour-bar ticks and captions, chart ticks, header rows -- with the region and the window it
+# belongs to), not from pixels: no two boxes of one window overlap and none sticks out of its region.
+# A view too small for readable pictures scrolls (records below the fold still count; a lab may not
+# draw what it has scrolled away). Screenshots of every combination are left in
+# $ATTNVIZ_LAYOUT_SHOTS when set (to look at them).
 #   usage: bash tests/gui/layout_test.sh path/to/attnviz
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -21,7 +22,7 @@ mkdir -p "$shots"
 # then shows each main view in turn (clicking its button; the pointer then rests on the status bar,
 # so no tooltip covers the view) and lets the layout settle. The state
 # log's last line for each (size, scale, view) is the layout it settled on. Screenshots are taken
-# only when $ATTNVIZ_LAYOUT_SHOTS asks for them (27 PNGs are most of this test's CPU time).
+# only when $ATTNVIZ_LAYOUT_SHOTS asks for them (the PNGs would be most of this test's CPU time).
 views="stage heads compare"
 labs="positional_encoding scoring temperature softmax_vs_linear size designed_heads training"
 script="$tmp/layout_steps.txt"
@@ -35,6 +36,10 @@ for size in 1280x720 1600x1000 1920x1080; do
       cat >>"$script" <<EOF2
 click widget view_$view 0.5 0.5
 wait view == $view && updating == false
+EOF2
+      # (the comparison is computed in the background the first time: wait until it is drawn)
+      [ "$view" = compare ] && echo "wait widgets.cmp_soft != null" >>"$script"
+      cat >>"$script" <<EOF2
 move 5 $((h - 5))
 frames 3
 EOF2
@@ -50,13 +55,22 @@ EOF2
     done
   done
 done
+# A lab open while the window shrinks is placed inside the smaller window (the last 1280x720 x2.0
+# line for that lab is this one).
+printf 'lab scoring\nwait labs ~ scoring\nwindow 1280 720\nwait window_w == 1280 && window_h == 720\nframes 3\n' >>"$script"
 echo quit >>"$script"
-run_script layout --fresh --size 1280x720 --stage weights --pin 3 <"$script"
+# (a causal mask: the colour bars show their "masked" legend too)
+run_script layout --fresh --size 1280x720 --stage weights --pin 3 --set mask=causal <"$script"
 
-/usr/bin/python3 - "$log" "$views" "$labs" <<'PY'
+cat >"$tmp/check_layout.py" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 views, labs = sys.argv[2].split(), sys.argv[3].split()
+# What each view must have drawn (the header alone is not the view): its pictures and their scale.
+required = {"stage": ["stage.image", "stage.colorbar.tick0", "pin.title"], "heads": ["head0.image", "heads.colorbar.tick0"],
+            "compare": ["cmp_soft.image", "cmp_lin.image", "cmp_diff.image", "compare.weights_bar.tick0",
+                        "compare.weights_bar.masked"],
+            "model": ["model.title", "model.layer0"]}
 failures = []
 for size in ("1280x720", "1600x1000", "1920x1080"):
     w, h = (int(v) for v in size.split("x"))
@@ -66,18 +80,20 @@ for size in ("1280x720", "1600x1000", "1920x1080"):
             if what[0] == "view":
                 mine = [l for l in lines if (l.get("window_w"), l.get("window_h"), l.get("ui_scale"), l.get("view"),
                                              l.get("labs")) == (w, h, scale, what[1], [])]
-                group, least = "main", 4
+                group, need = "main", required[what[1]]
             else:
                 mine = [l for l in lines if (l.get("window_w"), l.get("window_h"), l.get("ui_scale"),
                                              l.get("labs")) == (w, h, scale, [what[1]])]
-                group, least = what[1], 0  # (a lab may scroll its pictures out of view)
+                # (a lab may scroll its pictures out of view; its window is always there)
+                group, need = what[1], [what[1] + ".window"]
             where = f"{size} x{scale} {what[0]} {what[1]}"
             if not mine:
                 failures.append(f"{where}: the state log never reported this size, scale and view")
                 continue
             boxes = [b for b in mine[-1].get("layout", []) if b.get("group") == group]
-            if len(boxes) < least:
-                failures.append(f"{where}: only {len(boxes)} layout records: {boxes}")
+            missing = [i for i in need if i not in {b["id"] for b in boxes}]
+            if missing:
+                failures.append(f"{where}: nothing drawn for {missing}; records: {[b['id'] for b in boxes]}")
                 continue
             bad = []
             for b in boxes:
@@ -85,6 +101,10 @@ for size in ("1280x720", "1600x1000", "1920x1080"):
                 c0, c1 = b["clip"]
                 if x < c0 - 0.5 or x + bw > c1 + 0.5:
                     bad.append(f"{b['id']} at x {x:.0f}..{x + bw:.0f} outside its region {c0:.0f}..{c1:.0f}")
+                if b["id"].endswith(".window") and (y < -0.5 or y + bh > h + 0.5):
+                    bad.append(f"{b['id']} at y {y:.0f}..{y + bh:.0f} outside the app's window (0..{h})")
+            # (a lab's window box holds its content boxes: only boxes of text and pictures may not meet)
+            boxes = [b for b in boxes if not b["id"].endswith(".window")]
             for i, a in enumerate(boxes):
                 for b in boxes[i + 1:]:
                     ax, ay, aw, ah = a["box"]
@@ -97,4 +117,29 @@ for size in ("1280x720", "1600x1000", "1920x1080"):
                 print(f"layout {where}: {len(boxes)} boxes, no overlap, none clipped")
 assert not failures, "\n".join(failures)
 PY
+/usr/bin/python3 "$tmp/check_layout.py" "$log" "$views" "$labs"
+
+# The model view of a (tiny, random: a TEST model) GPT-2 checkpoint, in a second run.
+/usr/bin/python3 "$here/make_tiny_model.py" "$tmp/tiny" || fail "could not write the test model"
+script="$tmp/layout_model_steps.txt"
+echo 'wait model_active == true && model_runs >= 1 && updating == false && weights_checksum != ""' >"$script"
+for size in 1280x720 1600x1000 1920x1080; do
+  for scale in 1.0 1.5 2.0; do
+    w="${size%x*}"; h="${size#*x}"
+    cat >>"$script" <<EOF2
+window $w $h
+ui_scale $scale
+wait window_w == $w && window_h == $h && ui_scale == $scale
+click widget view_model 0.5 0.5
+wait view == model && updating == false
+move 5 $((h - 5))
+frames 3
+EOF2
+    [ -n "${ATTNVIZ_LAYOUT_SHOTS:-}" ] && echo "screenshot $shots/layout_${size}_${scale}_model.png" >>"$script"
+    echo "frames 2" >>"$script"
+  done
+done
+echo quit >>"$script"
+run_script layout_model --fresh --model "$tmp/tiny" --text "the cat sat on the mat" <"$script"
+/usr/bin/python3 "$tmp/check_layout.py" "$log" model ""
 echo "layout_test: OK"

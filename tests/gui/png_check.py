@@ -40,8 +40,8 @@ def read_png(path):
         (length,) = struct.unpack(">I", data[pos:pos + 4])
         kind = data[pos + 4:pos + 8]
         body = data[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length] or b"\0\0\0\0")
-        if len(body) != length or zlib.crc32(kind + body) != crc:
+        crc_bytes = data[pos + 8 + length:pos + 12 + length]
+        if len(body) != length or len(crc_bytes) != 4 or zlib.crc32(kind + body) != struct.unpack(">I", crc_bytes)[0]:
             raise ValueError(f"{path}: chunk {kind!r} at byte {pos} is truncated or fails its CRC")
         pos += 12 + length
         if kind == b"IHDR":
@@ -67,7 +67,8 @@ def read_png(path):
     x, y, n = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
     pixels = lib.stbi_load_from_memory(data, len(data), ctypes.byref(x), ctypes.byref(y), ctypes.byref(n), ch)
     if not pixels:
-        raise ValueError(f"{path}: stb_image cannot decode it: {lib.stbi_failure_reason().decode()}")
+        reason = (lib.stbi_failure_reason() or b"unknown").decode()
+        raise ValueError(f"{path}: stb_image cannot decode it: {reason}")
     try:
         if (x.value, y.value, n.value) != (w, h, ch):
             raise ValueError(f"{path}: decoded {x.value}x{y.value}x{n.value}, header says {w}x{h}x{ch}")
