@@ -39,20 +39,19 @@ wait view == $view && updating == false
 EOF2
       # (the comparison is computed in the background the first time: wait until it is drawn)
       [ "$view" = compare ] && echo "wait widgets.cmp_soft != null" >>"$script"
-      cat >>"$script" <<EOF2
-move 5 $((h - 5))
-frames 3
-EOF2
-      [ -n "${ATTNVIZ_LAYOUT_SHOTS:-}" ] && echo "screenshot $shots/layout_${size}_${scale}_$view.png" >>"$script"
-      echo "frames 2" >>"$script"
+      printf 'move 5 %s\nframes 2\n' "$((h - 5))" >>"$script"
+      [ -n "${ATTNVIZ_LAYOUT_SHOTS:-}" ] && printf 'screenshot %s\nframes 1\n' "$shots/layout_${size}_${scale}_$view.png" >>"$script"
     done
     # Each lab alone over the main view (a lab window is placed again when the window or the scale
-    # changes), checked against its own boxes only.
+    # changes), checked against its own boxes only: the previous one closes as the next one opens.
+    prev=""
     for lab in $labs; do
-      printf 'lab %s\nwait labs ~ %s\nframes 2\n' "$lab" "$lab" >>"$script"
-      [ -n "${ATTNVIZ_LAYOUT_SHOTS:-}" ] && echo "screenshot $shots/layout_${size}_${scale}_lab_$lab.png" >>"$script"
-      printf 'lab -%s\nwait labs == []\n' "$lab" >>"$script"
+      [ -n "$prev" ] && echo "lab -$prev" >>"$script"
+      printf 'lab %s\nwait labs == ["%s"]\nframes 1\n' "$lab" "$lab" >>"$script"
+      [ -n "${ATTNVIZ_LAYOUT_SHOTS:-}" ] && printf 'screenshot %s\nframes 1\n' "$shots/layout_${size}_${scale}_lab_$lab.png" >>"$script"
+      prev="$lab"
     done
+    printf 'lab -%s\nwait labs == []\n' "$prev" >>"$script"
   done
 done
 # A lab open while the window shrinks is placed inside the smaller window (the last 1280x720 x2.0
@@ -133,10 +132,9 @@ wait window_w == $w && window_h == $h && ui_scale == $scale
 click widget view_model 0.5 0.5
 wait view == model && updating == false
 move 5 $((h - 5))
-frames 3
+frames 2
 EOF2
-    [ -n "${ATTNVIZ_LAYOUT_SHOTS:-}" ] && echo "screenshot $shots/layout_${size}_${scale}_model.png" >>"$script"
-    echo "frames 2" >>"$script"
+    [ -n "${ATTNVIZ_LAYOUT_SHOTS:-}" ] && printf 'screenshot %s\nframes 1\n' "$shots/layout_${size}_${scale}_model.png" >>"$script"
   done
 done
 echo quit >>"$script"
