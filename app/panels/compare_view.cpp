@@ -123,9 +123,7 @@ void draw_compare_view(AppState& state) {
     // scale 2); the mouse wheel scrolls it outside the pictures and zooms them over them.
     ImGui::BeginChild("##compare_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
     draw_compare_body(state, tr, cv, head);
-    const float wheel = ImGui::GetIO().MouseWheel;
-    if (wheel != 0.0f && !cv.images_hovered && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
-        ImGui::SetScrollY(ImGui::GetScrollY() - wheel * 3.0f * ImGui::GetTextLineHeightWithSpacing());
+    scroll_with_wheel(cv.images_hovered);
     ImGui::EndChild();
 }
 

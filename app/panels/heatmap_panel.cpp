@@ -541,9 +541,7 @@ void draw_stage_view(AppState& state) {
             }
         }
     }
-    const float wheel = ImGui::GetIO().MouseWheel;
-    if (wheel != 0.0f && !r.image_hovered && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
-        ImGui::SetScrollY(ImGui::GetScrollY() - wheel * 3.0f * ImGui::GetTextLineHeightWithSpacing());
+    scroll_with_wheel(r.image_hovered);
     ImGui::EndChild();
 }
 

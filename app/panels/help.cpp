@@ -28,6 +28,12 @@ void record_item_layout(const std::string& id) {
                   ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMin().x, content_right());
 }
 
+void scroll_with_wheel(bool over_zoomable_picture) {
+    const float wheel = ImGui::GetIO().MouseWheel;
+    if (wheel != 0.0f && !over_zoomable_picture && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
+        ImGui::SetScrollY(ImGui::GetScrollY() - wheel * 3.0f * ImGui::GetTextLineHeightWithSpacing());
+}
+
 void help_marker(const char* text) {
     same_line_if_fits(ImGui::CalcTextSize("(?)").x);
     ImGui::TextDisabled("(?)");

@@ -27,6 +27,9 @@ void hint_line(const std::string& id, std::initializer_list<const char*> hints);
 void same_line_if_fits(float width);
 /// Reports the last item's box as a layout record (checked by tests/gui/layout_test.sh).
 void record_item_layout(const std::string& id);
+/// In a view opened with ImGuiWindowFlags_NoScrollWithMouse: the mouse wheel scrolls it, except over
+/// a picture that zooms with the wheel. Call before EndChild.
+void scroll_with_wheel(bool over_zoomable_picture);
 
 // --- shell (app engineer) ------------------------------------------------------------------
 void draw_controls_panel(AppState& state);  // panels/controls_panel.cpp: every Config knob

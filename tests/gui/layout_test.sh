@@ -25,13 +25,17 @@ mkdir -p "$shots"
 # only when $ATTNVIZ_LAYOUT_SHOTS asks for them (the PNGs would be most of this test's CPU time).
 views="stage heads compare"
 labs="positional_encoding scoring temperature softmax_vs_linear size designed_heads training"
+# resize_steps W H SCALE: the steps that give the window that size and scale and wait until the app
+# reports both.
+resize_steps() {
+  printf 'window %s %s\nui_scale %s\nwait window_w == %s && window_h == %s && ui_scale == %s\n' "$1" "$2" "$3" "$1" "$2" "$3"
+}
 script="$tmp/layout_steps.txt"
 echo 'wait weights_checksum != "" && updating == false && pinned_row == 3' >"$script"
 for size in 1280x720 1600x1000 1920x1080; do
   for scale in 1.0 1.5 2.0; do
     w="${size%x*}"; h="${size#*x}"
-    printf 'window %s %s\nui_scale %s\nwait window_w == %s && window_h == %s && ui_scale == %s\n' \
-      "$w" "$h" "$scale" "$w" "$h" "$scale" >>"$script"
+    resize_steps "$w" "$h" "$scale" >>"$script"
     for view in $views; do
       cat >>"$script" <<EOF2
 click widget view_$view 0.5 0.5
@@ -125,10 +129,8 @@ echo 'wait model_active == true && model_runs >= 1 && updating == false && weigh
 for size in 1280x720 1600x1000 1920x1080; do
   for scale in 1.0 1.5 2.0; do
     w="${size%x*}"; h="${size#*x}"
+    resize_steps "$w" "$h" "$scale" >>"$script"
     cat >>"$script" <<EOF2
-window $w $h
-ui_scale $scale
-wait window_w == $w && window_h == $h && ui_scale == $scale
 click widget view_model 0.5 0.5
 wait view == model && updating == false
 move 5 $((h - 5))
