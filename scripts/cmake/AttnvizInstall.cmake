@@ -29,6 +29,16 @@ install(FILES "${CMAKE_BINARY_DIR}/attnviz.bash-completion" DESTINATION "${CMAKE
         RENAME attnviz)
 
 install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+# Debian policy's two files in every package's doc folder: the copyright statement and the changelog
+# (Debian changelog format; gzip -n so the package is the same bytes on every build).
+install(FILES "${attnviz_desktop}/copyright" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+set(attnviz_changelog_gz "${CMAKE_BINARY_DIR}/changelog.gz")
+add_custom_command(OUTPUT "${attnviz_changelog_gz}"
+                   COMMAND gzip -9nc "${attnviz_desktop}/changelog" > "${attnviz_changelog_gz}"
+                   DEPENDS "${attnviz_desktop}/changelog" VERBATIM)
+add_custom_target(attnviz_changelog DEPENDS "${attnviz_changelog_gz}")
+add_dependencies(attnviz attnviz_changelog)  # built with the binary, so `cmake --install` finds it
+install(FILES "${attnviz_changelog_gz}" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/assets/screenshots" DESTINATION "${CMAKE_INSTALL_DOCDIR}/assets")
 
@@ -36,7 +46,10 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/assets/screenshots" DESTINATION "${CMAK
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME attnviz)
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
-set(CPACK_PACKAGE_CONTACT "attnviz maintainers <attnviz@localhost>")
+# The maintainer field: the project's address (a placeholder until the project has one; a packager sets
+# theirs with -DATTNVIZ_PACKAGE_MAINTAINER="Name <address>").
+set(ATTNVIZ_PACKAGE_MAINTAINER "attnviz developers <attnviz@example.org>" CACHE STRING "Maintainer: of the .deb")
+set(CPACK_PACKAGE_CONTACT "${ATTNVIZ_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "see attention compute, one stage at a time")
 set(CPACK_PACKAGE_DESCRIPTION
     "attnviz is a desktop app that teaches how attention works by computing it\n"

@@ -43,6 +43,7 @@ for f in attnviz/assets/scenes/default.json attnviz/shaders/heatmap.frag attnviz
          applications/attnviz.desktop metainfo/attnviz.metainfo.xml icons/hicolor/scalable/apps/attnviz.svg \
          icons/hicolor/48x48/apps/attnviz.png icons/hicolor/128x128/apps/attnviz.png \
          icons/hicolor/256x256/apps/attnviz.png man/man1/attnviz.1.gz doc/attnviz/README.md \
+         doc/attnviz/copyright doc/attnviz/changelog.gz \
          bash-completion/completions/attnviz; do
   [ -f "$share/$f" ] || fail "not installed: share/$f"
 done
