@@ -127,6 +127,12 @@ nlohmann::json state_json(const AppState& state) {
     j["issues"] = int(state.issues.size());
     j["text_input_active"] = state.text_input_active;
     j["scene_path"] = state.scene_path;
+    j["model_dir"] = state.model.dir;
+    j["mask"] = to_string(state.config.mask);
+    j["custom_mask"] = {state.config.custom_mask.rows, state.config.custom_mask.cols};
+    j["recent_files"] = state.recent_files;
+    j["chooser_open"] = state.chooser_open;
+    j["chooser_backend"] = state.chooser_backend;
     j["scene_title"] = state.scene_title;
     j["text"] = state.config.text;
     j["source_text"] = state.config.source_text;

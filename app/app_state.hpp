@@ -56,6 +56,7 @@ struct ModelUi {
     Resume resume;
     std::string open_request;          // a folder to load
     bool close_request = false;        // back to the single layer
+    bool close_for_scene = false;      // ... because a scene was opened (its "Opened" line stays)
     int append_request = 0;            // 1 = greedy, 2 = sampled
     std::uint64_t run_generation = 0;  // increments with every finished run
 };
@@ -108,8 +109,13 @@ struct AppState {
     // --- export ----------------------------------------------------------------------------
     std::string export_dir = "attnviz-exports";
     int export_scale = 2;  // 1, 2 or 4
-    /// Scenes opened or saved lately, newest first (File ▸ Open lists them; kept in settings.json).
+    /// Scenes opened or saved and model folders opened lately, newest first (File ▸ Open recent;
+    /// kept in settings.json).
     std::vector<std::string> recent_files;
+    /// The desktop's file chooser is open (the shell copies it from its dialogs each frame), and which
+    /// backend answered last ("portal", "zenity", "kdialog"; "" = none yet), for the state log.
+    bool chooser_open = false;
+    std::string chooser_backend;
     /// Path of the file the last successful export wrote (export functions set it; the status bar
     /// and `--state-log` report it).
     std::string last_export_path;

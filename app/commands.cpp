@@ -19,7 +19,7 @@ namespace {
 
 void save_scene(Shell& s) {
     if (s.state.scene_path.empty())
-        s.dialogs.save_as_requested = true;
+        s.dialogs.save_scene_as(s.state);
     else
         save_scene_to(s.state, s.state.scene_path);
 }
@@ -50,9 +50,9 @@ std::vector<Command> make_commands() {
     return {
         // File
         {"open_scene", "File", "Open scene…", GLFW_KEY_O, C, false, true, "Ctrl+O", "open a scene",
-         [](Shell& s) { s.dialogs.open_requested = true; }, nullptr},
+         [](Shell& s) { s.dialogs.open_scene(s.state); }, nullptr},
         {"open_model", "File", "Open model…", GLFW_KEY_M, C, false, true, "Ctrl+M",
-         "open a real model (a Hugging Face folder)", [](Shell& s) { s.dialogs.open_model_requested = true; },
+         "open a real model (a Hugging Face folder)", [](Shell& s) { s.dialogs.open_model(s.state); },
          nullptr},
         {"single_layer", "File", "Back to the single layer", 0, 0, false, true, "", "",
          [](Shell& s) { s.state.model.close_request = true; },
@@ -61,7 +61,7 @@ std::vector<Command> make_commands() {
          save_scene, nullptr},
         {"save_scene_as", "File", "Save scene as…", GLFW_KEY_S, C | GLFW_MOD_SHIFT, false, true,
          "Ctrl+Shift+S", "save the scene under a new name",
-         [](Shell& s) { s.dialogs.save_as_requested = true; }, nullptr},
+         [](Shell& s) { s.dialogs.save_scene_as(s.state); }, nullptr},
         {"export_png", "File", "Export current stage as PNG", GLFW_KEY_E, C, false, true, "Ctrl+E",
          "export the current stage as a PNG figure", [](Shell& s) { export_current_png(s.state); },
          has_trace},
@@ -139,6 +139,7 @@ void draw_command_menu(Shell& shell, const char* menu) {
         previous_group = c.id;
         const bool enabled = !c.enabled || c.enabled(shell);
         if (ImGui::MenuItem(c.label, c.keys[0] ? c.keys : nullptr, false, enabled)) c.run(shell);
+        if (std::strcmp(c.id, "open_model") == 0) draw_open_recent_menu(shell.state);  // File ▸ Open recent
     }
 }
 
@@ -157,6 +158,7 @@ void draw_shortcut_table() {
         if (c.key != 0) row(c.keys, c.help);
     row("mouse wheel / drag", "zoom / pan the heatmap (double-click resets)");
     row("click a row", "pin that query: its weights as bars");
+    row("drop a file on the window", "open it: a scene (.json), a mask (.npy) or a model folder");
     ImGui::EndTable();
 }
 

@@ -6,10 +6,12 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "app/settings.hpp"
 #include "io/files.hpp"
+#include "io/npy.hpp"
 
 namespace attnviz::app {
 
@@ -31,6 +33,9 @@ void load_scene_into(AppState& state, const Scene& scene, const std::string& pat
     if (!scene.model.empty()) {  // the scene opens a model (the shell loads it in the background)
         if (!scene.model_text.empty()) state.model.text = scene.model_text;
         state.model.open_request = scene.model;
+    } else if (state.model.active) {
+        state.model.close_request = true;  // a single-layer scene: back to the single layer to show it
+        state.model.close_for_scene = true;
     }
 }
 
@@ -53,6 +58,200 @@ bool save_scene_to(AppState& state, const std::string& path) {
     }
 }
 
+namespace {
+
+std::vector<std::string>& dropped_queue() {
+    static std::vector<std::string> queue;  // GLFW calls back on the main thread, inside glfwPollEvents
+    return queue;
+}
+
+bool open_scene_file(AppState& state, const std::string& path, std::string* error) {
+    try {
+        const Scene scene = attnviz::load_scene(path);
+        load_scene_into(state, scene, path);
+        state.set_status("Opened " + path, false);
+        remember_recent(state.recent_files, path);
+        (void)save_settings(state);  // a settings file that cannot be written is no reason to stop
+        return true;
+    } catch (const std::exception& e) {
+        const std::string line = one_line(e.what());  // the user's current scene stays as it was
+        state.set_status(line, true);
+        if (error) *error = line;
+        return false;
+    }
+}
+
+std::string parent_folder(const std::string& path) {
+    if (path.empty()) return "";
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::absolute(path, ec);
+    return ec ? "" : p.parent_path().string();
+}
+
+}  // namespace
+
+bool open_path(AppState& state, const std::string& path, std::string* error) {
+    namespace fs = std::filesystem;
+    auto refuse = [&](const std::string& line) {
+        state.set_status(line, true);
+        if (error) *error = line;
+        return false;
+    };
+    if (path.empty()) return refuse("No file was given.");
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) return refuse(path + ": no such file or folder");
+    const fs::path p(path);
+    // A model: its folder, or the folder's config.json (what a file manager shows inside it).
+    std::string model_dir;
+    if (fs::is_directory(st)) {
+        if (!fs::exists(p / "config.json", ec))
+            return refuse(path +
+                          " is a folder without config.json: not a model folder (scenes are .json files)");
+        model_dir = path;
+    } else if (p.filename() == "config.json" &&
+               (fs::exists(p.parent_path() / "model.safetensors", ec) ||
+                fs::exists(p.parent_path() / "model.safetensors.index.json", ec))) {
+        model_dir = p.parent_path().string();
+    }
+    if (!model_dir.empty()) {
+        state.model.open_request = model_dir;  // loads in the background; the status bar reports
+        state.set_status("Opening model " + model_dir + "…", false);
+        return true;
+    }
+    std::string ext = p.extension().string();
+    for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".npy") {
+        if (state.model.active)
+            return refuse("A .npy mask applies to the single layer: File ▸ Back to the single layer first");
+        try {
+            MaskGrid mask = read_mask_npy(path);
+            state.config.custom_mask = std::move(mask);
+            state.config.mask = MaskKind::Custom;
+            state.set_status("Loaded a " + std::to_string(state.config.custom_mask.rows) + "×" +
+                                 std::to_string(state.config.custom_mask.cols) + " mask from " + path,
+                             false);
+            return true;
+        } catch (const std::exception& e) {
+            return refuse(one_line(e.what()));  // the mask being edited is kept
+        }
+    }
+    return open_scene_file(state, path, error);
+}
+
+void open_dropped(AppState& state, const std::vector<std::string>& paths) {
+    if (paths.empty()) return;
+    if (open_path(state, paths.front()) && paths.size() > 1)
+        state.set_status(
+            state.status + " (" + std::to_string(paths.size()) + " files were dropped; one opens at a time)",
+            false);
+}
+
+void on_files_dropped(GLFWwindow*, int count, const char** paths) {
+    for (int i = 0; i < count; ++i)
+        if (paths[i]) dropped_queue().emplace_back(paths[i]);
+}
+
+std::vector<std::string> take_dropped_files() {
+    std::vector<std::string> out;
+    out.swap(dropped_queue());
+    return out;
+}
+
+void draw_open_recent_menu(AppState& state) {
+    if (!ImGui::BeginMenu("Open recent", !state.recent_files.empty())) return;
+    std::string chosen;
+    for (const std::string& r : state.recent_files) {
+        std::error_code ec;
+        const bool folder = std::filesystem::is_directory(r, ec);
+        const std::string label = (folder ? "[model] " : "") + r;
+        if (ImGui::MenuItem(label.c_str())) chosen = r;
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Clear the list")) {
+        state.recent_files.clear();
+        (void)save_settings(state);
+    }
+    ImGui::EndMenu();
+    if (!chosen.empty()) open_path(state, chosen);
+}
+
+bool FileDialogs::start_chooser(AppState& state, ChooseRequest request, Purpose purpose) {
+    if (!chooser || !chooser->has_backends() || chooser_unavailable_) return false;
+    if (chooser->busy()) {
+        state.set_status("The file chooser is open already: answer it first.", false);
+        return true;
+    }
+    if (!chooser->start(std::move(request), purpose)) return false;
+    state.set_status("Waiting for the file chooser…", false);
+    return true;
+}
+
+void FileDialogs::open_scene(AppState& state) {
+    ChooseRequest r;
+    r.kind = ChooseKind::OpenFile;
+    r.title = "Open scene";
+    r.folder = parent_folder(state.scene_path);
+    if (r.folder.empty()) {
+        const std::vector<std::string> ex = example_scenes();
+        if (!ex.empty()) r.folder = parent_folder(ex.front());
+    }
+    r.filters = {{"attnviz scenes", {"*.json"}}, {"NumPy masks", {"*.npy"}}};
+    if (!start_chooser(state, std::move(r), kOpenScene)) open_requested = true;
+}
+
+void FileDialogs::save_scene_as(AppState& state) {
+    ChooseRequest r;
+    r.kind = ChooseKind::SaveFile;
+    r.title = "Save scene as";
+    r.folder = parent_folder(state.scene_path);
+    r.file_name = state.scene_path.empty() ? "my-scene.json"
+                                           : std::filesystem::path(state.scene_path).filename().string();
+    r.filters = {{"attnviz scenes", {"*.json"}}};
+    if (!start_chooser(state, std::move(r), kSaveSceneAs)) save_as_requested = true;
+}
+
+void FileDialogs::open_model(AppState& state) {
+    ChooseRequest r;
+    r.kind = ChooseKind::OpenFolder;
+    r.title = "Open model (a Hugging Face folder with config.json)";
+    r.folder = parent_folder(state.model.dir);
+    if (!start_chooser(state, std::move(r), kOpenModel)) open_model_requested = true;
+}
+
+void FileDialogs::take_chooser_answer(AppState& state) {
+    if (!chooser) return;
+    std::optional<ChooserRunner::Answer> a = chooser->poll();
+    if (!a) return;
+    using Status = ChooseResult::Status;
+    const ChooseResult& r = a->result;
+    chooser_backend = r.backend;
+    auto fall_back_to_popup = [&] {
+        if (a->purpose == kOpenScene) open_requested = true;
+        if (a->purpose == kSaveSceneAs) save_as_requested = true;
+        if (a->purpose == kOpenModel) open_model_requested = true;
+    };
+    switch (r.status) {
+        case Status::Chosen:
+            if (a->purpose == kOpenScene) open_path(state, r.path);
+            if (a->purpose == kSaveSceneAs) save_scene_to(state, r.path);
+            if (a->purpose == kOpenModel) open_path(state, r.path);
+            break;
+        case Status::Cancelled:
+            state.set_status("", false);
+            break;
+        case Status::Unavailable:  // no desktop chooser here: the app's own popups from now on
+            chooser_unavailable_ = true;
+            state.set_status("", false);
+            fall_back_to_popup();
+            break;
+        case Status::Failed:  // say why, and ask for the path in the app instead
+            state.set_status("File chooser (" + r.backend + "): " + one_line(r.message), true);
+            fall_back_to_popup();
+            break;
+    }
+}
+
 std::vector<std::string> example_scenes() {
     std::vector<std::string> out;
     try {
@@ -67,6 +266,7 @@ std::vector<std::string> example_scenes() {
 }
 
 void FileDialogs::draw(AppState& state) {
+    take_chooser_answer(state);
     if (open_requested) {
         ImGui::OpenPopup("Open scene");
         open_requested = false;
@@ -90,7 +290,7 @@ void FileDialogs::draw(AppState& state) {
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(w, 0));
     if (ImGui::BeginPopupModal("Open scene", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-        ImGui::TextUnformatted("Path of a scene file (.json):");
+        ImGui::TextUnformatted("Path of a scene (.json), a mask (.npy) or a model folder:");
         if (ImGui::IsWindowAppearing() || refocus)
             ImGui::SetKeyboardFocusHere();  // back to the path after an error
         refocus = false;
@@ -115,16 +315,11 @@ void FileDialogs::draw(AppState& state) {
             ImGui::PopStyleColor();
         }
         if (ImGui::Button("Open", ImVec2(ImGui::GetFontSize() * 6, 0)) || enter) {
-            try {
-                const Scene scene = attnviz::load_scene(path_buffer);
-                load_scene_into(state, scene, path_buffer);
-                state.set_status("Opened " + path_buffer, false);
-                remember_recent(state.recent_files, path_buffer);
-                (void)save_settings(state);  // a settings file that cannot be written is no reason to stop
+            // A scene, or what else a path can be (a model folder, a .npy mask): as if dropped.
+            if (open_path(state, path_buffer, &error)) {
+                error.clear();
                 ImGui::CloseCurrentPopup();
-            } catch (const std::exception& e) {
-                error = one_line(e.what());  // the user's current scene stays as it was
-                state.set_status(error, true);
+            } else {
                 refocus = true;
             }
         }

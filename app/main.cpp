@@ -138,6 +138,8 @@ int main(int argc, char** argv) {
     glfwSetKeyCallback(window, [](GLFWwindow*, int key, int, int action, int mods) {
         app::record_key_event(key, action, mods);
     });
+    // Files dropped onto the window (a scene, a .npy mask, a model folder) open at the next frame.
+    glfwSetDropCallback(window, app::on_files_dropped);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
     shell->init_graphics();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -52,8 +53,9 @@ std::string expand_env(const std::string& s) {
 
 const std::vector<std::string>& known_ops() {
     static const std::vector<std::string> ops = {
-        "wait", "expect", "let",    "mark",   "key",        "type", "move",   "click",    "down",
-        "up",   "drag",   "scroll", "frames", "screenshot", "quit", "window", "ui_scale", "lab"};
+        "wait",  "expect", "let",      "mark", "key",    "type",          "move",
+        "click", "down",   "up",       "drag", "scroll", "frames",        "screenshot",
+        "quit",  "window", "ui_scale", "lab",  "drop",   "clipboard_save"};
     return ops;
 }
 
@@ -215,8 +217,10 @@ std::vector<ScriptStep> parse_script(const std::string& text, const std::string&
             if (w < 320 || h < 240 || w > 16384 || h > 16384)
                 throw Error(name + ":" + std::to_string(line_no) +
                             ": 'window' takes a width and a height in pixels (at least 320 240)");
-        } else if (step.op == "lab") {
+        } else if (step.op == "lab" || step.op == "clipboard_save") {
             need(1, 1);
+        } else if (step.op == "drop") {
+            need(1, 16);
         } else if (step.op == "ui_scale") {
             need(1, 1);
             const double s = std::atof(step.args[0].c_str());
@@ -338,7 +342,7 @@ void ScriptPlayer::before_frame(GLFWwindow* window, const nlohmann::json& state_
         const ScriptStep& step = steps_[pc_];
         try {
             if (step.op == "wait") {
-                std::string cond = step.args[0];
+                std::string cond = expand_env(step.args[0]);
                 double timeout = 120.0;
                 const auto t = cond.rfind(" timeout ");
                 if (t != std::string::npos) {
@@ -353,7 +357,7 @@ void ScriptPlayer::before_frame(GLFWwindow* window, const nlohmann::json& state_
                 }
                 wait_started_ = -1;
             } else if (step.op == "expect") {
-                if (!eval_conditions(step.args[0], state, vars_)) {
+                if (!eval_conditions(expand_env(step.args[0]), state, vars_)) {
                     fail(step, "is false", state);
                     return;
                 }
@@ -459,6 +463,29 @@ void ScriptPlayer::before_frame(GLFWwindow* window, const nlohmann::json& state_
             } else if (step.op == "lab") {
                 // (an unknown name is the app's own status-line message, as with --lab)
                 lab_request_ += (lab_request_.empty() ? "" : ",") + step.args[0];
+                ++pc_;
+                continue;
+            } else if (step.op == "drop") {
+                // Through the drop callback the app installed on its window, exactly as GLFW calls it
+                // when a file manager drops files (the app opens them at the next frame).
+                std::vector<std::string> paths;
+                for (const std::string& a : step.args) paths.push_back(expand_env(a));
+                std::vector<const char*> ptrs;
+                for (const std::string& p : paths) ptrs.push_back(p.c_str());
+                GLFWdropfun callback = window ? glfwSetDropCallback(window, nullptr) : nullptr;
+                if (!callback) throw Error("the window has no drop callback");
+                glfwSetDropCallback(window, callback);
+                callback(window, int(ptrs.size()), ptrs.data());
+                ++pc_;
+                return;
+            } else if (step.op == "clipboard_save") {
+                // What another program pasting now would get (GLFW's X11 selection).
+                const char* text = window ? glfwGetClipboardString(window) : nullptr;
+                const std::string path = expand_env(step.args[0]);
+                std::FILE* f = std::fopen(path.c_str(), "wb");
+                if (!f) throw Error("cannot write " + path);
+                if (text) std::fwrite(text, 1, std::strlen(text), f);
+                std::fclose(f);
                 ++pc_;
                 continue;
             } else if (step.op == "quit") {

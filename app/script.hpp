@@ -25,6 +25,9 @@
 //   ui_scale S                                  set View > UI scale to S (0.5-3; state: ui_scale)
 //   lab NAME | lab -NAME                        open / close a lab window, as Labs > NAME does
 //                                               (state: labs, the open ones)
+//   drop PATH [PATH ...]                        drop files onto the window (through the window's own
+//                                               drop callback, as a file manager's drag and drop does)
+//   clipboard_save PATH                         write what the clipboard holds now to PATH
 //   quit                                        end the run (exit code 0)
 // TARGET is `X Y` in window pixels, or `widget NAME FX FY`: the fraction (FX, FY) of the rectangle of
 // widget NAME as the app reports it in its state (state["widgets"][NAME]).

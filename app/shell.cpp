@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/clock.hpp"
 #include "app/commands.hpp"
@@ -116,6 +117,13 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     if (opt_.view) state.view = *opt_.view;
     if (!opt_.lab.empty()) state.requested_lab = opt_.lab;
     settings_at_start_ = settings_json(state);
+    // The desktop's file chooser (ATTNVIZ_FILE_CHOOSER: auto, portal, zenity, kdialog or builtin). Its
+    // answer wakes an idle loop: glfwPostEmptyEvent may be called from any thread.
+    std::string chooser_error;
+    const char* chooser_pref = std::getenv("ATTNVIZ_FILE_CHOOSER");
+    dialogs.chooser = std::make_unique<ChooserRunner>(
+        make_choosers(chooser_pref ? chooser_pref : "", &chooser_error), [] { glfwPostEmptyEvent(); });
+    if (!chooser_error.empty()) state.set_status(chooser_error, true);
     worker_ = std::make_unique<ComputeWorker>(state.compute_threads);
     session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
     if (!opt_.model.empty()) {
@@ -170,6 +178,11 @@ void Shell::begin_frame(double wait_ms) {
     frame_start_ = now;
     state.redraw_soon = false;
 
+    // Files dropped onto the window since the last frame (GLFW's callback queued them).
+    if (std::vector<std::string> dropped = take_dropped_files(); !dropped.empty())
+        open_dropped(state, dropped);
+    state.chooser_open = dialogs.chooser_open();
+    state.chooser_backend = dialogs.chooser_backend;
     model_frame();
     const bool model_mode = state.model.active || startup_model_pending_;
 
@@ -268,8 +281,11 @@ void Shell::model_frame() {
         m.open_request.clear();
     }
     if (m.close_request) {
-        m.close_request = false;
+        const bool for_scene = m.close_for_scene;
+        m.close_request = m.close_for_scene = false;
         leave_model();
+        if (!for_scene)
+            state.set_status("Back to the single layer: the random weights and every knob", false);
     }
     const ModelSession::Progress p = session_->progress();
     m.loading = p.loading;
@@ -358,6 +374,10 @@ void Shell::enter_model(LoadedModel model) {
     if (state.view == MainView::Compare) state.view = MainView::Stage;
     model_ = std::move(model);
     run_.reset();
+    if (opt_.screenshot.empty()) {  // (a screenshot run is a batch job: it leaves the settings alone)
+        remember_recent(state.recent_files, m.dir);  // File ▸ Open recent lists model folders too
+        (void)save_settings(state);
+    }
     run_submitted_ = false;
     state.pinned_row = -1;
     state.set_status("Opened " + m.name + " from " + m.dir, false);
@@ -392,7 +412,6 @@ void Shell::leave_model() {
     if (state.view == MainView::Model) state.view = MainView::Stage;
     submitted_any_ = false;
     validated_any_ = false;
-    state.set_status("Back to the single layer: the random weights and every knob", false);
 }
 
 void Shell::submit_model_run() {
@@ -675,6 +694,7 @@ void Shell::shutdown() {
     }
     const std::string err = workspace_.flush(state);
     if (!err.empty()) std::fprintf(stderr, "attnviz: workspace not saved: %s\n", one_line(err).c_str());
+    dialogs.chooser.reset();  // closes a chooser still open (the portal's Close, or the dialog program ends)
     worker_->shutdown();
     session_->shutdown();
     shutdown_views();

@@ -22,6 +22,10 @@ gui_init() {
   xvfb_pid=""
   trap gui_cleanup EXIT
   export XDG_CONFIG_HOME="$tmp/config"  # never touch the user's settings or workspace
+  # No desktop file chooser may open during a test: the portal is asked on a bus that is not there,
+  # so File ▸ Open falls back to the app's own path popup (as on a bare X server). files_test.sh
+  # replaces the chooser with a fake zenity.
+  export ATTNVIZ_FILE_CHOOSER=portal DBUS_SESSION_BUS_ADDRESS="unix:path=$tmp/no-session-bus"
   log="$tmp/state.jsonl"
   start_xvfb
 }
