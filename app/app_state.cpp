@@ -12,46 +12,62 @@ namespace attnviz::app {
 
 namespace {
 
-std::vector<std::string> names_of(const AppState& state) {
-    return state.trace ? state.trace->stage_names() : std::vector<std::string>{};
-}
-
 int clamp_int(int v, int lo, int hi) {
     return std::max(lo, std::min(v, hi));
 }
 
+int index_of(const std::vector<StageId>& list, const std::string& name) {
+    for (std::size_t i = 0; i < list.size(); ++i)
+        if (list[i].name == name) return int(i);
+    return -1;
+}
+
 }  // namespace
 
+std::vector<StageId> stage_list(const AppState& state) {
+    return state.trace ? state.trace->stage_ids(state.head) : std::vector<StageId>{};
+}
+
+int stage_count(const AppState& state) {
+    return int(stage_list(state).size());
+}
+
+int stage_index(const AppState& state) {
+    return std::max(0, index_of(stage_list(state), state.cursor.name));
+}
+
+StageId current_stage_id(const AppState& state) {
+    const std::vector<StageId> list = stage_list(state);
+    if (list.empty()) return StageId{};
+    return list[std::size_t(std::max(0, index_of(list, state.cursor.name)))];
+}
+
+void set_stage_index(AppState& state, int index) {
+    const std::vector<StageId> list = stage_list(state);
+    if (list.empty()) return;
+    state.cursor = list[std::size_t(clamp_int(index, 0, int(list.size()) - 1))];
+}
+
 std::string current_stage_name(const AppState& state) {
-    const auto names = names_of(state);
-    if (names.empty()) return "";
-    return names[std::size_t(clamp_int(state.stage_cursor, 0, int(names.size()) - 1))];
+    return current_stage_id(state).name;
 }
 
 const Stage* current_stage(const AppState& state) {
     if (!state.trace) return nullptr;
-    const std::string name = current_stage_name(state);
-    if (name.empty()) return nullptr;
-    const int head = clamp_int(state.head, 0, std::max(0, state.trace->heads - 1));
-    if (const Stage* s = state.trace->get(name, head)) return s;
-    return state.trace->get(name, -1);
-}
-
-int stage_count(const AppState& state) {
-    return int(names_of(state).size());
+    const StageId id = current_stage_id(state);
+    return id.name.empty() ? nullptr : state.trace->get(id);
 }
 
 void step_stage(AppState& state, int delta) {
-    const int count = stage_count(state);
-    if (count == 0) return;
-    state.stage_cursor = clamp_int(state.stage_cursor + delta, 0, count - 1);
+    if (stage_count(state) == 0) return;
+    set_stage_index(state, stage_index(state) + delta);
 }
 
 bool select_stage(AppState& state, const std::string& name) {
-    const auto names = names_of(state);
-    const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) return false;
-    state.stage_cursor = int(it - names.begin());
+    const std::vector<StageId> list = stage_list(state);
+    const int i = index_of(list, name);
+    if (i < 0) return false;
+    state.cursor = list[std::size_t(i)];
     return true;
 }
 
@@ -61,16 +77,18 @@ bool current_stage_is_per_head(const AppState& state) {
 }
 
 void accept_trace(AppState& state, std::shared_ptr<const Trace> trace, double compute_ms) {
-    const std::string previous = current_stage_name(state);
+    const std::string previous = state.cursor.name;
+    const int previous_index = state.trace ? index_of(stage_list(state), previous) : -1;
     state.trace = std::move(trace);
     ++state.trace_generation;
     state.compute_ms = compute_ms;
     if (!state.trace) return;
-    // Stay on the same stage across recomputations (e.g. "weights" while dragging T); stages that
-    // disappeared (switching softmax -> linear removes "scaled") fall back to a clamped index.
-    if (previous.empty() || !select_stage(state, previous))
-        state.stage_cursor = clamp_int(state.stage_cursor, 0, std::max(0, stage_count(state) - 1));
     state.head = clamp_int(state.head, 0, std::max(0, state.trace->heads - 1));
+    // Stay on the same stage across recomputations (e.g. "weights" while dragging T); stages that
+    // disappeared (switching softmax -> linear removes "scaled") fall back to the same position.
+    if (previous.empty() || !select_stage(state, previous))
+        set_stage_index(state, std::max(0, previous_index));
+    state.cursor = current_stage_id(state);  // this trace's layer and the (clamped) head
     const int n = state.trace->n;
     if (state.pinned_row >= n) state.pinned_row = -1;
     if (state.hover_row >= n) state.hover_row = -1;
@@ -102,7 +120,13 @@ std::string state_json_line(const AppState& state) {
 nlohmann::json state_json(const AppState& state) {
     nlohmann::json j;
     j["stage"] = current_stage_name(state);
-    j["stage_index"] = state.stage_cursor;
+    j["stage_index"] = stage_index(state);
+    {
+        const StageId id = current_stage_id(state);
+        j["stage_id"] = {{"layer", id.layer < 0 ? nlohmann::json() : nlohmann::json(id.layer)},
+                         {"name", id.name},
+                         {"head", id.head < 0 ? nlohmann::json() : nlohmann::json(id.head)}};
+    }
     j["stages"] = stage_count(state);
     j["head"] = state.head;
     j["temperature"] = state.config.temperature;

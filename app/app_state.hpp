@@ -84,8 +84,10 @@ struct AppState {
     bool updating = false;               // a newer config is being computed right now
     double compute_ms = 0;               // wall time of the last finished computation
 
-    // --- step-through: a cursor into trace->stage_names() ------------------------------------
-    int stage_cursor = 0;  // index into trace->stage_names()
+    // --- step-through: the cursor walks trace->stage_ids(head) ---------------------------------
+    /// The stage on screen. Its name is where the step-through is; its layer and head follow the
+    /// trace on screen and the head selector (current_stage_id() gives the whole StageId).
+    StageId cursor;
     int head = 0;          // head shown for per-head stages
     bool playing = false;  // Play advances the cursor every play_seconds
     float play_seconds = 1.5f;
@@ -165,8 +167,16 @@ const Stage* current_stage(const AppState& state);
 
 // --- cursor helpers (the shell's step-through; pure, unit-tested) -------------------------------
 
-/// Number of distinct stage names of the trace on screen (0 without a trace).
+/// The step-through list: trace->stage_ids(head) of the trace on screen (empty without a trace).
+std::vector<StageId> stage_list(const AppState& state);
+/// Number of stages in the step-through list (0 without a trace).
 int stage_count(const AppState& state);
+/// Position of the cursor in the step-through list (0 when its name is not in the list).
+int stage_index(const AppState& state);
+/// The stage under the cursor: {the trace's layer, name, head or -1}; a default StageId without a trace.
+StageId current_stage_id(const AppState& state);
+/// Puts the cursor on position `index` of the step-through list (clamped).
+void set_stage_index(AppState& state, int index);
 /// Moves the cursor by `delta` stages, clamped to the first/last stage.
 void step_stage(AppState& state, int delta);
 /// Puts the cursor on the stage called `name`; false (cursor unchanged) if the trace has none.

@@ -37,8 +37,8 @@ void set_head(Shell& s, int delta) {
 void toggle_play(Shell& s) {
     s.state.playing = !s.state.playing;
     s.state.play_last_advance = ImGui::GetTime();
-    if (s.state.playing && s.state.stage_cursor >= stage_count(s.state) - 1)
-        s.state.stage_cursor = 0;  // replay
+    if (s.state.playing && stage_index(s.state) >= stage_count(s.state) - 1)
+        set_stage_index(s.state, 0);  // replay
 }
 
 bool has_trace(const Shell& s) {
@@ -86,9 +86,9 @@ std::vector<Command> make_commands() {
         {"previous_stage", nullptr, "Previous stage", GLFW_KEY_LEFT, 0, true, false, "←", "previous stage",
          [](Shell& s) { step_stage(s.state, -1); }, nullptr},
         {"first_stage", nullptr, "First stage", GLFW_KEY_HOME, 0, false, false, "Home", "first stage",
-         [](Shell& s) { s.state.stage_cursor = 0; }, nullptr},
+         [](Shell& s) { set_stage_index(s.state, 0); }, nullptr},
         {"last_stage", nullptr, "Last stage", GLFW_KEY_END, 0, false, false, "End", "last stage",
-         [](Shell& s) { s.state.stage_cursor = std::max(0, stage_count(s.state) - 1); }, nullptr},
+         [](Shell& s) { set_stage_index(s.state, stage_count(s.state) - 1); }, nullptr},
         {"previous_head", nullptr, "Previous head", GLFW_KEY_UP, 0, true, false, "↑", "previous head",
          [](Shell& s) { set_head(s, -1); }, nullptr},
         {"next_head", nullptr, "Next head", GLFW_KEY_DOWN, 0, true, false, "↓", "next head",

@@ -340,6 +340,7 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
     t.d_model = spec.d_model;
     t.heads = spec.n_head;
     t.d_k = t.d_v = spec.d_head;
+    t.layer = layer;
 
     const double nd = double(n) * spec.d_model, nn = double(n) * n, dh = spec.d_head;
     const Axis q_tok = token_axis(Axis::Kind::QueryTokens, tokens);

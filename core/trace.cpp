@@ -110,6 +110,19 @@ std::vector<std::string> Trace::stage_names() const {
     return names;
 }
 
+std::vector<StageId> Trace::stage_ids(int head) const {
+    const int h = std::max(0, std::min(head, heads - 1));
+    std::vector<StageId> ids;
+    std::unordered_set<std::string> seen;
+    for (const Stage& st : stages)
+        if (seen.insert(st.name).second) ids.push_back(StageId{layer, st.name, st.head >= 0 ? h : -1});
+    return ids;
+}
+
+const Stage* Trace::get(const StageId& id) const {
+    return id.layer == layer ? get(id.name, id.head) : nullptr;
+}
+
 double Trace::total_flops() const {
     double f = 0;
     for (const Stage& st : stages) f += st.flops;

@@ -81,12 +81,27 @@ struct Stage {
     std::function<float(int, int)> derive_cell;  // optional: one cell of derive(), same numbers
 };
 
+/// Where a stage lives, the way the app's cursor and the dump manifest name it: the layer of a model
+/// (-1 for the single layer), the stage's name ("scores", "weights", ...) and its head (-1 for a stage
+/// shared by all heads).
+struct StageId {
+    int layer = -1;
+    std::string name;
+    int head = -1;
+
+    friend bool operator==(const StageId& a, const StageId& b) {
+        return a.layer == b.layer && a.head == b.head && a.name == b.name;
+    }
+    friend bool operator!=(const StageId& a, const StageId& b) { return !(a == b); }
+};
+
 struct Trace {
     Config config;                                                 // what was computed (validated)
     std::shared_ptr<const std::vector<std::string>> query_tokens;  // n
     std::shared_ptr<const std::vector<std::string>> key_tokens;    // m (== query_tokens for self)
     std::shared_ptr<const std::vector<std::string>> vocab;         // V
     int n = 0, m = 0, d_model = 0, heads = 0, d_k = 0, d_v = 0;
+    int layer = -1;                // the model layer this trace is (-1: the single layer)
     std::vector<Stage> stages;     // in computation order
     std::vector<Vec> row_entropy;  // per head: n entropies of the weight rows (nats)
     double compute_seconds = 0;    // wall time of compute_trace
@@ -101,6 +116,12 @@ struct Trace {
     const Stage* get(const std::string& name, int head = -1) const;
     /// Distinct stage names in order, each once (what a pipeline strip shows).
     std::vector<std::string> stage_names() const;
+    /// The step-through list at head `head` (clamped to the trace's heads): each stage once, in
+    /// computation order, per-head stages at that head, the others with head -1; layer = `layer`.
+    std::vector<StageId> stage_ids(int head) const;
+    /// The stage `id` names: its name and head (the head ignored for stages shared by all heads); a
+    /// different layer than this trace's is nullptr.
+    const Stage* get(const StageId& id) const;
     double total_flops() const;
     /// Bytes actually held by stored stages (shared data counted once).
     double stored_bytes() const;

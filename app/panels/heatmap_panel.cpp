@@ -35,12 +35,7 @@ int current_stage_index(const AppState& state) {
 }
 
 bool go_to_stage(AppState& state, const std::string& name) {
-    if (!state.trace) return false;
-    const std::vector<std::string> names = state.trace->stage_names();
-    const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) return false;
-    state.stage_cursor = int(it - names.begin());
-    return true;
+    return select_stage(state, name);
 }
 
 namespace {

@@ -44,7 +44,7 @@ void advance_play(AppState& state) {
     const double now = ImGui::GetTime();
     if (now - state.play_last_advance < state.play_seconds) return;
     state.play_last_advance = now;
-    if (state.stage_cursor + 1 >= stage_count(state)) {
+    if (stage_index(state) + 1 >= stage_count(state)) {
         state.playing = false;  // stop on the last stage rather than jump back silently
         return;
     }
@@ -58,17 +58,18 @@ void draw_pipeline_strip(AppState& state) {
 
     // --- transport row --------------------------------------------------------------------------
     const int count = stage_count(state);
-    ImGui::BeginDisabled(count == 0 || state.stage_cursor <= 0);
+    const int at = stage_index(state);
+    ImGui::BeginDisabled(count == 0 || at <= 0);
     if (ImGui::Button("◀ Prev")) step_stage(state, -1);
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::BeginDisabled(count == 0 || state.stage_cursor >= count - 1);
+    ImGui::BeginDisabled(count == 0 || at >= count - 1);
     if (ImGui::Button("Next ▶")) step_stage(state, +1);
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button(state.playing ? "❚❚ Pause" : "▶ Play", ImVec2(ImGui::GetFontSize() * 5.5f, 0))) {
         state.playing = !state.playing;
-        if (state.playing && state.stage_cursor >= count - 1) state.stage_cursor = 0;  // replay
+        if (state.playing && at >= count - 1) set_stage_index(state, 0);  // replay
         state.play_last_advance = ImGui::GetTime();
     }
     ImGui::SameLine();
@@ -133,7 +134,7 @@ void draw_pipeline_strip(AppState& state) {
             ImGui::TextDisabled("(this stage is shared by all heads)");
         }
         ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-        ImGui::TextDisabled("stage %d of %d", state.stage_cursor + 1, count);
+        ImGui::TextDisabled("stage %d of %d", stage_index(state) + 1, count);
     }
 
     // --- the chips ------------------------------------------------------------------------------
@@ -144,6 +145,7 @@ void draw_pipeline_strip(AppState& state) {
         return;
     }
     const std::vector<std::string> names = state.trace->stage_names();
+    int at_chip = stage_index(state);
     ImFont* bold = app_font(FontRole::Bold);
     ImFont* small = app_font(FontRole::Small);
     ImFont* regular = app_font(FontRole::Regular);
@@ -244,8 +246,11 @@ void draw_pipeline_strip(AppState& state) {
         const bool clicked = ImGui::InvisibleButton("##chip", ImVec2(w, chip_h));
         const bool hovered = ImGui::IsItemHovered();
         ImGui::PopID();
-        if (clicked) state.stage_cursor = i;
-        const bool current = i == state.stage_cursor;
+        if (clicked) {
+            set_stage_index(state, i);
+            at_chip = i;
+        }
+        const bool current = i == at_chip;
 
         dl->AddRectFilled(p0, p1, phase_colour(phase, current ? 0.95f : hovered ? 0.45f : 0.22f), 4.0f);
         if (current) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 230), 4.0f, 0, 2.0f);

@@ -23,7 +23,8 @@ TEST(AppState, NoTraceMeansNoStage) {
     EXPECT_EQ(current_stage(state), nullptr);
     EXPECT_EQ(stage_count(state), 0);
     step_stage(state, 3);  // must not crash or move
-    EXPECT_EQ(state.stage_cursor, 0);
+    EXPECT_EQ(stage_index(state), 0);
+    EXPECT_EQ(current_stage_id(state), StageId{});
     EXPECT_FALSE(select_stage(state, "weights"));
 }
 
@@ -34,11 +35,12 @@ TEST(AppState, StepsAndClampsTheCursor) {
     ASSERT_GT(count, 5);
     EXPECT_EQ(current_stage_name(state), state.trace->stage_names().front());
     step_stage(state, 1);
-    EXPECT_EQ(state.stage_cursor, 1);
+    EXPECT_EQ(stage_index(state), 1);
+    EXPECT_EQ(state.cursor.name, state.trace->stage_names()[1]);
     step_stage(state, -10);
-    EXPECT_EQ(state.stage_cursor, 0);
+    EXPECT_EQ(stage_index(state), 0);
     step_stage(state, 1000);
-    EXPECT_EQ(state.stage_cursor, count - 1);
+    EXPECT_EQ(stage_index(state), count - 1);
     EXPECT_EQ(current_stage_name(state), state.trace->stage_names().back());
 }
 
@@ -80,14 +82,49 @@ TEST(AppState, NewTraceKeepsTheStageAndClampsTheHead) {
     EXPECT_EQ(state.trace_generation, gen + 1);
     EXPECT_DOUBLE_EQ(state.compute_ms, 2.5);
 
-    // Linear attention has no "scaled" stage: the cursor falls back to a valid index.
+    // Linear attention has no "scaled" stage: the cursor stays at the same position in the list.
     ASSERT_TRUE(select_stage(state, "scaled"));
+    const int scaled_at = stage_index(state);
+    ASSERT_GT(scaled_at, 0);
     Config lin;
     lin.attention = AttentionKind::Linear;
     accept_trace(state, trace_for(lin), 1.0);
-    EXPECT_GE(state.stage_cursor, 0);
-    EXPECT_LT(state.stage_cursor, stage_count(state));
+    EXPECT_EQ(state.trace->find("scaled"), -1);
+    EXPECT_EQ(stage_index(state), std::min(scaled_at, stage_count(state) - 1));
+    EXPECT_EQ(current_stage_name(state), state.trace->stage_names()[std::size_t(stage_index(state))]);
     EXPECT_NE(current_stage(state), nullptr);
+}
+
+// The cursor walks StageIds: {layer, name, head}, the head only on per-head stages, the layer that
+// of the trace on screen (-1 for the single layer, the model's layer for a model's trace).
+TEST(AppState, TheCursorIsAStageId) {
+    AppState state;
+    accept_trace(state, trace_for(Config{}), 1.0);
+    state.head = 2;
+    ASSERT_TRUE(select_stage(state, "weights"));
+    EXPECT_EQ(current_stage_id(state), (StageId{-1, "weights", 2}));
+    const std::vector<StageId> list = stage_list(state);
+    ASSERT_EQ(int(list.size()), stage_count(state));
+    for (const StageId& id : list) {
+        const Stage* s = state.trace->get(id);
+        ASSERT_NE(s, nullptr) << id.name;
+        EXPECT_EQ(s->name, id.name);
+        EXPECT_EQ(s->head, id.head) << id.name;  // per-head stages at head 2, the others -1
+    }
+    step_stage(state, 1);
+    EXPECT_EQ(current_stage_id(state).name, "head_output");
+    EXPECT_EQ(current_stage(state), state.trace->get(StageId{-1, "head_output", 2}));
+    ASSERT_TRUE(select_stage(state, "concat"));
+    EXPECT_EQ(current_stage_id(state), (StageId{-1, "concat", -1}));
+
+    // A trace of layer 3 (as a model's layer is): the same stage, at layer 3; a StageId of another
+    // layer names nothing in it.
+    auto layer3 = std::make_shared<Trace>(compute_trace(Config{}));
+    layer3->layer = 3;
+    accept_trace(state, layer3, 1.0);
+    EXPECT_EQ(current_stage_id(state), (StageId{3, "concat", -1}));
+    EXPECT_NE(current_stage(state), nullptr);
+    EXPECT_EQ(layer3->get(StageId{-1, "concat", -1}), nullptr);
 }
 
 TEST(AppState, PhasesFollowTheComputation) {
