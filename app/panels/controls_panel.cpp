@@ -185,22 +185,17 @@ void draw_controls_panel(AppState& state) {
     const float label_w = ImGui::GetFontSize() * 9.0f;
     ImGui::PushItemWidth(-label_w);
 
-    // Problems that belong to no particular control (memory estimate, ...) go first, so they are
-    // seen; the others appear under their control below. We don't know yet which keys will be shown,
-    // so list those not in the set of keys this panel places.
-    static const std::set<std::string> placed = {
-        "text",       "source_text", "length",    "max_tokens",   "d_model", "heads",
-        "d_k",        "d_v",         "attention", "phi",          "scoring", "additive_hidden",
-        "bandwidth",  "temperature", "mask",      "valid_length", "window",  "custom_mask",
-        "positional", "pe_base",     "layernorm", "residual",     "preset",  "seed"};
-    for (const ConfigIssue& issue : state.issues) {
-        if (placed.count(issue.key)) continue;
+    // Problems that belong to no Config field (memory estimate, ...) go first, so they are seen; a
+    // field's problems appear under its control below (and at the end, if no control showed them).
+    auto show_issue = [](const std::string& text) {
         ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextUnformatted(issue.message.c_str());
+        ImGui::TextUnformatted(text.c_str());
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
-    }
+    };
+    for (const ConfigIssue& issue : state.issues)
+        if (!find_config_field(issue.key)) show_issue(issue.message);
     if (!state.issues.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, kIssueColour);
         ImGui::TextWrapped(state.trace ? "Not applied: the heatmaps still show the last valid settings."
@@ -481,6 +476,10 @@ void draw_controls_panel(AppState& state) {
     help_marker(
         "Threads the background computation may use. 1 leaves the other cores to drawing, so "
         "the window stays smooth while a big text is recomputed.");
+    // A field's problem whose control is not on screen (hidden by another choice) is never lost.
+    for (const ConfigIssue& issue : state.issues)
+        if (find_config_field(issue.key) && !issues.shown.count(issue.key))
+            show_issue(issue.key + ": " + issue.message);
     ImGui::PopItemWidth();
 }
 
