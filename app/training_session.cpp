@@ -296,14 +296,25 @@ void TrainingSession::thread_main() {
             const bool paused = pending_paused_;
             run->snap.run = runs_started_;
             lock.unlock();
+            std::string task_error;
+            if (run->setup.make_task) {
+                try {
+                    run->setup.task = run->setup.make_task();
+                    run->setup.model.vocab_size = run->setup.task.vocab_size;
+                } catch (const std::exception& e) {
+                    task_error = one_line(e.what());
+                }
+            }
             TrainingSnapshot& snap = run->snap;
             snap.preset = run->setup.preset;
+            snap.task_files = run->setup.task.files;
             snap.task = run->setup.task.name;
             snap.first_label = run->setup.task.first_label;
             snap.repeat_label = run->setup.task.repeat_label;
             snap.config = run->setup.model;
             snap.total_steps = run->setup.options.steps;
             try {
+                if (!task_error.empty()) throw Error(task_error);
                 run->trainer =
                     std::make_unique<Trainer>(run->setup.model, run->setup.task, run->setup.options);
                 if (run->setup.initial) run->trainer->set_params(*run->setup.initial);

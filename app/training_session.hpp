@@ -31,6 +31,9 @@ struct TrainingSetup {
     Task task;
     TrainOptions options;
     std::shared_ptr<const Params<float>> initial;  // start from these weights (a loaded checkpoint)
+    /// When set, the task is made on the session's thread when the run starts (learning a text's BPE
+    /// takes a moment), and the model's vocabulary follows it; a throw fails the run with its line.
+    std::function<Task()> make_task;
 };
 
 /// The lab's presets, by name (training_preset_names()): "induction" (induction heads in 2 layers),
@@ -97,9 +100,10 @@ struct TrainingSnapshot {
     std::uint64_t version = 0;  // increases with every publication
     std::uint64_t run = 0;      // which start() this run came from (1, 2, ...; 0 = none)
     TrainingStatus status = TrainingStatus::Idle;
-    std::string error;   // one line when Failed
-    std::string preset;  // of the setup
-    std::string task;    // task name
+    std::string error;                                            // one line when Failed
+    std::string preset;                                           // of the setup
+    std::string task;                                             // task name
+    std::vector<std::pair<std::string, std::string>> task_files;  // the task's files (a text's BPE)
     std::string first_label, repeat_label;
     TrainConfig config;
     long step = 0, total_steps = 0;

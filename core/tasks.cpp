@@ -309,6 +309,27 @@ TextCorpus text_corpus(const std::string& utf8, const std::string& name, int con
     return c;
 }
 
+TextCorpus token_corpus(std::vector<std::string> vocab, std::vector<int> ids, const std::string& name,
+                        int context) {
+    const std::size_t need = 2 * (std::size_t(context) + 1) * 10;  // held-out part: 10 %
+    if (ids.size() < need)
+        throw Error(name + ": the text has " + std::to_string(ids.size()) +
+                    " tokens; training on windows of " + std::to_string(context + 1) + " needs at least " +
+                    std::to_string(need) + ".");
+    if (vocab.size() > 65536)
+        throw Error(name + ": " + std::to_string(vocab.size()) +
+                    " tokens; the model's vocabulary holds at most 65536.");
+    for (int id : ids)
+        if (id < 0 || id >= int(vocab.size()))
+            throw Error(name + ": token id " + std::to_string(id) + " is outside the vocabulary of " +
+                        std::to_string(vocab.size()) + ".");
+    TextCorpus c;
+    c.name = name;
+    c.vocab = std::move(vocab);
+    c.ids = std::move(ids);
+    return c;
+}
+
 std::string decode_text(const TextCorpus& corpus, const std::vector<int>& ids) {
     std::string out;
     for (int id : ids) {

@@ -99,6 +99,9 @@ struct Task {
     std::string first_label = "first occurrences", repeat_label = "repeats";  // kind 1 / kind 2
     std::function<TaskBatch(int B, std::uint64_t seed)> train_batch;          // [B, n]
     std::function<TaskBatch(int B, std::uint64_t seed)> heldout_batch;        // [B, n]
+    /// Files that belong beside a checkpoint of a model trained on this task, as (name, content): a
+    /// text's learned BPE (vocab.json, merges.txt), so the saved folder reads its tokens as text.
+    std::vector<std::pair<std::string, std::string>> files;
 };
 
 /// The induction task as a Task (held-out data: the same generator with other seeds).
@@ -142,6 +145,12 @@ struct TextCorpus {
 /// Throws Error naming `name` when the text is not UTF-8 text (invalid UTF-8 or NUL bytes: a binary
 /// file), too short for two windows of `context` + 1 characters, or has more than 65536 characters.
 TextCorpus text_corpus(const std::string& utf8, const std::string& name, int context);
+/// The same from tokens made elsewhere (a BPE learned from the text, io/bpe_train.hpp): `vocab` holds
+/// each token's raw bytes (id = index), `ids` the text. Throws Error like text_corpus when there are
+/// too few tokens for two windows of `context` + 1, an id outside the vocabulary, or more than 65536
+/// tokens in the vocabulary.
+TextCorpus token_corpus(std::vector<std::string> vocab, std::vector<int> ids, const std::string& name,
+                        int context);
 /// The ids as UTF-8 text again (ids outside the vocabulary throw).
 std::string decode_text(const TextCorpus& corpus, const std::vector<int>& ids);
 Task text_task(std::shared_ptr<const TextCorpus> corpus, int context);

@@ -597,7 +597,9 @@ struct Tokenizer::Impl {
         return parts;
     }
 
-    std::vector<int> encode(std::string_view text) const {
+    /// `words` null: the ids of `text`. Otherwise the words BPE would work on (raw bytes, after the
+    /// normalizers and pre-tokenizers) are appended to it instead, and added tokens left out.
+    std::vector<int> encode(std::string_view text, std::vector<std::string>* words = nullptr) const {
         if (text.size() > kMaxTokenizeTextBytes)
             throw TextError("the text is " + std::to_string(text.size() >> 10) + " KiB long; at most " +
                             std::to_string(kMaxTokenizeTextBytes >> 20) + " MiB can be tokenized");
@@ -611,7 +613,7 @@ struct Tokenizer::Impl {
         std::string prefixed;
         for (const Part& part : split_added(text)) {
             if (part.added_id >= 0) {
-                ids.push_back(part.added_id);
+                if (!words) ids.push_back(part.added_id);
                 continue;
             }
             std::string normalized(part.text);
@@ -634,6 +636,10 @@ struct Tokenizer::Impl {
                 else if (!subject.empty())
                     next_pieces.push_back(subject);
                 for (std::string_view word : next_pieces) {
+                    if (words) {
+                        words->emplace_back(word);
+                        continue;
+                    }
                     // Words point into `normalized`/`prefixed`, which change: the cache owns copies.
                     const auto it = cache.find(word);
                     if (it != cache.end()) {
@@ -985,6 +991,18 @@ Tokenizer::~Tokenizer() = default;
 
 std::vector<int> Tokenizer::encode(std::string_view utf8) const {
     return impl_->encode(utf8);
+}
+
+std::vector<std::string> Tokenizer::pretokenize(std::string_view utf8) const {
+    std::vector<std::string> words;
+    impl_->encode(utf8, &words);
+    return words;
+}
+
+std::string byte_level_token(std::string_view bytes) {
+    std::string out;
+    for (unsigned char b : bytes) out += byte_table().to_utf8[b];
+    return out;
 }
 
 std::vector<TokenPiece> Tokenizer::encode_pieces(std::string_view utf8) const {

@@ -51,6 +51,9 @@ class Tokenizer {
 
     std::vector<int> encode(std::string_view utf8) const;  // throws attnviz::TextError on invalid UTF-8
     std::vector<TokenPiece> encode_pieces(std::string_view utf8) const;
+    /// The words BPE works on, as raw bytes: the text after the normalizers and the pre-tokenizer's
+    /// splits (GPT-2: " cat", "'s", " 123"), added tokens left out. Throws like encode().
+    std::vector<std::string> pretokenize(std::string_view utf8) const;
     std::string decode(const std::vector<int>& ids) const;      // bytes joined; invalid UTF-8 shown as U+FFFD
     std::string token_text(int id) const;                       // readable form of one token (rule above)
     int vocab_size() const;                                     // largest id + 1 (incl. added tokens)
@@ -68,6 +71,10 @@ class Tokenizer {
   private:
     std::unique_ptr<Impl> impl_;
 };
+
+/// Raw bytes as GPT-2's byte-level characters, the spelling of vocab.json and merges.txt (" cat" ->
+/// "Ġcat").
+std::string byte_level_token(std::string_view bytes);
 
 /// Largest tokenizer file accepted (vocab.json, merges.txt, tokenizer.json): 64 MiB.
 constexpr std::size_t kMaxTokenizerFileBytes = std::size_t{64} << 20;

@@ -1,5 +1,6 @@
 // `attnviz train`: see io/train_commands.hpp.
 #include "io/train_commands.hpp"
+#include "io/bpe_train.hpp"
 
 #include <unistd.h>
 
@@ -32,6 +33,10 @@ const std::vector<CliOption>& train_options() {
     static const std::vector<CliOption> options = {
         {"--task", "NAME", "training task: induction, copy, reverse, sort, modadd, text", false},
         {"--text", "FILE", "text task: a UTF-8 text file (character level; Chinese too)", false},
+        {"--bpe", "V",
+         "text task: tokens of a byte-level BPE of V tokens (257-8192) learned from the text, instead of "
+         "characters; its vocab.json and merges.txt are saved with the checkpoint",
+         false},
         {"--modulus", "P", "modadd: the modulus p, 2-1000 (default 97)", false},
         {"--train-fraction", "F", "modadd: share of the p² pairs used for training (default 0.3)", false},
         {"--length", "L", "copy/reverse/sort: symbols per sequence, 1-128 (default 8)", false},
@@ -534,6 +539,8 @@ int train_main(int argc, char** argv) {
         c = init->config;
     }
     Task task;
+    std::optional<LearnedBpe> bpe;  // --bpe: the tokenizer learned from the text, saved with the model
+    if (args.has("--bpe") && task_name != "text") throw UsageError("--bpe goes with --task text");
     if (task_name == "induction") {
         InductionTask t;
         t.vocab_size = c.vocab_size;
@@ -546,8 +553,14 @@ int train_main(int argc, char** argv) {
         task = modadd_task(t);
     } else if (task_name == "text") {
         const std::string path = *args.get("--text");
-        auto corpus = std::make_shared<const TextCorpus>(text_corpus(read_file(path), path, c.context));
-        task = text_task(corpus, c.context);
+        if (args.has("--bpe")) {
+            bpe.emplace();
+            task = bpe_text_task(path, c.context,
+                                 cli_int("--bpe", *args.get("--bpe"), kMinBpeVocab, kMaxBpeVocab), &*bpe);
+        } else {
+            task = text_task(
+                std::make_shared<const TextCorpus>(text_corpus(read_file(path), path, c.context)), c.context);
+        }
     } else {
         SequenceTask t;
         t.op = task_name == "copy"      ? SequenceOp::Copy
@@ -605,10 +618,16 @@ int train_main(int argc, char** argv) {
     });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     save_train_checkpoint(out, r.params);
+    // A BPE's vocab.json and merges.txt: the folder is then a model folder with its tokenizer, and
+    // attnviz (or any GPT-2 tokenizer) reads its tokens as text.
+    for (const auto& [name, content] : task.files) write_file_atomic(out + "/" + name, content);
     write_file_atomic(out + "/metrics.csv", csv);
     const EvalPoint& last = r.evals.back();
     ojson s;
     s["task"] = task_name;
+    if (task_name == "text") s["tokens"] = bpe ? "bpe" : "characters";
+    if (task_name == "text") s["vocab_size"] = c.vocab_size;
+    if (bpe) s["bpe_merges"] = bpe->merges;
     s["steps"] = o.steps;
     s["seed"] = o.seed;
     s["threads"] = o.threads;

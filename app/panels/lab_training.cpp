@@ -19,6 +19,7 @@
 #include "app/panels/panels.hpp"
 #include "app/training_session.hpp"
 #include "core/error.hpp"
+#include "io/bpe_train.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/train_commands.hpp"
@@ -43,6 +44,8 @@ struct TrainLabState {
     std::vector<HeatmapViewState> views;
     std::string last_saved;  // checkpoint folder of the last save
     std::string text_path;   // the "characters of a text" preset's file
+    bool text_bpe = false;   // ... read as BPE tokens learned from it (else characters)
+    int bpe_vocab = 512;     // ... of this many tokens
     std::string load_path;   // a checkpoint folder to continue from
     bool autostart_done = false;
 };
@@ -115,6 +118,7 @@ void save_checkpoint(AppState& state, const TrainingSnapshot& s, TrainLabState& 
         const std::string dir = checkpoint_dir(state, s);
         make_dirs(dir);
         save_train_checkpoint(dir, *s.params);
+        for (const auto& [name, content] : s.task_files) write_file_atomic(dir + "/" + name, content);
         ls.last_saved = dir;
         state.last_export_path = dir;
         state.set_status("Saved the model at step " + std::to_string(s.step) + " to " + dir, false);
@@ -199,6 +203,23 @@ void draw_setup(AppState& state, TrainLabState& ls) {
     if (ls.setup.preset == "text") {
         ImGui::SetNextItemWidth(em(360));
         ImGui::InputTextWithHint("text file", "path of a UTF-8 text file (Chinese works too)", &ls.text_path);
+        remember_rect(state, "training_text_path");
+        ImGui::SameLine();
+        ImGui::Checkbox("BPE", &ls.text_bpe);
+        remember_rect(state, "training_bpe");
+        if (ls.text_bpe) {
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(em(90));
+            ImGui::InputInt("tokens", &ls.bpe_vocab, 64, 256);
+            ls.bpe_vocab = std::max(kMinBpeVocab, std::min(ls.bpe_vocab, 4096));
+        }
+        ImGui::SameLine();
+        help_marker(
+            "Characters: every distinct character of the file is a token. BPE: tokens are learned from the "
+            "file as GPT-2's were (start from the 256 bytes, merge the most frequent adjacent pair, repeat "
+            "until the vocabulary is full), so common words and whole Chinese characters become single "
+            "tokens. A saved checkpoint keeps the BPE's vocab.json and merges.txt, so the main view reads "
+            "its tokens as text.");
     } else {
         ImGui::TextDisabled("task: %s", ls.setup.task.name.c_str());
     }
@@ -238,6 +259,10 @@ bool setup_to_train(AppState& state, TrainLabState& ls, TrainingSetup* out) {
     try {
         if (ls.text_path.empty()) throw Error("Pick a UTF-8 text file first (the path field above).");
         const int n = ls.setup.model.context;
+        if (ls.text_bpe) {  // learned on the session's thread when the run starts
+            out->make_task = [path = ls.text_path, n, v = ls.bpe_vocab] { return bpe_text_task(path, n, v); };
+            return true;
+        }
         auto corpus =
             std::make_shared<const TextCorpus>(text_corpus(read_file(ls.text_path), ls.text_path, n));
         out->task = text_task(corpus, n);
@@ -534,6 +559,10 @@ nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, 
     j["follow"] = ls.follow;
     j["error"] = s.error;
     j["saved"] = ls.last_saved;
+    j["text_bpe"] = ls.text_bpe;
+    j["vocab_size"] = s.config.vocab_size;  // of the run (a text's: its characters or BPE tokens)
+    j["task_files"] = nlohmann::json::array();
+    for (const auto& f : s.task_files) j["task_files"].push_back(f.first);
     return j;
 }
 

@@ -212,3 +212,40 @@ TEST(TrainingSession, EveryPresetBuildsAModelThatFitsItsTaskAndTrains) {
 
 }  // namespace
 }  // namespace attnviz::app
+
+namespace attnviz::app {
+namespace {
+
+// A task made on the session's thread (the lab's BPE text): the model's vocabulary follows it, its
+// files reach the snapshot (Save checkpoint writes them), and a task that cannot be made fails the run
+// with its one line.
+TEST(TrainingSession, TaskMadeWhenTheRunStarts) {
+    TrainingSession session;
+    TrainingSetup s = tiny_setup(2, 1);
+    s.model.vocab_size = 999;  // wrong on purpose: the made task's vocabulary replaces it
+    s.make_task = [] {
+        InductionTask t;
+        t.vocab_size = 12;
+        t.context = 16;
+        t.min_period = 3;
+        t.max_period = 7;
+        Task task = induction_task(t);
+        task.files = {{"vocab.json", "{}"}};
+        return task;
+    };
+    session.start(s);
+    ASSERT_TRUE(session.wait_for([](const TrainingSnapshot& x) { return x.status == TrainingStatus::Done; },
+                                 kTimeout));
+    EXPECT_EQ(session.snapshot()->config.vocab_size, 12);
+    ASSERT_EQ(session.snapshot()->task_files.size(), 1u);
+    EXPECT_EQ(session.snapshot()->task_files[0].first, "vocab.json");
+
+    s.make_task = []() -> Task { throw Error("book.txt: not a text file (it contains NUL bytes)"); };
+    session.start(s);
+    ASSERT_TRUE(session.wait_for([](const TrainingSnapshot& x) { return x.status == TrainingStatus::Failed; },
+                                 kTimeout));
+    EXPECT_EQ(session.snapshot()->error, "book.txt: not a text file (it contains NUL bytes)");
+}
+
+}  // namespace
+}  // namespace attnviz::app

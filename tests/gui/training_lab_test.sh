@@ -3,7 +3,8 @@
 # the run has made steps, pause (the step count then stays put), drag the timeline back to the start
 # of training, step once, save a checkpoint (model.safetensors + config.json of an attention-only
 # model) and export the current frame as a PNG. Then the copy preset from the lab's menu trains at
-# 1280x720 with every plot title inside its box.
+# 1280x720 with every plot title inside its box, and the text preset with BPE tokens learned from a
+# file trains and saves its vocab.json + merges.txt beside the checkpoint.
 #   usage: bash tests/gui/training_lab_test.sh path/to/attnviz   (starts Xvfb itself)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -51,6 +52,17 @@ PY
 step="$(field training.step)"
 # Another preset, picked in the lab's menu, trains too (copy: a sequence, a separator, the copy), at
 # a projector's 1280x720: the plots' titles stay inside their boxes (the app's layout records).
+# Then the text preset on a file, with BPE tokens learned from it: the run's vocabulary is the BPE's
+# and its vocab.json + merges.txt go with a saved checkpoint.
+/usr/bin/python3 - "$tmp/book.txt" <<'PY'
+import random, sys
+rng = random.Random(5)
+en = "the cat sat on the mat because it was tired and the dog ran to the park".split()
+zh = "注意力机制让每个词看向其他词"
+words = [rng.choice(en) if rng.random() < 0.7 else zh[rng.randrange(10):][:3] for _ in range(6000)]
+open(sys.argv[1], "w", encoding="utf-8").write(" ".join(words) + "\n")
+PY
+export TMPDIR_TEST="$tmp"
 run_script presets --fresh --lab training --size 1280x720 <<'SCRIPT'
 wait widgets.training_preset != null && training.status == idle && training.preset == induction
 click widget training_preset 0.5 0.5
@@ -60,9 +72,33 @@ wait training.preset == copy && training.task ~ copy
 click widget training_train 0.5 0.5
 wait training.step >= 20 && training.evals >= 2 timeout 300
 expect training.error == ""
+click widget training_preset 0.5 0.5
+# (the entries' rectangles are still in the state from the first time the menu was open: let the
+# menu open again before clicking one)
+frames 3
+click widget training_preset_text 0.5 0.5
+wait training.preset == text && widgets.training_text_path != null
+click widget training_bpe 0.1 0.5
+wait training.text_bpe == true
+click widget training_text_path 0.5 0.5
+type ${TMPDIR_TEST}/book.txt
+click widget training_train 0.5 0.5
+wait training.task_files ~ merges.txt && training.step >= 5 timeout 120
+expect training.vocab_size > 256 && training.error == ""
+click widget training_save 0.5 0.5
+wait training.saved ~ text
 frames 2
 quit
 SCRIPT
+bpe_saved="$(field training.saved)"
+/usr/bin/python3 - "$bpe_saved" <<'PY' || fail "the BPE run's checkpoint '$bpe_saved' lacks its tokenizer"
+import json, sys
+d = sys.argv[1]
+vocab = json.load(open(d + "/vocab.json", encoding="utf-8"))
+merges = [l for l in open(d + "/merges.txt", encoding="utf-8").read().splitlines() if l and not l.startswith("#")]
+cfg = json.load(open(d + "/config.json"))
+assert len(vocab) == cfg["vocab_size"] and len(merges) == len(vocab) - 256, (len(vocab), len(merges), cfg["vocab_size"])
+PY
 /usr/bin/python3 - "$log" <<'PY' || fail "a plot title of the Training lab runs out of its box at 1280x720"
 import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]

@@ -1,0 +1,138 @@
+#include "io/bpe_train.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+
+namespace attnviz {
+
+namespace {
+
+std::uint64_t bpe_pair_key(int a, int b) {
+    return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b);
+}
+
+struct BpeWord {
+    std::vector<int> symbols;  // [length] token ids
+    long long count = 0;       // how often the word occurs in the text
+};
+
+// pairs[bpe_pair_key(a, b)] += sign * count for every adjacent pair of `w`.
+void count_bpe_pairs(const BpeWord& w, long long sign, std::unordered_map<std::uint64_t, long long>& pairs) {
+    for (std::size_t i = 0; i + 1 < w.symbols.size(); ++i) {
+        long long& c = pairs[bpe_pair_key(w.symbols[i], w.symbols[i + 1])];
+        c += sign * w.count;
+    }
+}
+
+}  // namespace
+
+LearnedBpe learn_bpe(std::string_view utf8, int vocab_size) {
+    if (vocab_size < kMinBpeVocab || vocab_size > kMaxBpeVocab)
+        throw Error("a BPE vocabulary must have " + std::to_string(kMinBpeVocab) + " to " +
+                    std::to_string(kMaxBpeVocab) + " tokens (the 256 bytes plus merges); " +
+                    std::to_string(vocab_size) + " was asked for");
+    LearnedBpe out;
+    for (int b = 0; b < 256; ++b) out.tokens.emplace_back(1, char(b));
+
+    // 1. Words, by GPT-2's pre-tokenizer (a tokenizer of the 256 byte tokens and no merges).
+    nlohmann::json base = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) base[byte_level_token(out.tokens[std::size_t(b)])] = b;
+    const auto splitter = Tokenizer::from_gpt2(base.dump(), "#version: 0.2\n");
+    std::map<std::string, long long> counts;  // sorted: the learning is the same on every machine
+    for (std::string& w : splitter->pretokenize(utf8)) ++counts[std::move(w)];
+    std::vector<BpeWord> words;
+    words.reserve(counts.size());
+    for (const auto& [text, n] : counts) {
+        BpeWord w;
+        w.count = n;
+        for (unsigned char c : text) w.symbols.push_back(int(c));
+        words.push_back(std::move(w));
+    }
+
+    // 2-3. Merge the most frequent pair until the vocabulary is full.
+    std::unordered_map<std::uint64_t, long long> pairs;  // (left, right) -> occurrences
+    for (const BpeWord& w : words) count_bpe_pairs(w, +1, pairs);
+    std::unordered_map<std::string, int> id_of;  // raw bytes -> id
+    for (int b = 0; b < 256; ++b) id_of[out.tokens[std::size_t(b)]] = b;
+    std::string merges = "#version: 0.2\n";
+    while (int(out.tokens.size()) < vocab_size) {
+        std::uint64_t best = 0;
+        long long best_count = 1;  // a pair must occur at least twice to be worth a token
+        for (const auto& [k, c] : pairs)
+            if (c > best_count || (c == best_count && c > 1 && k < best)) {
+                best = k;
+                best_count = c;
+            }
+        if (best_count < 2) break;
+        const int a = int(best >> 32), b = int(best & 0xffffffffu);
+        const std::string joined = out.tokens[std::size_t(a)] + out.tokens[std::size_t(b)];
+        // Two merges can spell the same bytes ("ab"+"c", "a"+"bc"): the token is shared, as in
+        // Hugging Face's trainer, and both merges stay (vocab.json cannot list a string twice).
+        int id = 0;
+        if (const auto it = id_of.find(joined); it != id_of.end()) {
+            id = it->second;
+        } else {
+            id = int(out.tokens.size());
+            out.tokens.push_back(joined);
+            id_of.emplace(joined, id);
+        }
+        merges += byte_level_token(out.tokens[std::size_t(a)]) + " " +
+                  byte_level_token(out.tokens[std::size_t(b)]) + "\n";
+        ++out.merges;
+        for (BpeWord& w : words) {
+            bool has = false;
+            for (std::size_t i = 0; i + 1 < w.symbols.size() && !has; ++i)
+                has = w.symbols[i] == a && w.symbols[i + 1] == b;
+            if (!has) continue;
+            count_bpe_pairs(w, -1, pairs);
+            std::vector<int> merged;  // left to right, without overlaps ("aaa" -> "aa" "a")
+            merged.reserve(w.symbols.size());
+            for (std::size_t i = 0; i < w.symbols.size(); ++i) {
+                if (i + 1 < w.symbols.size() && w.symbols[i] == a && w.symbols[i + 1] == b) {
+                    merged.push_back(id);
+                    ++i;
+                } else {
+                    merged.push_back(w.symbols[i]);
+                }
+            }
+            w.symbols.swap(merged);
+            count_bpe_pairs(w, +1, pairs);
+        }
+        for (auto it = pairs.begin(); it != pairs.end();)
+            it = it->second <= 0 ? pairs.erase(it) : std::next(it);
+    }
+
+    nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < out.tokens.size(); ++i) vocab[byte_level_token(out.tokens[i])] = int(i);
+    out.vocab_json = vocab.dump() + "\n";
+    out.merges_txt = merges;
+    out.tokenizer = Tokenizer::from_gpt2_named(out.vocab_json, "vocab.json", out.merges_txt, "merges.txt");
+    return out;
+}
+
+Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned) {
+    const std::string text = read_file(path);
+    if (text.find('\0') != std::string::npos)
+        throw Error(path + ": not a text file (it contains NUL bytes); pick a UTF-8 text file.");
+    LearnedBpe bpe;
+    std::vector<int> ids;
+    try {
+        bpe = learn_bpe(text, vocab_size);
+        ids = bpe.tokenizer->encode(text);
+    } catch (const TextError& e) {
+        throw Error(path + ": " + e.what() + "; pick a UTF-8 text file.");
+    }
+    auto corpus = std::make_shared<const TextCorpus>(token_corpus(bpe.tokens, std::move(ids), path, context));
+    Task task = text_task(corpus, context);
+    task.files = {{"vocab.json", bpe.vocab_json}, {"merges.txt", bpe.merges_txt}};
+    if (learned) *learned = std::move(bpe);
+    return task;
+}
+
+}  // namespace attnviz
