@@ -57,6 +57,7 @@ struct ModelUi {
     std::string open_request;          // a folder to load
     bool close_request = false;        // back to the single layer
     bool close_for_scene = false;      // ... because a scene was opened (its "Opened" line stays)
+    bool cancel_load = false;          // a model still loading must not replace the scene just opened
     int append_request = 0;            // 1 = greedy, 2 = sampled
     std::uint64_t run_generation = 0;  // increments with every finished run
 };
@@ -85,8 +86,9 @@ struct AppState {
     double compute_ms = 0;               // wall time of the last finished computation
 
     // --- step-through: the cursor walks trace->stage_ids(head) ---------------------------------
-    /// The stage on screen. Its name is where the step-through is; its layer and head follow the
-    /// trace on screen and the head selector (current_stage_id() gives the whole StageId).
+    /// The stage on screen. Only its name is authoritative: cursor.layer and cursor.head are those of
+    /// the last step and go stale when the head selector or the layer changes; read the whole
+    /// StageId with current_stage_id(), which takes them from the trace on screen and `head`.
     StageId cursor;
     int head = 0;          // head shown for per-head stages
     bool playing = false;  // Play advances the cursor every play_seconds

@@ -62,6 +62,8 @@ std::vector<Command> make_commands() {
         {"save_scene_as", "File", "Save scene as…", GLFW_KEY_S, C | GLFW_MOD_SHIFT, false, true,
          "Ctrl+Shift+S", "save the scene under a new name",
          [](Shell& s) { s.dialogs.save_scene_as(s.state); }, nullptr},
+        {"scene_details", "File", "Scene title and note…", 0, 0, false, true, "", "",
+         [](Shell& s) { s.dialogs.edit_scene_details(); }, nullptr},
         {"export_png", "File", "Export current stage as PNG", GLFW_KEY_E, C, false, true, "Ctrl+E",
          "export the current stage as a PNG figure", [](Shell& s) { export_current_png(s.state); },
          has_trace},
@@ -138,7 +140,10 @@ void draw_command_menu(Shell& shell, const char* menu) {
             ImGui::Separator();
         previous_group = c.id;
         const bool enabled = !c.enabled || c.enabled(shell);
-        if (ImGui::MenuItem(c.label, c.keys[0] ? c.keys : nullptr, false, enabled)) c.run(shell);
+        const bool chosen = ImGui::MenuItem(c.label, c.keys[0] ? c.keys : nullptr, false, enabled);
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        shell.state.widget_rects[std::string("menu_") + c.id] = {a.x, a.y, b.x - a.x, b.y - a.y};
+        if (chosen) c.run(shell);
         if (std::strcmp(c.id, "open_model") == 0) draw_open_recent_menu(shell.state);  // File ▸ Open recent
     }
 }

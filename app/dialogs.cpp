@@ -33,9 +33,17 @@ void load_scene_into(AppState& state, const Scene& scene, const std::string& pat
     if (!scene.model.empty()) {  // the scene opens a model (the shell loads it in the background)
         if (!scene.model_text.empty()) state.model.text = scene.model_text;
         state.model.open_request = scene.model;
-    } else if (state.model.active) {
-        state.model.close_request = true;  // a single-layer scene: back to the single layer to show it
-        state.model.close_for_scene = true;
+    } else {
+        // A single-layer scene: a model still on its way (a File ▸ Open model… or a drop a moment
+        // ago, or the workspace's) would take its place when it arrives: cancel it.
+        if (state.model.loading || !state.model.open_request.empty()) {
+            state.model.open_request.clear();
+            state.model.cancel_load = true;
+        }
+        if (state.model.active) {
+            state.model.close_request = true;  // back to the single layer to show the scene
+            state.model.close_for_scene = true;
+        }
     }
 }
 
@@ -59,6 +67,8 @@ bool save_scene_to(AppState& state, const std::string& path) {
 }
 
 namespace {
+
+const char* const kWaitingForChooser = "Waiting for the file chooser…";
 
 std::vector<std::string>& dropped_queue() {
     static std::vector<std::string> queue;  // GLFW calls back on the main thread, inside glfwPollEvents
@@ -177,13 +187,14 @@ void draw_open_recent_menu(AppState& state) {
 }
 
 bool FileDialogs::start_chooser(AppState& state, ChooseRequest request, Purpose purpose) {
-    if (!chooser || !chooser->has_backends() || chooser_unavailable_) return false;
+    const int kind = static_cast<int>(request.kind);
+    if (!chooser || !chooser->has_backends() || chooser_unavailable_[kind]) return false;
     if (chooser->busy()) {
         state.set_status("The file chooser is open already: answer it first.", false);
         return true;
     }
     if (!chooser->start(std::move(request), purpose)) return false;
-    state.set_status("Waiting for the file chooser…", false);
+    state.set_status(kWaitingForChooser, false);
     return true;
 }
 
@@ -226,6 +237,11 @@ void FileDialogs::take_chooser_answer(AppState& state) {
     using Status = ChooseResult::Status;
     const ChooseResult& r = a->result;
     chooser_backend = r.backend;
+    // The status line said "Waiting for the file chooser…"; clear it unless something else has
+    // been said since (a model that finished loading, an export).
+    auto clear_waiting = [&] {
+        if (state.status == kWaitingForChooser) state.set_status("", false);
+    };
     auto fall_back_to_popup = [&] {
         if (a->purpose == kOpenScene) open_requested = true;
         if (a->purpose == kSaveSceneAs) save_as_requested = true;
@@ -238,11 +254,11 @@ void FileDialogs::take_chooser_answer(AppState& state) {
             if (a->purpose == kOpenModel) open_path(state, r.path);
             break;
         case Status::Cancelled:
-            state.set_status("", false);
+            clear_waiting();
             break;
-        case Status::Unavailable:  // no desktop chooser here: the app's own popups from now on
-            chooser_unavailable_ = true;
-            state.set_status("", false);
+        case Status::Unavailable:  // no desktop chooser for this kind here: the app's own popups from now on
+            chooser_unavailable_[static_cast<int>(kind_of(a->purpose))] = true;
+            clear_waiting();
             fall_back_to_popup();
             break;
         case Status::Failed:  // say why, and ask for the path in the app instead
@@ -279,6 +295,10 @@ void FileDialogs::draw(AppState& state) {
         save_as_requested = false;
         error.clear();
         path_buffer = state.scene_path.empty() ? "my-scene.json" : state.scene_path;
+    }
+    if (details_requested) {
+        ImGui::OpenPopup("Scene title and note");
+        details_requested = false;
     }
     if (open_model_requested) {
         ImGui::OpenPopup("Open model");
@@ -350,6 +370,22 @@ void FileDialogs::draw(AppState& state) {
         if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0)) ||
             ImGui::IsKeyPressed(GLFW_KEY_ESCAPE))
             ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(w, 0));
+    if (ImGui::BeginPopupModal("Scene title and note", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        // Edited in place: the next Save (Ctrl+S, or Save scene as… with any chooser) writes them.
+        ImGui::TextUnformatted("Title:");
+        if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+        ImGui::SetNextItemWidth(-1);
+        ImGui::InputText("##title", &state.scene_title);
+        ImGui::TextUnformatted("Note (shown under the formula; saved with the scene):");
+        ImGui::InputTextMultiline("##note", &state.scene_note, ImVec2(-1, ImGui::GetTextLineHeight() * 5.0f));
+        const bool done = ImGui::Button("Done", ImVec2(ImGui::GetFontSize() * 6, 0));
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        state.widget_rects["scene_details_done"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+        if (done || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));

@@ -51,6 +51,9 @@ struct FileDialogs {
     void open_scene(AppState& state);
     void save_scene_as(AppState& state);
     void open_model(AppState& state);
+    /// File ▸ Scene title and note…: the title and the note (shown under the formula) that a save
+    /// writes into the scene; the desktop's save dialog asks only for the file.
+    void edit_scene_details() { details_requested = true; }
     /// The desktop's file chooser (none: the popups only). The shell sets it at start.
     std::unique_ptr<ChooserRunner> chooser;
     bool chooser_open() const { return chooser && chooser->busy(); }
@@ -58,6 +61,7 @@ struct FileDialogs {
 
     bool open_requested = false, save_as_requested = false;
     bool open_model_requested = false;  // File ▸ Open model…
+    bool details_requested = false;     // File ▸ Scene title and note…
     std::string model_path_buffer;
     std::string path_buffer;
     std::string error;
@@ -66,9 +70,17 @@ struct FileDialogs {
 
   private:
     enum Purpose { kOpenScene = 1, kSaveSceneAs, kOpenModel };
+    static ChooseKind kind_of(int purpose) {
+        return purpose == kSaveSceneAs ? ChooseKind::SaveFile
+               : purpose == kOpenModel ? ChooseKind::OpenFolder
+                                       : ChooseKind::OpenFile;
+    }
     bool start_chooser(AppState& state, ChooseRequest request, Purpose purpose);
     void take_chooser_answer(AppState& state);
-    bool chooser_unavailable_ = false;  // every backend said so once: go straight to the popups
+    // Per kind of request (open a file, save a file, choose a folder): every backend said it cannot
+    // (no bus, no portal, no program; an old portal cannot choose folders), so that kind goes
+    // straight to the popups from then on; the other kinds still try the desktop's chooser.
+    bool chooser_unavailable_[3] = {false, false, false};
 };
 
 }  // namespace attnviz::app

@@ -109,9 +109,18 @@ void ModelSession::load(const std::string& dir) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_load_ = dir;
+        ++load_generation_;
         progress_ = {true, "waiting", 0.0f};
     }
     wake_.notify_all();
+}
+
+void ModelSession::cancel_load() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_load_.reset();
+    load_result_.reset();
+    ++load_generation_;
+    progress_ = {};
 }
 
 ModelSession::Progress ModelSession::progress() const {
@@ -174,19 +183,22 @@ void ModelSession::thread_main() {
         if (pending_load_) {
             const std::string dir = *pending_load_;
             pending_load_.reset();
+            const std::uint64_t generation = load_generation_;
             lock.unlock();
             LoadResult result;
             try {
                 result.model = load_fn_(dir, [&](const char* phase, float fraction) {
                     std::lock_guard<std::mutex> g(mutex_);
-                    progress_ = {true, phase, fraction};
+                    if (generation == load_generation_) progress_ = {true, phase, fraction};
                 });
             } catch (const std::exception& e) {
                 result.error = one_line(e.what());
             }
             lock.lock();
-            progress_ = {pending_load_.has_value(), pending_load_ ? "waiting" : "", 0.0f};
-            load_result_ = std::move(result);
+            if (generation == load_generation_) {
+                progress_ = {};
+                load_result_ = std::move(result);
+            }  // else: cancelled or replaced meanwhile; a newer load (if any) reports its own progress
         } else {
             RunRequest req = std::move(*pending_run_);
             pending_run_.reset();

@@ -82,8 +82,12 @@ class ModelSession {
     ModelSession(const ModelSession&) = delete;
     ModelSession& operator=(const ModelSession&) = delete;
 
-    /// Starts loading DIR (replaces a load not yet started). Never blocks.
+    /// Starts loading DIR (replaces a load not yet started; one in progress is finished but its
+    /// result dropped: the newest request wins). Never blocks.
     void load(const std::string& dir);
+    /// Drops the pending load and the result of the one in progress (a scene without a model was
+    /// opened meanwhile: the model must not replace it when it arrives). Never blocks.
+    void cancel_load();
     Progress progress() const;
     std::optional<LoadResult> poll_load();
 
@@ -111,6 +115,8 @@ class ModelSession {
     mutable std::mutex mutex_;
     std::condition_variable wake_, idle_;
     std::optional<std::string> pending_load_;
+    std::uint64_t load_generation_ =
+        0;  // bumped by load() and cancel_load(): an older load's result is stale
     std::optional<RunRequest> pending_run_;
     std::uint64_t next_id_ = 0;
     bool working_ = false, stop_ = false;

@@ -276,6 +276,12 @@ void Shell::apply_startup_requests() {
 
 void Shell::model_frame() {
     ModelUi& m = state.model;
+    if (m.cancel_load) {
+        m.cancel_load = false;
+        session_->cancel_load();
+        m.resume = {};
+        startup_model_pending_ = false;
+    }
     if (!m.open_request.empty()) {
         session_->load(m.open_request);
         m.open_request.clear();
@@ -489,7 +495,12 @@ void Shell::draw() {
 
 void Shell::draw_menu_bar() {
     if (!ImGui::BeginMainMenuBar()) return;
-    if (ImGui::BeginMenu("File")) {
+    const bool file_open = ImGui::BeginMenu("File");
+    {  // where the GUI tests click to open the menu (each entry records its own: menu_<command id>)
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        state.widget_rects["menu_File"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+    }
+    if (file_open) {
         draw_command_menu(*this, "File");
         ImGui::EndMenu();
     }

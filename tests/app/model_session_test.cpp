@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/ops.hpp"
@@ -115,6 +119,70 @@ TEST(ModelSession, AFailedLoadIsOneLineAndProgressIsReported) {
     r = session.poll_load();
     ASSERT_TRUE(r && r->model);
     EXPECT_EQ(phases.size(), 2u);
+}
+
+// A load that waits for the test's word, so the test can cancel or replace it while it runs.
+struct GatedLoads {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<std::string> started;
+    bool open = false;
+    ModelSession::LoadFn fn() {
+        return [this](const std::string& dir, const ProgressFn& progress) -> LoadedModel {
+            progress("reading config", 0.1f);
+            std::unique_lock<std::mutex> lock(mutex);
+            started.push_back(dir);
+            cv.notify_all();
+            cv.wait(lock, [&] { return open; });
+            LoadedModel m = tiny_loaded();
+            m.name = dir;
+            return m;
+        };
+    }
+    void wait_started(std::size_t count) {
+        std::unique_lock<std::mutex> lock(mutex);
+        ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return started.size() >= count; }));
+    }
+    void release() {
+        std::lock_guard<std::mutex> lock(mutex);
+        open = true;
+        cv.notify_all();
+    }
+};
+
+TEST(ModelSession, ACancelledLoadNeverArrives) {
+    GatedLoads gate;
+    ModelSession session(1, gate.fn());
+    session.load("first");
+    gate.wait_started(1);
+    EXPECT_TRUE(session.progress().loading);
+    session.cancel_load();  // a single-layer scene was opened meanwhile
+    EXPECT_FALSE(session.progress().loading);
+    gate.release();
+    ASSERT_TRUE(session.wait_idle(30));
+    EXPECT_FALSE(session.poll_load().has_value());
+    EXPECT_FALSE(session.progress().loading);
+    session.load("again");  // and a later load still works
+    ASSERT_TRUE(session.wait_idle(30));
+    auto r = session.poll_load();
+    ASSERT_TRUE(r && r->model);
+    EXPECT_EQ(r->model->name, "again");
+}
+
+TEST(ModelSession, ALoadAskedForDuringAnotherIsTheOneThatArrives) {
+    GatedLoads gate;
+    ModelSession session(1, gate.fn());
+    session.load("first");
+    gate.wait_started(1);
+    session.load("second");
+    EXPECT_TRUE(session.progress().loading);
+    gate.release();
+    ASSERT_TRUE(session.wait_idle(30));
+    auto r = session.poll_load();
+    ASSERT_TRUE(r && r->model);
+    EXPECT_EQ(r->model->name, "second");  // "first" finished too, but was no longer wanted
+    EXPECT_FALSE(session.poll_load().has_value());
+    EXPECT_FALSE(session.progress().loading);
 }
 
 TEST(ModelSession, LatestRunWins) {

@@ -105,6 +105,24 @@ TEST(OpenPath, ASceneOpensIsRememberedAndLeavesAModel) {
     EXPECT_EQ(s.config.text, "a b c");
     EXPECT_EQ(s.recent_files.front(), dir.path + "/mine.json");
     EXPECT_TRUE(s.model.close_request);  // a single-layer scene is shown on the single layer
+    EXPECT_FALSE(s.model.cancel_load);   // nothing was loading
+}
+
+TEST(OpenPath, ASceneOpenedWhileAModelLoadsCancelsTheLoad) {
+    test::TempDir dir("open");
+    ConfigHome home(dir.path + "/config");
+    Scene scene;
+    scene.config.text = "a b c";
+    save_scene(dir.path + "/mine.json", scene);
+    AppState loading;  // File ▸ Open model… a moment ago: the load runs
+    loading.model.loading = true;
+    ASSERT_TRUE(open_path(loading, dir.path + "/mine.json")) << loading.status;
+    EXPECT_TRUE(loading.model.cancel_load);
+    AppState asked;  // asked for in this very frame: the request goes
+    asked.model.open_request = dir.path + "/some-model";
+    ASSERT_TRUE(open_path(asked, dir.path + "/mine.json")) << asked.status;
+    EXPECT_TRUE(asked.model.open_request.empty());
+    EXPECT_TRUE(asked.model.cancel_load);
 }
 
 TEST(OpenPath, DroppedFilesOpenTheFirstAndSaySo) {

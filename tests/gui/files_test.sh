@@ -67,6 +67,17 @@ clipboard_save ${TMPDIR_TEST}/clip.tsv
 key ctrl+o
 wait status == "" && chooser_open == false
 expect scene_path ~ causal_decoder.json && status_is_error == false
+# --- Scene title and note (the desktop's save dialog asks only for the file): from the File menu ----
+click widget menu_File 0.5 0.5
+frames 3
+wait widgets.menu_scene_details != null
+click widget menu_scene_details 0.5 0.5
+wait text_input_active == true && widgets.scene_details_done != null
+key ctrl+a
+type Masks, saved by the test
+frames 2
+click widget scene_details_done 0.5 0.5
+wait text_input_active == false && scene_title == "Masks, saved by the test"
 # --- Save scene as: the chooser's path, with a space in it -----------------------------------------
 key ctrl+shift+s
 wait status ^= "Saved scene to" && scene_path ~ "saved scene.json"
@@ -112,8 +123,8 @@ print("chooser arguments: ok")
 PY
 
 # The saved scene is a real scene file, whole.
-/usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert 'config' in s or 'text' in str(s)" \
-  "$tmp/saved scene.json" || fail "the saved scene"
+/usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['title'] == 'Masks, saved by the test', s" \
+  "$tmp/saved scene.json" || fail "the saved scene (with the title typed in Scene title and note)"
 
 # The clipboard against `attnviz dump` of the same scene: every label and number.
 "$bin" dump --scene "$scene" --out "$tmp/dump" >/dev/null || fail "dump"
