@@ -14,6 +14,8 @@ import time
 
 import torch
 
+from torch_threads import blas_threads, set_threads
+
 
 def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
@@ -56,7 +58,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--layers", type=int, default=12)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     g = torch.Generator().manual_seed(0)
     m = make(args.layers, 768, 50257, 1024, g)
     ids = torch.randint(0, 50257, (args.n,), generator=g)
@@ -67,7 +69,7 @@ def main():
             t0 = time.perf_counter()
             forward(m, ids, 12)
             best = min(best, time.perf_counter() - t0)
-    print("torch %s, %d threads, n=%d" % (torch.__version__, torch.get_num_threads(), args.n))
+    print("torch %s, %d threads (OpenBLAS %d), n=%d" % (torch.__version__, torch.get_num_threads(), blas_threads(), args.n))
     print("%.3f" % (best * 1e3))
 
 

@@ -20,6 +20,8 @@ import time
 
 import torch
 
+from torch_threads import set_threads
+
 SHAPES = [(16, 64, 4), (128, 256, 8), (512, 512, 8), (1024, 768, 12)]
 
 
@@ -65,7 +67,7 @@ def main():
     for n, d, h in SHAPES:
         cells = []
         for threads in (1, 2):
-            torch.set_num_threads(threads)
+            set_threads(threads)
             cells.append(time_shape(n, d, h, args.repeat))
         print(f"{str((n, d, h)):<18} {cells[0]:>10.3f} {cells[1]:>10.3f}")
 

@@ -15,6 +15,8 @@ import math
 import time
 
 import torch
+
+from torch_threads import blas_threads, set_threads
 import torch.nn.functional as F
 
 
@@ -62,7 +64,7 @@ def main():
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--mlp", choices=["none", "gelu"], default="none")
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+    set_threads(a.threads)
     torch.manual_seed(0)
     model = Decoder(a)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
@@ -84,7 +86,7 @@ def main():
         step()
         best = min(best, time.perf_counter() - t0)
         best_cpu = min(best_cpu, time.process_time() - c0)
-    print("torch %s, %d threads, %d tokens/step" % (torch.__version__, torch.get_num_threads(), a.batch * a.context))
+    print("torch %s, %d threads (OpenBLAS %d), %d tokens/step" % (torch.__version__, torch.get_num_threads(), blas_threads(), a.batch * a.context))
     print("%.4f %.4f" % (best * 1e3, best_cpu * 1e3))
 
 
