@@ -286,14 +286,10 @@ void attention_forward(const M<T>& qkv, int S, int n_head, std::vector<M<T>>& at
             const auto V = qkv.block(s * n, 2 * d + h * dh, n, dh);  // [n, dh]
             M<T>& P = att[std::size_t(s * n_head + h)];              // [n, n]
             P.noalias() = (Q * K.transpose()) * scale;
-            for (int i = 0; i < n; ++i) {
-                const T mx = P.row(i).head(i + 1).maxCoeff();
-                T sum = 0;
-                for (int j = 0; j <= i; ++j) {
-                    P(i, j) = std::exp(P(i, j) - mx);
-                    sum += P(i, j);
-                }
-                P.row(i).head(i + 1) /= sum;
+            for (int i = 0; i < n; ++i) {  // causal softmax of row i over keys 0..i (vectorised exp)
+                auto r = P.row(i).head(i + 1).array();
+                r = (r - r.maxCoeff()).exp();
+                r /= r.sum();
                 P.row(i).tail(n - i - 1).setZero();
             }
             y.block(s * n, h * dh, n, dh).noalias() = P * V;
@@ -320,9 +316,11 @@ void attention_backward(const M<T>& dy, const M<T>& qkv, const std::vector<M<T>>
             dqkv.block(s * n, 2 * d + h * dh, n, dh).noalias() = P.transpose() * dyh;
             dS.resize(n, n);
             for (int i = 0; i < n; ++i) {
-                T dot = 0;
-                for (int j = 0; j <= i; ++j) dot += dP(i, j) * P(i, j);
-                for (int j = 0; j < n; ++j) dS(i, j) = j <= i ? P(i, j) * (dP(i, j) - dot) * scale : T(0);
+                const auto p = P.row(i).head(i + 1).array();
+                const auto dp = dP.row(i).head(i + 1).array();
+                const T dot = (dp * p).sum();
+                dS.row(i).head(i + 1).array() = p * (dp - dot) * scale;
+                dS.row(i).tail(n - i - 1).setZero();
             }
             dqkv.block(s * n, h * dh, n, dh).noalias() = dS * K;
             dqkv.block(s * n, d + h * dh, n, dh).noalias() = dS.transpose() * Q;
