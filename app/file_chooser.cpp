@@ -32,9 +32,10 @@ ChooseResult result(Status status, std::string path = "", std::string message = 
     return r;
 }
 
+// Only the line end goes: a file name may end with a space.
 std::string first_line(const std::string& s) {
     std::string out = s.substr(0, s.find('\n'));
-    while (!out.empty() && (out.back() == '\r' || out.back() == ' ')) out.pop_back();
+    while (!out.empty() && out.back() == '\r') out.pop_back();
     return out;
 }
 
@@ -81,6 +82,12 @@ std::string session_bus_address() {
     return "";
 }
 
+// libdbus aborts the process when a string it is given is not UTF-8, and a title or file name taken
+// from a path need not be: such a string is left out of the request instead.
+bool valid_utf8(const std::string& s) {
+    return s.find('\0') == std::string::npos && dbus_validate_utf8(s.c_str(), nullptr);
+}
+
 void append_variant_bool(DBusMessageIter* dict, const char* key, bool value) {
     DBusMessageIter entry, var;
     dbus_bool_t b = value ? TRUE : FALSE;
@@ -93,6 +100,7 @@ void append_variant_bool(DBusMessageIter* dict, const char* key, bool value) {
 }
 
 void append_variant_string(DBusMessageIter* dict, const char* key, const std::string& value) {
+    if (!valid_utf8(value)) return;
     DBusMessageIter entry, var;
     const char* s = value.c_str();
     dbus_message_iter_open_container(dict, DBUS_TYPE_DICT_ENTRY, nullptr, &entry);
@@ -103,7 +111,7 @@ void append_variant_string(DBusMessageIter* dict, const char* key, const std::st
     dbus_message_iter_close_container(dict, &entry);
 }
 
-// A path as the portal wants it: `ay`, NUL-terminated bytes.
+// A path as the portal wants it: `ay`, NUL-terminated bytes (so any path, UTF-8 or not).
 void append_variant_bytes(DBusMessageIter* dict, const char* key, const std::string& value) {
     DBusMessageIter entry, var, arr;
     dbus_message_iter_open_container(dict, DBUS_TYPE_DICT_ENTRY, nullptr, &entry);
@@ -117,8 +125,24 @@ void append_variant_bytes(DBusMessageIter* dict, const char* key, const std::str
     dbus_message_iter_close_container(dict, &entry);
 }
 
-// filters: a(sa(us)) — each filter a name and (0 = glob, pattern) pairs.
-void append_filters(DBusMessageIter* dict, const std::vector<FileFilter>& filters) {
+std::vector<FileFilter> with_all_files(std::vector<FileFilter> filters) {
+    if (!filters.empty()) filters.push_back({"All files", {"*"}});
+    return filters;
+}
+
+// filters: a(sa(us)) — each filter a name and (0 = glob, pattern) pairs. Filters and patterns that
+// are not UTF-8 are left out (see valid_utf8).
+void append_filters(DBusMessageIter* dict, const std::vector<FileFilter>& requested) {
+    std::vector<FileFilter> filters;
+    for (const FileFilter& f : requested) {
+        if (!valid_utf8(f.name)) continue;
+        FileFilter kept{f.name, {}};
+        for (const std::string& p : f.patterns)
+            if (valid_utf8(p)) kept.patterns.push_back(p);
+        if (!kept.patterns.empty()) filters.push_back(std::move(kept));
+    }
+    filters = with_all_files(std::move(filters));
+    if (filters.empty()) return;
     DBusMessageIter entry, var, arr;
     const char* key = "filters";
     dbus_message_iter_open_container(dict, DBUS_TYPE_DICT_ENTRY, nullptr, &entry);
@@ -148,9 +172,40 @@ void append_filters(DBusMessageIter* dict, const std::vector<FileFilter>& filter
     dbus_message_iter_close_container(dict, &entry);
 }
 
-std::vector<FileFilter> with_all_files(std::vector<FileFilter> filters) {
-    if (!filters.empty()) filters.push_back({"All files", {"*"}});
-    return filters;
+// Sends `call` and waits for its reply, reading the bus in 50 ms steps so that `stop` is honoured
+// quickly (libdbus's blocking calls sit out their whole timeout). The reply, or nullptr: with `err`
+// set on an error reply, a timeout or a lost bus, with `err` unset when stopped. Other messages read
+// meanwhile are dropped; the portal's Response comes after its reply (a bus keeps each sender's order).
+DBusMessage* call_and_wait(DBusConnection* c, DBusMessage* call, int timeout_ms,
+                           const std::atomic<bool>& stop, DBusError* err) {
+    dbus_uint32_t serial = 0;
+    if (!dbus_connection_send(c, call, &serial)) {
+        dbus_set_error_const(err, DBUS_ERROR_NO_MEMORY, "out of memory");
+        return nullptr;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (!stop.load()) {
+        if (!dbus_connection_read_write(c, 50)) {
+            dbus_set_error_const(err, DBUS_ERROR_DISCONNECTED, "the session bus closed");
+            return nullptr;
+        }
+        while (DBusMessage* m = dbus_connection_pop_message(c)) {
+            const int type = dbus_message_get_type(m);
+            if ((type == DBUS_MESSAGE_TYPE_METHOD_RETURN || type == DBUS_MESSAGE_TYPE_ERROR) &&
+                dbus_message_get_reply_serial(m) == serial) {
+                if (type == DBUS_MESSAGE_TYPE_METHOD_RETURN) return m;
+                dbus_set_error_from_message(err, m);
+                dbus_message_unref(m);
+                return nullptr;
+            }
+            dbus_message_unref(m);
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            dbus_set_error_const(err, DBUS_ERROR_NO_REPLY, "no reply in time");
+            return nullptr;
+        }
+    }
+    return nullptr;
 }
 
 // Response(u code, a{sv} results): the chosen path from results["uris"][0].
@@ -214,10 +269,29 @@ class PortalChooser final : public FileChooser {
             }
         } close{c};
         dbus_connection_set_exit_on_disconnect(c, FALSE);
-        if (!dbus_bus_register(c, &err.e))
+        // Hello by hand rather than dbus_bus_register, which blocks for up to 25 s ignoring `stop`.
+        Message hello(
+            dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "Hello"));
+        if (!hello.m) return result(Status::Failed, "", "out of memory");
+        Message welcome(call_and_wait(c, hello.m, 5000, stop, &err.e));
+        const char* unique = nullptr;
+        if (!welcome.m && !err.set()) return result(Status::Cancelled);
+        if (!welcome.m ||
+            !dbus_message_get_args(welcome.m, &err.e, DBUS_TYPE_STRING, &unique, DBUS_TYPE_INVALID) ||
+            !dbus_bus_set_unique_name(c, unique))
             return result(Status::Unavailable, "", "cannot register on the session bus: " + err.text());
 
-        const unsigned version = chooser_version(c);
+        // 10 s: the first call may start the portal (D-Bus activation).
+        Message version_call(
+            dbus_message_new_method_call(kPortalName, kPortalPath, "org.freedesktop.DBus.Properties", "Get"));
+        if (!version_call.m) return result(Status::Failed, "", "out of memory");
+        const char* iface = kChooserIface;
+        const char* prop = "version";
+        dbus_message_append_args(version_call.m, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop,
+                                 DBUS_TYPE_INVALID);
+        Message version_reply(call_and_wait(c, version_call.m, 10000, stop, &err.e));
+        if (!version_reply.m && !err.set()) return result(Status::Cancelled);
+        const unsigned version = chooser_version(version_reply.m);
         if (version == 0) return result(Status::Unavailable, "", "no file chooser portal on the session bus");
         // Choosing a folder (and a start folder when opening) came with version 3 of the interface.
         if (request.kind == ChooseKind::OpenFolder && version < 3)
@@ -240,8 +314,8 @@ class PortalChooser final : public FileChooser {
         if (!call.m) return result(Status::Failed, "", "out of memory");
         DBusMessageIter args, dict;
         dbus_message_iter_init_append(call.m, &args);
-        const char* parent = parent_.c_str();
-        const char* title = request.title.c_str();
+        const char* parent = valid_utf8(parent_) ? parent_.c_str() : "";
+        const char* title = valid_utf8(request.title) ? request.title.c_str() : "";
         dbus_message_iter_append_basic(&args, DBUS_TYPE_STRING, &parent);
         dbus_message_iter_append_basic(&args, DBUS_TYPE_STRING, &title);
         dbus_message_iter_open_container(&args, DBUS_TYPE_ARRAY, "{sv}", &dict);
@@ -249,14 +323,19 @@ class PortalChooser final : public FileChooser {
         append_variant_bool(&dict, "modal", true);
         if (request.kind == ChooseKind::OpenFolder) append_variant_bool(&dict, "directory", true);
         if (request.kind != ChooseKind::OpenFolder && !request.filters.empty())
-            append_filters(&dict, with_all_files(request.filters));
+            append_filters(&dict, request.filters);
         if (request.kind == ChooseKind::SaveFile && !request.file_name.empty())
             append_variant_string(&dict, "current_name", request.file_name);
         if (!request.folder.empty() && (request.kind == ChooseKind::SaveFile || version >= 3))
             append_variant_bytes(&dict, "current_folder", request.folder);
         dbus_message_iter_close_container(&args, &dict);
 
-        Message reply(dbus_connection_send_with_reply_and_block(c, call.m, 30000, &err.e));
+        // A real portal answers at once with the request's handle; the dialog's answer comes later.
+        Message reply(call_and_wait(c, call.m, 30000, stop, &err.e));
+        if (!reply.m && !err.set()) {
+            close_request(c, handle);  // the dialog may be open already, at the handle asked for
+            return result(Status::Cancelled);
+        }
         if (!reply.m) {
             const std::string name = err.set() && err.e.name ? err.e.name : "";
             if (name == DBUS_ERROR_SERVICE_UNKNOWN || name == DBUS_ERROR_UNKNOWN_METHOD ||
@@ -283,12 +362,7 @@ class PortalChooser final : public FileChooser {
                 }
             }
             if (stop.load()) {
-                Message close_call(
-                    dbus_message_new_method_call(kPortalName, handle.c_str(), kRequestIface, "Close"));
-                if (close_call.m) {
-                    dbus_connection_send(c, close_call.m, nullptr);
-                    dbus_connection_flush(c);
-                }
+                close_request(c, handle);
                 return result(Status::Cancelled);
             }
         }
@@ -296,26 +370,24 @@ class PortalChooser final : public FileChooser {
     }
 
   private:
-    // The FileChooser interface's version property; 0 when there is no portal (or no FileChooser in it).
-    static unsigned chooser_version(DBusConnection* c) {
-        Message call(
-            dbus_message_new_method_call(kPortalName, kPortalPath, "org.freedesktop.DBus.Properties", "Get"));
-        if (!call.m) return 0;
-        const char* iface = kChooserIface;
-        const char* prop = "version";
-        dbus_message_append_args(call.m, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop,
-                                 DBUS_TYPE_INVALID);
-        DBusErrorGuard err;
-        Message reply(dbus_connection_send_with_reply_and_block(c, call.m, 10000, &err.e));
-        if (!reply.m) return 0;
+    // The FileChooser interface's version property from the reply to Properties.Get; 0 when there is
+    // no reply (no portal, or no FileChooser in it).
+    static unsigned chooser_version(DBusMessage* reply) {
         DBusMessageIter it, var;
-        if (!dbus_message_iter_init(reply.m, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_VARIANT)
+        if (!reply || !dbus_message_iter_init(reply, &it) ||
+            dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_VARIANT)
             return 0;
         dbus_message_iter_recurse(&it, &var);
         if (dbus_message_iter_get_arg_type(&var) != DBUS_TYPE_UINT32) return 0;
         dbus_uint32_t v = 0;
         dbus_message_iter_get_basic(&var, &v);
         return unsigned(v);
+    }
+    static void close_request(DBusConnection* c, const std::string& handle) {
+        Message close_call(dbus_message_new_method_call(kPortalName, handle.c_str(), kRequestIface, "Close"));
+        if (!close_call.m) return;
+        dbus_connection_send(c, close_call.m, nullptr);
+        dbus_connection_flush(c);
     }
     static void add_response_match(DBusConnection* c, const std::string& handle) {
         const std::string rule = "type='signal',sender='" + std::string(kPortalName) + "',interface='" +
@@ -382,12 +454,11 @@ class ToolChooser final : public FileChooser {
             return result(Status::Unavailable, "", "cannot run " + program + ": " + std::strerror(rc));
         }
 
-        // Read both pipes until the program closes them; kill it if the app quits meanwhile.
+        // Read both pipes until the program closes them, or until the app quits.
         std::string stdout_text, stderr_text;
         pollfd fds[2] = {{out[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
         int open_fds = 2;
-        bool killed = false;
-        while (open_fds > 0) {
+        while (open_fds > 0 && !stop.load()) {
             const int n = ::poll(fds, 2, 100);
             if (n < 0 && errno != EINTR) break;
             for (int i = 0; i < 2; ++i) {
@@ -403,23 +474,24 @@ class ToolChooser final : public FileChooser {
                     --open_fds;
                 }
             }
-            if (stop.load() && !killed) {
-                ::kill(pid, SIGTERM);
-                killed = true;
-            }
         }
         for (pollfd& f : fds)
             if (f.fd >= 0) ::close(f.fd);
+        if (stop.load()) {
+            end_program(pid);
+            return result(Status::Cancelled);
+        }
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
-        if (killed) return result(Status::Cancelled);
         if (!WIFEXITED(status))
             return result(Status::Failed, "", std::string(name()) + " stopped without an answer");
         const int code = WEXITSTATUS(status);
-        if (code == 1) return result(Status::Cancelled);
+        const std::string why = complaint(stderr_text);
+        // Exit 1 is the user's cancel, unless the program said why it could not show a dialog at all
+        // (zenity without a display: exit 1 and "cannot open display" on stderr).
+        if (code == 1 && (why.empty() || !stdout_text.empty())) return result(Status::Cancelled);
         if (code != 0) {
-            const std::string why = first_line(stderr_text);
             return result(Status::Failed, "",
                           std::string(name()) + " failed (exit " + std::to_string(code) + ")" +
                               (why.empty() ? "" : ": " + why));
@@ -433,6 +505,32 @@ class ToolChooser final : public FileChooser {
     }
 
   private:
+    // SIGTERM, then SIGKILL if the program is still there a second later (one that ignores TERM must
+    // not keep the app from quitting), and reaped either way.
+    static void end_program(pid_t pid) {
+        ::kill(pid, SIGTERM);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (std::chrono::steady_clock::now() < deadline) {
+            const pid_t r = ::waitpid(pid, nullptr, WNOHANG);
+            if (r == pid || (r < 0 && errno != EINTR)) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        ::kill(pid, SIGKILL);
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+
+    // The first line of stderr that says something went wrong. GLib's "Gtk-Message: …" lines are
+    // notes zenity prints on most runs ("GtkDialog mapped without a transient parent"), cancels too.
+    static std::string complaint(const std::string& stderr_text) {
+        std::istringstream lines(stderr_text);
+        for (std::string line; std::getline(lines, line);) {
+            line = first_line(line);
+            if (!line.empty() && line.find("-Message: ") == std::string::npos) return line;
+        }
+        return "";
+    }
+
     std::vector<std::string> arguments(const std::string& program, const ChooseRequest& r) const {
         std::string start = r.folder;
         if (!start.empty() && start.back() != '/') start += '/';
@@ -544,10 +642,10 @@ bool ChooserRunner::start(ChooseRequest request, int purpose) {
             r.backend = backend->name();
             if (r.status != Status::Unavailable) break;
         }
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            answer_ = Answer{purpose, std::move(r)};
-        }
+        // All three under the lock that poll() takes: a poll() that returns the answer finds busy()
+        // false and wake already called, and a loop woken by wake finds the answer.
+        std::lock_guard<std::mutex> lock(mutex_);
+        answer_ = Answer{purpose, std::move(r)};
         running_ = false;
         if (wake_) wake_();
     });

@@ -1,6 +1,6 @@
-// The desktop's own file chooser, behind one small interface. File ▸ Open scene…, Save scene as…,
-// Open model… and the controls' "Load .npy" ask a FileChooser for a path; the app never waits for it
-// (the chooser runs on its own thread, ChooserRunner, and the frame loop polls for the answer).
+// The desktop's own file chooser, behind one small interface. File ▸ Open scene…, Save scene as… and
+// Open model… (app/dialogs.cpp) ask a FileChooser for a path; the app never waits for it (the chooser
+// runs on its own thread, ChooserRunner, and the frame loop polls for the answer).
 //
 // Backends, tried in order by `auto` (the first that is available answers):
 //   portal   xdg-desktop-portal's org.freedesktop.portal.FileChooser on the session bus (libdbus):
@@ -56,7 +56,8 @@ class FileChooser {
     virtual ~FileChooser() = default;
     virtual const char* name() const = 0;
     /// Shows the dialog and blocks until the user answers. Runs on a worker thread; returns
-    /// Cancelled soon after `stop` becomes true (the app is quitting), closing the dialog.
+    /// Cancelled soon after `stop` becomes true (the app is quitting), closing the dialog: within
+    /// about 0.1 s, or 1 s for a dialog program that ignores SIGTERM and is then killed.
     virtual ChooseResult choose(const ChooseRequest& request, const std::atomic<bool>& stop) = 0;
 };
 
@@ -79,7 +80,9 @@ std::string path_from_file_uri(const std::string& uri);
 
 /// Runs one chooser dialog at a time on its own thread and hands the answer back to the frame loop.
 /// The backends are tried in order until one is available; `wake` (e.g. glfwPostEmptyEvent) is called
-/// from the worker thread when the answer is ready, so an idle app wakes up to take it.
+/// from the worker thread when the answer is ready, so an idle app wakes up to take it. The answer,
+/// busy() turning false and the wake call happen together: once poll() returns the answer, busy() is
+/// false and wake has returned. `wake` runs under the runner's lock, so it must not call the runner.
 class ChooserRunner {
   public:
     ChooserRunner(std::vector<std::unique_ptr<FileChooser>> backends, std::function<void()> wake);

@@ -97,15 +97,19 @@ struct PortalCall {
     std::vector<std::string> filter_names, filter_patterns;
 };
 
+// How far a FakePortal answers OpenFile / SaveFile: with the handle and then the Response (the user
+// chose), with the handle only (the dialog stays open), or not at all (a hung portal).
+enum class Answers { Response, HandleOnly, Nothing };
+
 class FakePortal {
   public:
     FakePortal(std::string address, unsigned version, dbus_uint32_t code, std::vector<std::string> uris,
-               bool answer = true)
+               Answers answers = Answers::Response)
         : address_(std::move(address)),
           version_(version),
           code_(code),
           uris_(std::move(uris)),
-          answer_(answer) {
+          answers_(answers) {
         DBusError err;
         dbus_error_init(&err);
         conn_ = dbus_connection_open_private(address_.c_str(), &err);
@@ -119,6 +123,9 @@ class FakePortal {
     ~FakePortal() {
         quit_ = true;
         if (thread_.joinable()) thread_.join();
+        // Released and confirmed before the next FakePortal of the test asks for the name: a close
+        // alone leaves it to the bus to notice, which may come after that request.
+        if (owned_) dbus_bus_release_name(conn_, "org.freedesktop.portal.Desktop", nullptr);
         if (conn_) {
             dbus_connection_close(conn_);
             dbus_connection_unref(conn_);
@@ -157,6 +164,11 @@ class FakePortal {
         } else if (dbus_message_is_method_call(m, "org.freedesktop.portal.FileChooser", "OpenFile") ||
                    dbus_message_is_method_call(m, "org.freedesktop.portal.FileChooser", "SaveFile")) {
             PortalCall c = parse_call(m);
+            if (answers_ == Answers::Nothing) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                call_ = c;
+                return;
+            }
             std::string sender = dbus_message_get_sender(m) + 1;  // ":1.5" -> "1_5"
             for (char& ch : sender)
                 if (ch == '.') ch = '_';
@@ -170,7 +182,7 @@ class FakePortal {
             dbus_message_append_args(r, DBUS_TYPE_OBJECT_PATH, &h, DBUS_TYPE_INVALID);
             dbus_connection_send(conn_, r, nullptr);
             dbus_message_unref(r);
-            if (answer_) respond(handle, dbus_message_get_sender(m));
+            if (answers_ == Answers::Response) respond(handle, dbus_message_get_sender(m));
         } else if (dbus_message_is_method_call(m, "org.freedesktop.portal.Request", "Close")) {
             std::lock_guard<std::mutex> lock(mutex_);
             closed_ = true;
@@ -271,7 +283,7 @@ class FakePortal {
     unsigned version_;
     dbus_uint32_t code_;
     std::vector<std::string> uris_;
-    bool answer_;
+    Answers answers_;
     DBusConnection* conn_ = nullptr;
     bool owned_ = false;
     std::atomic<bool> quit_{false};
@@ -385,19 +397,69 @@ TEST_F(Portal, NoPortalOnTheBusOrNoBusIsUnavailable) {
               Status::Unavailable);
 }
 
-TEST_F(Portal, QuittingClosesTheOpenDialog) {
-    FakePortal portal(bus.address(), 4, 0, {"file:///x.json"}, /*answer=*/false);
-    ASSERT_TRUE(portal.ready());
-    std::atomic<bool> stop{false};
-    std::thread quitter([&] {
-        while (portal.call().method.empty()) std::this_thread::sleep_for(5ms);  // the dialog is open
+// Sets `stop` once the portal got the call (at the latest after 10 s, so a broken test cannot hang);
+// returns when it did.
+std::thread quit_when_asked(FakePortal& portal, std::atomic<bool>& stop,
+                            std::chrono::steady_clock::time_point& stopped_at) {
+    return std::thread([&] {
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (portal.call().method.empty() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(5ms);
+        stopped_at = std::chrono::steady_clock::now();
         stop = true;
     });
+}
+
+TEST_F(Portal, QuittingClosesTheOpenDialog) {
+    FakePortal portal(bus.address(), 4, 0, {"file:///x.json"}, Answers::HandleOnly);
+    ASSERT_TRUE(portal.ready());
+    std::atomic<bool> stop{false};
+    std::chrono::steady_clock::time_point stopped_at;
+    std::thread quitter = quit_when_asked(portal, stop, stopped_at);
     const ChooseResult r = make_portal_chooser(bus.address())->choose(scene_request(), stop);
     quitter.join();
     EXPECT_EQ(r.status, Status::Cancelled);
+    EXPECT_EQ(portal.call().method, "OpenFile");
     for (int i = 0; i < 500 && !portal.closed(); ++i) std::this_thread::sleep_for(5ms);
     EXPECT_TRUE(portal.closed()) << "Request.Close was not sent";
+}
+
+TEST_F(Portal, QuittingWhileThePortalHasNotAnsweredTheCallIsQuick) {
+    FakePortal portal(bus.address(), 4, 0, {"file:///x.json"}, Answers::Nothing);
+    ASSERT_TRUE(portal.ready());
+    std::atomic<bool> stop{false};
+    std::chrono::steady_clock::time_point stopped_at;
+    std::thread quitter = quit_when_asked(portal, stop, stopped_at);
+    const ChooseResult r = make_portal_chooser(bus.address())->choose(scene_request(), stop);
+    const auto returned_at = std::chrono::steady_clock::now();
+    quitter.join();
+    EXPECT_EQ(r.status, Status::Cancelled) << r.message;
+    EXPECT_EQ(portal.call().method, "OpenFile");
+    EXPECT_LT(returned_at - stopped_at, 2s);  // not the call's 30 s timeout
+    // The dialog may be open at the handle asked for (handle_token): it is closed there.
+    for (int i = 0; i < 500 && !portal.closed(); ++i) std::this_thread::sleep_for(5ms);
+    EXPECT_TRUE(portal.closed()) << "Request.Close was not sent";
+}
+
+TEST_F(Portal, StringsThatAreNotUtf8AreLeftOutNotACrash) {
+    // libdbus aborts the process on such a string; a file name from disk need not be UTF-8.
+    FakePortal portal(bus.address(), 4, 0, {"file:///tmp/start/x.json"});
+    ASSERT_TRUE(portal.ready());
+    ChooseRequest req = scene_request();
+    req.kind = ChooseKind::SaveFile;
+    req.title = "Save \xff scene";
+    req.file_name = "caf\xe9.json";  // Latin-1
+    req.folder = "/tmp/caf\xe9";     // sent as bytes (ay): kept
+    req.filters = {{"bad \xc3(", {"*.json"}}, {"attnviz scenes", {"*.js\xffon", "*.json"}}};
+    const ChooseResult r = make_portal_chooser(bus.address())->choose(req, kNoStop);
+    ASSERT_EQ(r.status, Status::Chosen) << r.message;
+    const PortalCall c = portal.call();
+    EXPECT_EQ(c.method, "SaveFile");
+    EXPECT_EQ(c.title, "");
+    EXPECT_EQ(c.current_name, "");
+    EXPECT_EQ(c.current_folder, std::string("/tmp/caf\xe9\0", 10));
+    EXPECT_EQ(c.filter_names, (std::vector<std::string>{"attnviz scenes", "All files"}));
+    EXPECT_EQ(c.filter_patterns, (std::vector<std::string>{"0:*.json", "0:*"}));
 }
 
 // A fake dialog program: records its arguments (one per line) in ARGS, prints OUT, exits with CODE.
@@ -486,6 +548,56 @@ TEST(ToolChooser, CancelFailureAndNonsenseAnswers) {
     EXPECT_EQ(
         make_tool_chooser(ToolStyle::Zenity, dir.path + "/missing")->choose(scene_request(), kNoStop).status,
         Status::Unavailable);
+}
+
+TEST(ToolChooser, ANameMayEndWithASpace) {
+    test::TempDir dir("zenity");
+    const ChooseResult r = make_tool_chooser(ToolStyle::Zenity, fake_tool(dir, "zenity", "/home/u/x \r\n", 0))
+                               ->choose(scene_request(), kNoStop);
+    ASSERT_EQ(r.status, Status::Chosen) << r.message;
+    EXPECT_EQ(r.path, "/home/u/x ");
+}
+
+TEST(ToolChooser, ExitOneWithAComplaintIsAFailureNotACancel) {
+    test::TempDir dir("tools");
+    // zenity without a display exits 1, as a cancel does, but says why on stderr.
+    const ChooseResult failed =
+        make_tool_chooser(ToolStyle::Zenity, fake_tool(dir, "nodisplay", "", 1,
+                                                       "(zenity:42): Gtk-WARNING **: cannot open display: "))
+            ->choose(scene_request(), kNoStop);
+    EXPECT_EQ(failed.status, Status::Failed);
+    EXPECT_EQ(failed.message, "zenity failed (exit 1): (zenity:42): Gtk-WARNING **: cannot open display: ");
+    // The note zenity prints on most runs is no complaint: still the user's cancel.
+    EXPECT_EQ(make_tool_chooser(ToolStyle::Zenity,
+                                fake_tool(dir, "note", "", 1,
+                                          "Gtk-Message: 10:00:00.000: GtkDialog mapped without a transient "
+                                          "parent. This is discouraged.\n"))
+                  ->choose(scene_request(), kNoStop)
+                  .status,
+              Status::Cancelled);
+}
+
+TEST(ToolChooser, QuittingKillsADialogThatIgnoresTerm) {
+    test::TempDir dir("stubborn");
+    const std::string z = dir.path + "/zenity";
+    // TERM is ignored by the shell and by the `sleep` it waits for (which also holds the pipes open).
+    write_file(z, "#!/bin/sh\ntrap '' TERM\ntouch '" + dir.path + "/started'\nsleep 5\n");
+    ::chmod(z.c_str(), 0755);
+    std::atomic<bool> stop{false};
+    std::chrono::steady_clock::time_point stopped_at;
+    std::thread quitter([&] {
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (::access((dir.path + "/started").c_str(), F_OK) != 0 &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(5ms);
+        stopped_at = std::chrono::steady_clock::now();
+        stop = true;
+    });
+    const ChooseResult r = make_tool_chooser(ToolStyle::Zenity, z)->choose(scene_request(), stop);
+    const auto returned_at = std::chrono::steady_clock::now();
+    quitter.join();
+    EXPECT_EQ(r.status, Status::Cancelled);
+    EXPECT_LT(returned_at - stopped_at, 2s);  // 1 s for TERM, then KILL; not the 5 s of the sleep
 }
 
 TEST(ToolChooser, QuittingEndsAnOpenDialog) {
