@@ -226,13 +226,14 @@ void draw_setup(AppState& state, TrainLabState& ls) {
     TrainConfig& c = ls.setup.model;
     TrainOptions& o = ls.setup.options;
     ImGui::PushItemWidth(em(90));
-    ImGui::SliderInt("layers", &c.n_layer, 1, 4);
+    ImGui::SliderInt("layers", &c.n_layer, 1, 6);
     ImGui::SameLine();
     ImGui::SliderInt("heads", &c.n_head, 1, 8);
     ImGui::SameLine();
-    ImGui::SliderInt("d_model", &c.d_model, 16, 128);
+    ImGui::SliderInt("d_model", &c.d_model, 16, 256);
     ImGui::SameLine();
     int steps = int(o.steps);
+    ImGui::SetNextItemWidth(em(130));  // room for 6 digits beside the - / + buttons
     if (ImGui::InputInt("steps", &steps, 100, 1000)) o.steps = std::max(1, std::min(steps, 1000000));
     ImGui::SameLine();
     float lr = float(o.adam.lr);
