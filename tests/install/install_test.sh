@@ -70,6 +70,24 @@ run dump --scene "$share/attnviz/assets/scenes/causal_decoder.json" --set heads=
 run render --scene "$share/attnviz/assets/scenes/causal_decoder.json" --stage weights --out fig.png >/dev/null
 [ "$(head -c 8 "$work/fig.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "render wrote no PNG"
 
+# Every model folder a shipped scene opens is installed beside it, and it runs from there: the
+# induction scene's trained model tokenizes and dumps its layers.
+for scene in "$share"/attnviz/assets/scenes/*.json; do
+  model="$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("model", ""))' "$scene")" ||
+    fail "cannot read $scene"
+  [ -z "$model" ] && continue
+  dir="$(dirname "$scene")/$model"
+  [ -f "$dir/config.json" ] && [ -f "$dir/model.safetensors" ] ||
+    fail "$(basename "$scene") opens the model '$model', not installed ($dir)"
+  ids="$(run tokenize --model "$dir" --text "the cat sat")" || fail "tokenize with the installed model $model"
+  grep -q '^\[[0-9]' <<<"$ids" || fail "tokenize printed no ids: $ids"
+  run dump --model "$dir" --text "the cat sat on the mat the cat sat" --out "dump-$(basename "$dir")" >/dev/null ||
+    fail "dump with the installed model $model"
+  [ -f "$work/dump-$(basename "$dir")/manifest.json" ] || fail "dump with the installed model $model wrote no manifest"
+  models=$((${models:-0} + 1))
+done
+[ "${models:-0}" -ge 1 ] || fail "no shipped scene opens a model (induction_heads.json should)"
+
 # The window, drawn with the installed shaders (under the display ctest runs in, if any).
 if [ -n "${DISPLAY:-}" ]; then
   run --fresh --size 800x500 --screenshot shot.png >/dev/null 2>"$root/gui.err" || { cat "$root/gui.err"; fail "the GUI failed from the installed layout"; }
