@@ -120,6 +120,10 @@ Task bpe_text_task(const std::string& path, int context, int vocab_size, Learned
     const std::string text = read_file(path);
     if (text.find('\0') != std::string::npos)
         throw Error(path + ": not a text file (it contains NUL bytes); pick a UTF-8 text file.");
+    if (text.size() > kMaxTokenizeTextBytes)
+        throw Error(path + ": " + std::to_string(text.size() >> 10) +
+                    " KiB; BPE tokens are learned from at most " +
+                    std::to_string(kMaxTokenizeTextBytes >> 20) + " MiB of text: pick a shorter file.");
     LearnedBpe bpe;
     std::vector<int> ids;
     try {

@@ -2,9 +2,11 @@
 // the files it writes load as the tokenizer it returns, and bad requests are one clear message.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 #include <string>
 
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/bpe_train.hpp"
 
@@ -59,6 +61,30 @@ TEST(LearnBpe, BadRequestsAreOneMessage) {
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
         EXPECT_NE(std::string(e.what()).find("257 to 8192"), std::string::npos) << e.what();
+    }
+}
+
+// A text file the task cannot learn from: too long (the bound keeps learning's memory and time in
+// check), binary, or missing; each is one line naming the file.
+TEST(BpeTextTask, BadFilesAreOneLineNamingTheFile) {
+    test::TempDir dir("bpe");
+    const std::string long_file = dir.path + "/long.txt", binary = dir.path + "/bin.txt";
+    std::ofstream(long_file) << std::string(kMaxTokenizeTextBytes + 1, 'a');
+    std::ofstream(binary) << std::string("ab\0cd", 5);
+    for (const std::string& path : {long_file, binary, dir.path + "/missing.txt"}) {
+        try {
+            (void)bpe_text_task(path, 16, 300);
+            ADD_FAILURE() << path << " was accepted";
+        } catch (const Error& e) {
+            const std::string m = e.what();
+            EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+            EXPECT_NE(m.find(path), std::string::npos) << m;
+        }
+    }
+    try {
+        (void)bpe_text_task(long_file, 16, 300);
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("at most 4 MiB"), std::string::npos) << e.what();
     }
 }
 
