@@ -10,6 +10,7 @@
 #include "app/clock.hpp"
 #include "app/compute_worker.hpp"
 #include "core/error.hpp"
+#include "io/bpe_train.hpp"
 #include "io/cli.hpp"
 
 namespace attnviz::app {
@@ -165,6 +166,7 @@ void TrainingSession::shutdown() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stop_ = true;
+        task_cancel_ = true;
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -174,6 +176,7 @@ void TrainingSession::start(const TrainingSetup& setup, bool paused) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_ = std::make_unique<TrainingSetup>(setup);
+        task_cancel_ = true;  // a task still being made for the previous start is not wanted
         ++runs_started_;
         pending_paused_ = paused;
         reset_ = false;
@@ -212,6 +215,7 @@ void TrainingSession::reset() {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_.reset();
         reset_ = true;
+        task_cancel_ = true;
         running_ = false;
         step_requests_ = 0;
     }
@@ -295,15 +299,28 @@ void TrainingSession::thread_main() {
             pending_.reset();
             const bool paused = pending_paused_;
             run->snap.run = runs_started_;
-            lock.unlock();
             std::string task_error;
             if (run->setup.make_task) {
+                // Say what is happening while the task is made (a BPE of a long text takes seconds).
+                task_cancel_ = false;
+                run->snap.status = TrainingStatus::Running;
+                run->snap.preset = run->setup.preset;
+                run->snap.preparing =
+                    run->setup.preparing.empty() ? "preparing the task…" : run->setup.preparing;
+                publish_locked(*run);
+                run->snap.preparing.clear();
+                lock.unlock();
                 try {
-                    run->setup.task = run->setup.make_task();
+                    run->setup.task = run->setup.make_task(task_cancel_);
                     run->setup.model.vocab_size = run->setup.task.vocab_size;
+                } catch (const BpeCancelled&) {
+                    lock.lock();
+                    continue;  // Train again, Reset or quit came meanwhile: they are handled next
                 } catch (const std::exception& e) {
                     task_error = one_line(e.what());
                 }
+            } else {
+                lock.unlock();
             }
             TrainingSnapshot& snap = run->snap;
             snap.preset = run->setup.preset;

@@ -9,6 +9,7 @@
 // however the run is paused and resumed. No OpenGL, no ImGui.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +34,10 @@ struct TrainingSetup {
     std::shared_ptr<const Params<float>> initial;  // start from these weights (a loaded checkpoint)
     /// When set, the task is made on the session's thread when the run starts (learning a text's BPE
     /// takes a moment), and the model's vocabulary follows it; a throw fails the run with its line.
-    std::function<Task()> make_task;
+    /// `stop` turns true when the run is no longer wanted (Train again, Reset, quit): make_task may
+    /// then throw BpeCancelled (io/bpe_train.hpp) to end early.
+    std::function<Task(const std::atomic<bool>& stop)> make_task;
+    std::string preparing;  // shown while make_task runs ("learning 512 BPE tokens from book.txt…")
 };
 
 /// The lab's presets, by name (training_preset_names()): "induction" (induction heads in 2 layers),
@@ -100,9 +104,10 @@ struct TrainingSnapshot {
     std::uint64_t version = 0;  // increases with every publication
     std::uint64_t run = 0;      // which start() this run came from (1, 2, ...; 0 = none)
     TrainingStatus status = TrainingStatus::Idle;
-    std::string error;                                            // one line when Failed
-    std::string preset;                                           // of the setup
-    std::string task;                                             // task name
+    std::string error;      // one line when Failed
+    std::string preparing;  // while the run's task is being made (status Running, no trainer yet)
+    std::string preset;     // of the setup
+    std::string task;       // task name
     std::vector<std::pair<std::string, std::string>> task_files;  // the task's files (a text's BPE)
     std::string first_label, repeat_label;
     TrainConfig config;
@@ -161,6 +166,7 @@ class TrainingSession {
     std::uint64_t runs_started_ = 0;  // a start() not yet taken by the worker
     bool pending_paused_ = false;
     bool reset_ = false, running_ = false, stop_ = false;
+    std::atomic<bool> task_cancel_{false};  // the task being made is no longer wanted
     long step_requests_ = 0;
     std::uint64_t version_ = 0;
     std::thread thread_;

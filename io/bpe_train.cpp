@@ -4,7 +4,10 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <queue>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -22,17 +25,28 @@ struct BpeWord {
     long long count = 0;       // how often the word occurs in the text
 };
 
-// pairs[bpe_pair_key(a, b)] += sign * count for every adjacent pair of `w`.
-void count_bpe_pairs(const BpeWord& w, long long sign, std::unordered_map<std::uint64_t, long long>& pairs) {
+// pairs[bpe_pair_key(a, b)] += sign * count for every adjacent pair of `w`; the keys changed go to
+// `touched` (when given).
+void count_bpe_pairs(const BpeWord& w, long long sign, std::unordered_map<std::uint64_t, long long>& pairs,
+                     std::vector<std::uint64_t>* touched = nullptr) {
     for (std::size_t i = 0; i + 1 < w.symbols.size(); ++i) {
-        long long& c = pairs[bpe_pair_key(w.symbols[i], w.symbols[i + 1])];
-        c += sign * w.count;
+        const std::uint64_t k = bpe_pair_key(w.symbols[i], w.symbols[i + 1]);
+        pairs[k] += sign * w.count;
+        if (touched) touched->push_back(k);
     }
 }
 
+// The most frequent pair first; among equal counts the smallest (left id, right id).
+struct PairOrder {
+    bool operator()(const std::pair<long long, std::uint64_t>& x,
+                    const std::pair<long long, std::uint64_t>& y) const {
+        return x.first < y.first || (x.first == y.first && x.second > y.second);
+    }
+};
+
 }  // namespace
 
-LearnedBpe learn_bpe(std::string_view utf8, int vocab_size) {
+LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bool>* stop) {
     if (vocab_size < kMinBpeVocab || vocab_size > kMaxBpeVocab)
         throw Error("a BPE vocabulary must have " + std::to_string(kMinBpeVocab) + " to " +
                     std::to_string(kMaxBpeVocab) + " tokens (the 256 bytes plus merges); " +
@@ -55,21 +69,37 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size) {
         words.push_back(std::move(w));
     }
 
-    // 2-3. Merge the most frequent pair until the vocabulary is full.
+    // 2-3. Merge the most frequent pair until the vocabulary is full. `where` lists, per pair, the
+    // words it was seen in (entries may be stale: a word is checked before it is merged), so a merge
+    // touches only the words that hold its pair, not the whole text.
     std::unordered_map<std::uint64_t, long long> pairs;  // (left, right) -> occurrences
-    for (const BpeWord& w : words) count_bpe_pairs(w, +1, pairs);
+    std::unordered_map<std::uint64_t, std::vector<int>> where;
+    for (std::size_t wi = 0; wi < words.size(); ++wi) {
+        const BpeWord& w = words[wi];
+        count_bpe_pairs(w, +1, pairs);
+        for (std::size_t i = 0; i + 1 < w.symbols.size(); ++i)
+            where[bpe_pair_key(w.symbols[i], w.symbols[i + 1])].push_back(int(wi));
+    }
+    // The pairs by count, as a heap of (count, pair) pushed whenever a count changes; an entry whose
+    // count is no longer the pair's is stale and skipped when it comes to the top.
+    std::priority_queue<std::pair<long long, std::uint64_t>, std::vector<std::pair<long long, std::uint64_t>>,
+                        PairOrder>
+        heap;
+    for (const auto& [k, c] : pairs) heap.push({c, k});
+    std::vector<std::uint64_t> touched;
     std::unordered_map<std::string, int> id_of;  // raw bytes -> id
     for (int b = 0; b < 256; ++b) id_of[out.tokens[std::size_t(b)]] = b;
     std::string merges = "#version: 0.2\n";
     while (int(out.tokens.size()) < vocab_size) {
-        std::uint64_t best = 0;
-        long long best_count = 1;  // a pair must occur at least twice to be worth a token
-        for (const auto& [k, c] : pairs)
-            if (c > best_count || (c == best_count && c > 1 && k < best)) {
-                best = k;
-                best_count = c;
-            }
-        if (best_count < 2) break;
+        if (stop && stop->load()) throw BpeCancelled();
+        while (!heap.empty()) {
+            const auto it = pairs.find(heap.top().second);
+            if (it != pairs.end() && it->second == heap.top().first) break;
+            heap.pop();  // stale
+        }
+        // A pair must occur at least twice to be worth a token.
+        if (heap.empty() || heap.top().first < 2) break;
+        const std::uint64_t best = heap.top().second;
         const int a = int(best >> 32), b = int(best & 0xffffffffu);
         const std::string joined = out.tokens[std::size_t(a)] + out.tokens[std::size_t(b)];
         // Two merges can spell the same bytes ("ab"+"c", "a"+"bc"): the token is shared, as in
@@ -85,12 +115,17 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size) {
         merges += byte_level_token(out.tokens[std::size_t(a)]) + " " +
                   byte_level_token(out.tokens[std::size_t(b)]) + "\n";
         ++out.merges;
-        for (BpeWord& w : words) {
+        std::vector<int> holders = std::move(where[best]);
+        where.erase(best);
+        std::sort(holders.begin(), holders.end());
+        holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+        for (const int wi : holders) {
+            BpeWord& w = words[std::size_t(wi)];
             bool has = false;
             for (std::size_t i = 0; i + 1 < w.symbols.size() && !has; ++i)
                 has = w.symbols[i] == a && w.symbols[i + 1] == b;
             if (!has) continue;
-            count_bpe_pairs(w, -1, pairs);
+            count_bpe_pairs(w, -1, pairs, &touched);
             std::vector<int> merged;  // left to right, without overlaps ("aaa" -> "aa" "a")
             merged.reserve(w.symbols.size());
             for (std::size_t i = 0; i < w.symbols.size(); ++i) {
@@ -102,10 +137,21 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size) {
                 }
             }
             w.symbols.swap(merged);
-            count_bpe_pairs(w, +1, pairs);
+            count_bpe_pairs(w, +1, pairs, &touched);
+            for (std::size_t i = 0; i + 1 < w.symbols.size(); ++i)  // the new token's pairs
+                if (w.symbols[i] == id || w.symbols[i + 1] == id)
+                    where[bpe_pair_key(w.symbols[i], w.symbols[i + 1])].push_back(wi);
         }
-        for (auto it = pairs.begin(); it != pairs.end();)
-            it = it->second <= 0 ? pairs.erase(it) : std::next(it);
+        std::sort(touched.begin(), touched.end());
+        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+        for (const std::uint64_t k : touched) {
+            const auto it = pairs.find(k);
+            if (it->second <= 0)
+                pairs.erase(it);
+            else
+                heap.push({it->second, k});
+        }
+        touched.clear();
     }
 
     nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
@@ -116,7 +162,8 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size) {
     return out;
 }
 
-Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned) {
+Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned,
+                   const std::atomic<bool>* stop) {
     const std::string text = read_file(path);
     if (text.find('\0') != std::string::npos)
         throw Error(path + ": not a text file (it contains NUL bytes); pick a UTF-8 text file.");
@@ -127,7 +174,7 @@ Task bpe_text_task(const std::string& path, int context, int vocab_size, Learned
     LearnedBpe bpe;
     std::vector<int> ids;
     try {
-        bpe = learn_bpe(text, vocab_size);
+        bpe = learn_bpe(text, vocab_size, stop);
         ids = bpe.tokenizer->encode(text);
     } catch (const TextError& e) {
         throw Error(path + ": " + e.what() + "; pick a UTF-8 text file.");

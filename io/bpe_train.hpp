@@ -9,11 +9,13 @@
 // a model folder any GPT-2 tokenizer reads, and attnviz shows the trained model's tokens as text.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/tasks.hpp"
 #include "io/tokenizer.hpp"
 
@@ -34,12 +36,20 @@ struct LearnedBpe {
 
 /// Learns a BPE of at most `vocab_size` tokens (kMinBpeVocab..kMaxBpeVocab) from `utf8` (at most
 /// kMaxTokenizeTextBytes). Throws Error (a bad vocabulary size) or TextError (not UTF-8 text).
-LearnedBpe learn_bpe(std::string_view utf8, int vocab_size);
+/// `stop` (may be null) is read before every merge: when it is true, learning ends with
+/// BpeCancelled (the app's Train again / Reset / quit need not wait for it).
+LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bool>* stop = nullptr);
+
+/// Thrown by learn_bpe and bpe_text_task when `stop` became true.
+struct BpeCancelled : Error {
+    BpeCancelled() : Error("learning the BPE was stopped") {}
+};
 
 /// The text task at BPE level: reads `path`, learns a BPE of `vocab_size` tokens from it, and makes
 /// the task of its tokens with windows of `context` + 1; the task's files are the BPE's vocab.json
 /// and merges.txt. Throws Error naming the file (unreadable, binary, not UTF-8, too short) or the
 /// vocabulary size.
-Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned = nullptr);
+Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned = nullptr,
+                   const std::atomic<bool>* stop = nullptr);
 
 }  // namespace attnviz

@@ -5,8 +5,10 @@
 // the kept snapshots. Save a checkpoint (io/train_commands' save_train_checkpoint), open it in the main view,
 // export the curves (the window) and the current frame (io/figure) as PNG.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -261,7 +263,11 @@ bool setup_to_train(AppState& state, TrainLabState& ls, TrainingSetup* out) {
         if (ls.text_path.empty()) throw Error("Pick a UTF-8 text file first (the path field above).");
         const int n = ls.setup.model.context;
         if (ls.text_bpe) {  // learned on the session's thread when the run starts
-            out->make_task = [path = ls.text_path, n, v = ls.bpe_vocab] { return bpe_text_task(path, n, v); };
+            out->make_task = [path = ls.text_path, n, v = ls.bpe_vocab](const std::atomic<bool>& stop) {
+                return bpe_text_task(path, n, v, nullptr, &stop);
+            };
+            out->preparing = "learning " + std::to_string(ls.bpe_vocab) + " BPE tokens from " +
+                             std::filesystem::path(ls.text_path).filename().string() + "…";
             return true;
         }
         auto corpus =
@@ -358,6 +364,10 @@ void draw_status(const TrainingSnapshot& s) {
     }
     if (s.status == TrainingStatus::Idle) {
         ImGui::TextDisabled("Not trained yet: press Train.");
+        return;
+    }
+    if (!s.preparing.empty()) {  // the task is being made (a text's BPE): no steps yet
+        ImGui::TextUnformatted(s.preparing.c_str());
         return;
     }
     const double loss = s.train_loss.y.empty() ? NAN : s.train_loss.y.back();
@@ -561,6 +571,7 @@ nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, 
     j["error"] = s.error;
     j["saved"] = ls.last_saved;
     j["text_bpe"] = ls.text_bpe;
+    j["preparing"] = s.preparing;
     j["vocab_size"] = s.config.vocab_size;  // of the run (a text's: its characters or BPE tokens)
     j["task_files"] = nlohmann::json::array();
     for (const auto& f : s.task_files) j["task_files"].push_back(f.first);

@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <thread>
 
 #include "core/error.hpp"
+#include "io/bpe_train.hpp"
 
 namespace attnviz::app {
 namespace {
@@ -223,7 +227,7 @@ TEST(TrainingSession, TaskMadeWhenTheRunStarts) {
     TrainingSession session;
     TrainingSetup s = tiny_setup(2, 1);
     s.model.vocab_size = 999;  // wrong on purpose: the made task's vocabulary replaces it
-    s.make_task = [] {
+    s.make_task = [](const std::atomic<bool>&) {
         InductionTask t;
         t.vocab_size = 12;
         t.context = 16;
@@ -240,11 +244,53 @@ TEST(TrainingSession, TaskMadeWhenTheRunStarts) {
     ASSERT_EQ(session.snapshot()->task_files.size(), 1u);
     EXPECT_EQ(session.snapshot()->task_files[0].first, "vocab.json");
 
-    s.make_task = []() -> Task { throw Error("book.txt: not a text file (it contains NUL bytes)"); };
+    s.make_task = [](const std::atomic<bool>&) -> Task {
+        throw Error("book.txt: not a text file (it contains NUL bytes)");
+    };
     session.start(s);
     ASSERT_TRUE(session.wait_for([](const TrainingSnapshot& x) { return x.status == TrainingStatus::Failed; },
                                  kTimeout));
     EXPECT_EQ(session.snapshot()->error, "book.txt: not a text file (it contains NUL bytes)");
+}
+
+// A task that takes long to make (a BPE of a long text) says so while it runs, and Reset, Train again
+// and quitting stop it instead of waiting for it.
+TEST(TrainingSession, ATaskBeingMadeSaysSoAndStopsWhenNoLongerWanted) {
+    auto slow = [](const std::atomic<bool>& stop) -> Task {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!stop.load() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        throw BpeCancelled();
+    };
+    TrainingSetup s = tiny_setup(2, 1);
+    s.make_task = slow;
+    s.preparing = "learning 512 BPE tokens from book.txt…";
+    {
+        TrainingSession session;
+        session.start(s);
+        ASSERT_TRUE(
+            session.wait_for([](const TrainingSnapshot& x) { return !x.preparing.empty(); }, kTimeout));
+        EXPECT_EQ(session.snapshot()->preparing, "learning 512 BPE tokens from book.txt…");
+        EXPECT_EQ(session.snapshot()->status, TrainingStatus::Running);
+        session.reset();
+        ASSERT_TRUE(session.wait_for(
+            [](const TrainingSnapshot& x) { return x.status == TrainingStatus::Idle; }, kTimeout));
+        EXPECT_TRUE(session.snapshot()->preparing.empty());
+        // Train again while a task is being made: the new run (an ordinary task) is the one that runs.
+        session.start(s);
+        ASSERT_TRUE(
+            session.wait_for([](const TrainingSnapshot& x) { return !x.preparing.empty(); }, kTimeout));
+        session.start(tiny_setup(2, 1));
+        ASSERT_TRUE(session.wait_for(
+            [](const TrainingSnapshot& x) { return x.status == TrainingStatus::Done; }, kTimeout));
+        // Quitting while a task is being made returns at once, not after the task's 60 s.
+        session.start(s);
+        ASSERT_TRUE(
+            session.wait_for([](const TrainingSnapshot& x) { return !x.preparing.empty(); }, kTimeout));
+        const auto t0 = std::chrono::steady_clock::now();
+        session.shutdown();
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+    }
 }
 
 }  // namespace

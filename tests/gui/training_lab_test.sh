@@ -97,7 +97,8 @@ d = sys.argv[1]
 vocab = json.load(open(d + "/vocab.json", encoding="utf-8"))
 merges = [l for l in open(d + "/merges.txt", encoding="utf-8").read().splitlines() if l and not l.startswith("#")]
 cfg = json.load(open(d + "/config.json"))
-assert len(vocab) == cfg["vocab_size"] and len(merges) == len(vocab) - 256, (len(vocab), len(merges), cfg["vocab_size"])
+# (two merges may spell one token, so there may be more merges than new tokens)
+assert len(vocab) == cfg["vocab_size"] and len(merges) >= len(vocab) - 256 > 0, (len(vocab), len(merges), cfg["vocab_size"])
 PY
 /usr/bin/python3 - "$log" <<'PY' || fail "a plot title of the Training lab runs out of its box at 1280x720"
 import json, sys
