@@ -299,6 +299,7 @@ void FileDialogs::draw(AppState& state) {
     if (details_requested) {
         ImGui::OpenPopup("Scene title and note");
         details_requested = false;
+        details_before = {state.scene_title, state.scene_note};  // Escape puts these back
     }
     if (open_model_requested) {
         ImGui::OpenPopup("Open model");
@@ -375,7 +376,8 @@ void FileDialogs::draw(AppState& state) {
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(w, 0));
     if (ImGui::BeginPopupModal("Scene title and note", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-        // Edited in place: the next Save (Ctrl+S, or Save scene as… with any chooser) writes them.
+        // Edited in place: the next Save (Ctrl+S, or Save scene as… with any chooser) writes them;
+        // Escape cancels both edits.
         ImGui::TextUnformatted("Title:");
         if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
         ImGui::SetNextItemWidth(-1);
@@ -385,7 +387,13 @@ void FileDialogs::draw(AppState& state) {
         const bool done = ImGui::Button("Done", ImVec2(ImGui::GetFontSize() * 6, 0));
         const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
         state.widget_rects["scene_details_done"] = {a.x, a.y, b.x - a.x, b.y - a.y};
-        if (done || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) ImGui::CloseCurrentPopup();
+        if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {  // Cancel: both fields as they were
+            state.scene_title = details_before.first;
+            state.scene_note = details_before.second;
+            ImGui::CloseCurrentPopup();
+        } else if (done) {
+            ImGui::CloseCurrentPopup();
+        }
         ImGui::EndPopup();
     }
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/app_state.hpp"
@@ -60,8 +61,9 @@ struct FileDialogs {
     std::string chooser_backend;  // who answered last ("portal", "zenity", ...; "" = none yet)
 
     bool open_requested = false, save_as_requested = false;
-    bool open_model_requested = false;  // File ▸ Open model…
-    bool details_requested = false;     // File ▸ Scene title and note…
+    bool open_model_requested = false;                   // File ▸ Open model…
+    bool details_requested = false;                      // File ▸ Scene title and note…
+    std::pair<std::string, std::string> details_before;  // title and note when that popup opened
     std::string model_path_buffer;
     std::string path_buffer;
     std::string error;

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -522,11 +524,21 @@ class ToolChooser final : public FileChooser {
 
     // The first line of stderr that says something went wrong. GLib's "Gtk-Message: …" lines are
     // notes zenity prints on most runs ("GtkDialog mapped without a transient parent"), cancels too.
+    // The stderr line that says the dialog could not be shown at all (no display; Qt without a
+    // platform plugin), else "". Other lines are the usual noise of a dialog that did run (Gtk
+    // messages, accessibility-bus and theme warnings): with exit 1 they still mean Cancel.
     static std::string complaint(const std::string& stderr_text) {
         std::istringstream lines(stderr_text);
         for (std::string line; std::getline(lines, line);) {
             line = first_line(line);
-            if (!line.empty() && line.find("-Message: ") == std::string::npos) return line;
+            std::string lower = line;
+            std::transform(lower.begin(), lower.end(), lower.begin(),
+                           [](unsigned char c) { return char(std::tolower(c)); });
+            const bool no_display =
+                lower.find("display") != std::string::npos &&
+                (lower.find("cannot") != std::string::npos || lower.find("could not") != std::string::npos ||
+                 lower.find("can't") != std::string::npos);
+            if (no_display || lower.find("platform plugin") != std::string::npos) return line;
         }
         return "";
     }

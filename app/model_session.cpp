@@ -109,6 +109,7 @@ void ModelSession::load(const std::string& dir) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_load_ = dir;
+        load_result_.reset();  // a finished load not yet taken is not wanted either
         ++load_generation_;
         progress_ = {true, "waiting", 0.0f};
     }

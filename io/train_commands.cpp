@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -621,6 +622,15 @@ int train_main(int argc, char** argv) {
     // A BPE's vocab.json and merges.txt: the folder is then a model folder with its tokenizer, and
     // attnviz (or any GPT-2 tokenizer) reads its tokens as text.
     for (const auto& [name, content] : task.files) write_file_atomic(out + "/" + name, content);
+    if (task.files.empty()) {
+        // A folder reused from a BPE run: its tokenizer files would name this model's ids wrongly.
+        for (const char* stale : {"vocab.json", "merges.txt"}) {
+            const std::string f = out + "/" + stale;
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(f, ec)))
+                std::filesystem::remove(f, ec);
+        }
+    }
     write_file_atomic(out + "/metrics.csv", csv);
     const EvalPoint& last = r.evals.back();
     ojson s;

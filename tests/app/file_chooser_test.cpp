@@ -435,7 +435,7 @@ TEST_F(Portal, QuittingWhileThePortalHasNotAnsweredTheCallIsQuick) {
     quitter.join();
     EXPECT_EQ(r.status, Status::Cancelled) << r.message;
     EXPECT_EQ(portal.call().method, "OpenFile");
-    EXPECT_LT(returned_at - stopped_at, 2s);  // not the call's 30 s timeout
+    EXPECT_LT(returned_at - stopped_at, 4s);  // not the call's 30 s timeout (slack for a loaded machine)
     // The dialog may be open at the handle asked for (handle_token): it is closed there.
     for (int i = 0; i < 500 && !portal.closed(); ++i) std::this_thread::sleep_for(5ms);
     EXPECT_TRUE(portal.closed()) << "Request.Close was not sent";
@@ -575,6 +575,17 @@ TEST(ToolChooser, ExitOneWithAComplaintIsAFailureNotACancel) {
                   ->choose(scene_request(), kNoStop)
                   .status,
               Status::Cancelled);
+    // Nor are the warnings a dialog that did run prints (the accessibility bus, themes).
+    EXPECT_EQ(
+        make_tool_chooser(
+            ToolStyle::Zenity,
+            fake_tool(dir, "warnings", "", 1,
+                      "(zenity:7): dbind-WARNING **: 10:00:00.000: AT-SPI: Could not obtain desktop path or "
+                      "name\n"
+                      "(zenity:7): Gtk-WARNING **: Theme parsing error: gtk.css:1:2\n"))
+            ->choose(scene_request(), kNoStop)
+            .status,
+        Status::Cancelled);
 }
 
 TEST(ToolChooser, QuittingKillsADialogThatIgnoresTerm) {
@@ -597,7 +608,8 @@ TEST(ToolChooser, QuittingKillsADialogThatIgnoresTerm) {
     const auto returned_at = std::chrono::steady_clock::now();
     quitter.join();
     EXPECT_EQ(r.status, Status::Cancelled);
-    EXPECT_LT(returned_at - stopped_at, 2s);  // 1 s for TERM, then KILL; not the 5 s of the sleep
+    EXPECT_LT(returned_at - stopped_at,
+              4s);  // 1 s for TERM, then KILL; not the 5 s of the sleep (slack: a loaded machine)
 }
 
 TEST(ToolChooser, QuittingEndsAnOpenDialog) {

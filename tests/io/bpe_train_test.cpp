@@ -58,6 +58,7 @@ TEST(LearnBpe, BadRequestsAreOneMessage) {
     EXPECT_THROW(learn_bpe(std::string("ok \xff\xfe bad"), 300), TextError);
     try {
         learn_bpe("abc", 10);
+        ADD_FAILURE() << "a vocabulary of 10 was accepted";
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
         EXPECT_NE(std::string(e.what()).find("257 to 8192"), std::string::npos) << e.what();
@@ -83,6 +84,7 @@ TEST(BpeTextTask, BadFilesAreOneLineNamingTheFile) {
     }
     try {
         (void)bpe_text_task(long_file, 16, 300);
+        ADD_FAILURE() << "the long file was accepted";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("at most 4 MiB"), std::string::npos) << e.what();
     }
