@@ -141,8 +141,7 @@ void draw_command_menu(Shell& shell, const char* menu) {
         previous_group = c.id;
         const bool enabled = !c.enabled || c.enabled(shell);
         const bool chosen = ImGui::MenuItem(c.label, c.keys[0] ? c.keys : nullptr, false, enabled);
-        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-        shell.state.widget_rects[std::string("menu_") + c.id] = {a.x, a.y, b.x - a.x, b.y - a.y};
+        remember_item_rect(shell.state, std::string("menu_") + c.id);
         if (chosen) c.run(shell);
         if (std::strcmp(c.id, "open_model") == 0) draw_open_recent_menu(shell.state);  // File ▸ Open recent
     }

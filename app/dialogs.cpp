@@ -9,6 +9,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "app/panels/panels.hpp"
 #include "app/settings.hpp"
 #include "io/files.hpp"
 #include "io/npy.hpp"
@@ -385,8 +386,7 @@ void FileDialogs::draw(AppState& state) {
         ImGui::TextUnformatted("Note (shown under the formula; saved with the scene):");
         ImGui::InputTextMultiline("##note", &state.scene_note, ImVec2(-1, ImGui::GetTextLineHeight() * 5.0f));
         const bool done = ImGui::Button("Done", ImVec2(ImGui::GetFontSize() * 6, 0));
-        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-        state.widget_rects["scene_details_done"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+        remember_item_rect(state, "scene_details_done");
         if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {  // Cancel: both fields as they were
             state.scene_title = details_before.first;
             state.scene_note = details_before.second;

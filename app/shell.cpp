@@ -496,10 +496,7 @@ void Shell::draw() {
 void Shell::draw_menu_bar() {
     if (!ImGui::BeginMainMenuBar()) return;
     const bool file_open = ImGui::BeginMenu("File");
-    {  // where the GUI tests click to open the menu (each entry records its own: menu_<command id>)
-        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-        state.widget_rects["menu_File"] = {a.x, a.y, b.x - a.x, b.y - a.y};
-    }
+    remember_item_rect(state, "menu_File");  // (each entry records its own: menu_<command id>)
     if (file_open) {
         draw_command_menu(*this, "File");
         ImGui::EndMenu();

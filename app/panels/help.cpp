@@ -28,6 +28,11 @@ void record_item_layout(const std::string& id) {
                   ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMin().x, content_right());
 }
 
+void remember_item_rect(AppState& state, const std::string& name) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    state.widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
 void scroll_with_wheel(bool over_zoomable_picture) {
     const float wheel = ImGui::GetIO().MouseWheel;
     if (wheel != 0.0f && !over_zoomable_picture && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))

@@ -52,11 +52,6 @@ struct TrainLabState {
     bool autostart_done = false;
 };
 
-void remember_rect(AppState& state, const char* name) {
-    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    state.widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-}
-
 // A layer's probe attention as a Trace of `weights` stages (one per head), for io/figure.
 Trace frame_layer_trace(const TimelineFrame& f, int layer, const std::vector<int>& ids) {
     Trace t;
@@ -192,7 +187,7 @@ void draw_setup(AppState& state, TrainLabState& ls) {
                 ls.preset = i;
                 ls.have_setup = false;
             }
-            remember_rect(state, ("training_preset_" + names[std::size_t(i)]).c_str());
+            remember_item_rect(state, "training_preset_" + names[std::size_t(i)]);
         }
         ImGui::EndCombo();
     }
@@ -205,10 +200,10 @@ void draw_setup(AppState& state, TrainLabState& ls) {
     if (ls.setup.preset == "text") {
         ImGui::SetNextItemWidth(em(360));
         ImGui::InputTextWithHint("text file", "path of a UTF-8 text file (Chinese works too)", &ls.text_path);
-        remember_rect(state, "training_text_path");
+        remember_item_rect(state, "training_text_path");
         ImGui::SameLine();
         ImGui::Checkbox("BPE", &ls.text_bpe);
-        remember_rect(state, "training_bpe");
+        remember_item_rect(state, "training_bpe");
         if (ls.text_bpe) {
             ImGui::SameLine();
             ImGui::SetNextItemWidth(em(90));
@@ -291,7 +286,7 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
             ls.follow = true;
         }
     }
-    remember_rect(state, "training_train");
+    remember_item_rect(state, "training_train");
     ImGui::SameLine();
     if (s.status == TrainingStatus::Running) {
         if (ImGui::Button("Pause")) session.pause();
@@ -300,12 +295,12 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
         if (ImGui::Button("Resume")) session.resume();
         ImGui::EndDisabled();
     }
-    remember_rect(state, "training_pause");
+    remember_item_rect(state, "training_pause");
     ImGui::SameLine();
     ImGui::BeginDisabled(!has_run || s.status == TrainingStatus::Done);
     if (ImGui::Button("Step")) session.step_once();
     ImGui::EndDisabled();
-    remember_rect(state, "training_step");
+    remember_item_rect(state, "training_step");
     ImGui::SameLine();
     ImGui::BeginDisabled(s.status == TrainingStatus::Idle);
     if (ImGui::Button("Reset")) session.reset();
@@ -313,7 +308,7 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
     ImGui::SameLine();
     ImGui::BeginDisabled(!s.params);
     if (ImGui::Button("Save checkpoint")) save_checkpoint(state, s, ls, false);
-    remember_rect(state, "training_save");
+    remember_item_rect(state, "training_save");
     ImGui::SameLine();
     if (ImGui::Button("Open in main view")) save_checkpoint(state, s, ls, true);
     ImGui::EndDisabled();
@@ -486,7 +481,7 @@ const TimelineFrame* draw_timeline(AppState& state, TrainLabState& ls, const Tra
     ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 250));
     if (ImGui::SliderInt("##timeline", &ls.frame, 0, positions - 1, label))
         ls.follow = ls.frame == positions - 1;
-    remember_rect(state, "training_timeline");
+    remember_item_rect(state, "training_timeline");
     ImGui::SameLine();
     ImGui::Checkbox("follow", &ls.follow);
     ImGui::SameLine();
@@ -624,7 +619,7 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
     if (f) {
         ImGui::SameLine();
         if (ImGui::Button("Export frame PNG")) export_frame(state, s, *f);
-        remember_rect(state, "training_export_frame");
+        remember_item_rect(state, "training_export_frame");
         lab_heading("attention of the probe sequence, every layer × head (row = query, column = key)");
         draw_grid(ls, s, *f, right_w, std::max(200.0f, ImGui::GetContentRegionAvail().y - 8));
     }

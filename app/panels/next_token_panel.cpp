@@ -30,11 +30,6 @@ std::string visible(const std::string& s) {
     return out;
 }
 
-void record(AppState& state, const char* name) {
-    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    state.widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-}
-
 }  // namespace
 
 void draw_next_token_panel(AppState& state) {
@@ -81,10 +76,10 @@ void draw_next_token_panel(AppState& state) {
     ImGui::PopItemWidth();
     ImGui::BeginDisabled(m.top.empty() || state.updating);
     if (ImGui::Button("Append greedy")) m.append_request = 1;
-    record(state, "append_greedy");
+    remember_item_rect(state, "append_greedy");
     ImGui::SameLine();
     if (ImGui::Button("Append sampled")) m.append_request = 2;
-    record(state, "append_sampled");
+    remember_item_rect(state, "append_sampled");
     ImGui::EndDisabled();
     if (!m.last_appended.empty()) {
         ImGui::SameLine();

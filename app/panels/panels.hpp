@@ -27,6 +27,8 @@ void hint_line(const std::string& id, std::initializer_list<const char*> hints);
 void same_line_if_fits(float width);
 /// Reports the last item's box as a layout record (checked by tests/gui/layout_test.sh).
 void record_item_layout(const std::string& id);
+/// Records the last item's screen rectangle as state.widget_rects[name] (the GUI tests click there).
+void remember_item_rect(AppState& state, const std::string& name);
 /// In a view opened with ImGuiWindowFlags_NoScrollWithMouse: the mouse wheel scrolls it, except over
 /// a picture that zooms with the wheel. Call before EndChild.
 void scroll_with_wheel(bool over_zoomable_picture);
