@@ -6,6 +6,8 @@
 //   mlp4:  4 layers, d_model 128, 4 heads, GELU MLP d_ff 512, LayerNorm, learned positions, context 64,
 //          vocabulary 256, batch 16
 // Compare the tokens_per_second counters of BM_Train/<model>/<threads> and BM_TorchTrain/<model>/<threads>.
+// BM_TrainGemm/<shape>/<own> times one of mlp4's products with core/gemm (own = 1) and with Eigen's
+// product (own = 0), side by side; GFLOP/s counter.
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -13,8 +15,10 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <iterator>
 #include <string>
 
+#include "core/gemm.hpp"
 #include "core/memory.hpp"
 #include "core/train.hpp"
 
@@ -107,6 +111,50 @@ BENCHMARK(BM_Train)
     ->MinTime(2.0)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+
+/// mlp4's products (1024 rows = 16 sequences × 64 tokens): name, M, N, K, A transposed, B transposed.
+struct GemmShape {
+    const char* name;
+    int M, N, K;
+    bool a_t, b_t;
+};
+constexpr GemmShape kGemmShapes[] = {
+    {"c_attn x.W", 1024, 384, 128, false, false},  {"c_fc x.W", 1024, 512, 128, false, false},
+    {"c_proj x.W", 1024, 128, 512, false, false},  {"lm_head f.U^T", 1024, 256, 128, false, true},
+    {"c_attn dW=x^T.dy", 128, 384, 1024, true, false}, {"c_attn dx=dy.W^T", 1024, 128, 384, false, true},
+    {"c_proj dW=x^T.dy", 512, 128, 1024, true, false}, {"head Q.K^T", 64, 64, 32, false, true},
+    {"head P.V", 64, 32, 64, false, false},
+};
+
+void BM_TrainGemm(benchmark::State& state) {
+    const GemmShape g = kGemmShapes[state.range(0)];
+    const bool own = state.range(1) != 0;
+    using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const RowMat A = g.a_t ? RowMat::Random(g.K, g.M) : RowMat::Random(g.M, g.K);
+    const RowMat B = g.b_t ? RowMat::Random(g.N, g.K) : RowMat::Random(g.K, g.N);
+    RowMat C(g.M, g.N);
+    const GemmOperand a{A.data(), g.a_t ? 1 : long(A.cols()), g.a_t ? long(A.cols()) : 1};
+    const GemmOperand b{B.data(), g.b_t ? 1 : long(B.cols()), g.b_t ? long(B.cols()) : 1};
+    for (auto _ : state) {
+        if (own)
+            gemm(g.M, g.N, g.K, a, b, C.data(), g.N, false);
+        else if (g.a_t)
+            C.noalias() = A.transpose() * B;
+        else if (g.b_t)
+            C.noalias() = A * B.transpose();
+        else
+            C.noalias() = A * B;
+        benchmark::DoNotOptimize(C.data());
+        benchmark::ClobberMemory();
+    }
+    state.SetLabel(std::string(g.name) + (own ? " core/gemm" : " Eigen"));
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.M * g.N * g.K * double(state.iterations()) / 1e9,
+                                                   benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TrainGemm)
+    ->ArgNames({"shape", "own"})
+    ->ArgsProduct({benchmark::CreateDenseRange(0, int(std::size(kGemmShapes)) - 1, 1), {0, 1}})
+    ->MinTime(0.2);
 
 /// The same step in PyTorch: the script prints the best milliseconds per step on its last line.
 void BM_TorchTrain(benchmark::State& state) {

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/gemm.hpp"
 #include "core/thread_pool.hpp"
 #include "core/train.hpp"
 
@@ -121,6 +123,21 @@ typename X::Scalar ordered_sum(const X& x) {
     return s;
 }
 
+/// Σ f(j) for j < n in 16 interleaved partial sums (lane j mod 16), added pairwise at the end: the
+/// compiler vectorises it, and the order depends on n alone (not on alignment or thread).
+template <typename T, typename F>
+T lane_sum(int n, F f) {
+    constexpr int W = 16;
+    T acc[W] = {};
+    int j = 0;
+    for (; j + W <= n; j += W)
+        for (int l = 0; l < W; ++l) acc[l] += f(j + l);
+    for (int l = 0; j + l < n; ++l) acc[l] += f(j + l);
+    for (int w = W / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+    return acc[0];
+}
+
 // ---------------------------------------------------------------------------------------------
 // LayerNorm and RMSNorm
 // ---------------------------------------------------------------------------------------------
@@ -135,16 +152,18 @@ void norm_forward(const M<T>& x, const T* gamma, const T* beta, bool rms, double
     y.resize(n, d);
     rstd.resize(std::size_t(n));
     for (int i = 0; i < n; ++i) {
-        const T mean = rms ? T(0) : ordered_sum(x.row(i)) / T(d);
-        T var = 0;
-        for (int j = 0; j < d; ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
-        var /= T(d);
+        const T* __restrict xi = x.data() + std::size_t(i) * d;
+        T* __restrict hi = xhat.data() + std::size_t(i) * d;
+        T* __restrict yi = y.data() + std::size_t(i) * d;
+        const T mean = rms ? T(0) : lane_sum<T>(d, [&](int j) { return xi[j]; }) / T(d);
+        const T var = lane_sum<T>(d, [&](int j) { return (xi[j] - mean) * (xi[j] - mean); }) / T(d);
         const T r = T(1) / std::sqrt(var + T(eps));
         rstd[std::size_t(i)] = r;
-        for (int j = 0; j < d; ++j) {
-            xhat(i, j) = (x(i, j) - mean) * r;
-            y(i, j) = xhat(i, j) * gamma[j] + (beta ? beta[j] : T(0));
-        }
+        for (int j = 0; j < d; ++j) hi[j] = (xi[j] - mean) * r;
+        if (beta)
+            for (int j = 0; j < d; ++j) yi[j] = hi[j] * gamma[j] + beta[j];
+        else
+            for (int j = 0; j < d; ++j) yi[j] = hi[j] * gamma[j];
     }
 }
 
@@ -155,20 +174,18 @@ void norm_backward(const M<T>& dy, const M<T>& xhat, const std::vector<T>& rstd,
                    M<T>& dx, T* dgamma, T* dbeta) {
     const int n = int(dy.rows()), d = int(dy.cols());
     for (int i = 0; i < n; ++i) {
-        T mean_dxhat = 0, mean_dxhat_xhat = 0;
+        const T* __restrict g = dy.data() + std::size_t(i) * d;
+        const T* __restrict h = xhat.data() + std::size_t(i) * d;
+        T* __restrict o = dx.data() + std::size_t(i) * d;
+        const T mean_dxhat = rms ? T(0) : lane_sum<T>(d, [&](int j) { return g[j] * gamma[j]; }) / T(d);
+        const T mean_dxhat_xhat = lane_sum<T>(d, [&](int j) { return g[j] * gamma[j] * h[j]; }) / T(d);
+        const T r = rstd[std::size_t(i)];
         for (int j = 0; j < d; ++j) {
-            const T dxhat = dy(i, j) * gamma[j];
-            mean_dxhat += dxhat;
-            mean_dxhat_xhat += dxhat * xhat(i, j);
-            dgamma[j] += dy(i, j) * xhat(i, j);
-            if (dbeta) dbeta[j] += dy(i, j);
+            dgamma[j] += g[j] * h[j];
+            o[j] += r * (g[j] * gamma[j] - mean_dxhat - h[j] * mean_dxhat_xhat);
         }
-        mean_dxhat = rms ? T(0) : mean_dxhat / T(d);
-        mean_dxhat_xhat /= T(d);
-        for (int j = 0; j < d; ++j) {
-            const T dxhat = dy(i, j) * gamma[j];
-            dx(i, j) += rstd[std::size_t(i)] * (dxhat - mean_dxhat - xhat(i, j) * mean_dxhat_xhat);
-        }
+        if (dbeta)
+            for (int j = 0; j < d; ++j) dbeta[j] += g[j];
     }
 }
 
@@ -267,6 +284,29 @@ void swiglu_backward(const M<T>& dz, const M<T>& gu, M<T>& dgu) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Matrix products
+// ---------------------------------------------------------------------------------------------
+
+/// C [rows, cols] (row stride ldc) = A·B, or += with accumulate, over `inner` terms; A(i, k) at
+/// a[i·a_rs + k·a_cs], B(k, j) at b[k·b_rs + j·b_cs]. float: the trainer's own product (core/gemm.hpp);
+/// double (the tests): Eigen's. `tri` (core/gemm.hpp) skips the causal zeros.
+template <typename T>
+void product(int rows, int cols, int inner, const T* a, long a_rs, long a_cs, const T* b, long b_rs, long b_cs,
+             T* c, long ldc, bool accumulate, Triangle tri = Triangle::None) {
+    if constexpr (std::is_same_v<T, float>) {
+        gemm(rows, cols, inner, GemmOperand{a, a_rs, a_cs}, GemmOperand{b, b_rs, b_cs}, c, ldc, accumulate, tri);
+    } else {  // the whole product (the zeros a Triangle skips are zeros in memory)
+        using S = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+        const Eigen::Map<const M<T>, 0, S> A(a, rows, inner, S(a_rs, a_cs)), B(b, inner, cols, S(b_rs, b_cs));
+        Eigen::Map<M<T>, 0, Eigen::OuterStride<>> C(c, rows, cols, Eigen::OuterStride<>(ldc));
+        if (accumulate)
+            C.noalias() += A * B;
+        else
+            C.noalias() = A * B;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Causal multi-head attention (temperature 1, scale 1/√dh)
 // ---------------------------------------------------------------------------------------------
 
@@ -276,23 +316,29 @@ void swiglu_backward(const M<T>& dz, const M<T>& gu, M<T>& dgu) {
 template <typename T>
 void attention_forward(const M<T>& qkv, int S, int n_head, std::vector<M<T>>& att, M<T>& y) {
     const int n = int(qkv.rows()) / S, d = int(qkv.cols()) / 3, dh = d / n_head;
+    const long ld = 3 * long(d);  // row stride of qkv
     const T scale = T(1) / std::sqrt(T(dh));
     att.resize(std::size_t(S) * std::size_t(n_head));
     y.resize(qkv.rows(), d);
     for (int s = 0; s < S; ++s)
         for (int h = 0; h < n_head; ++h) {
-            const auto Q = qkv.block(s * n, h * dh, n, dh);          // [n, dh]
-            const auto K = qkv.block(s * n, d + h * dh, n, dh);      // [n, dh]
-            const auto V = qkv.block(s * n, 2 * d + h * dh, n, dh);  // [n, dh]
-            M<T>& P = att[std::size_t(s * n_head + h)];              // [n, n]
-            P.noalias() = (Q * K.transpose()) * scale;
+            const T* Q = qkv.data() + long(s) * n * ld + h * dh;  // [n, dh], row stride ld
+            const T* K = Q + d;                                    // [n, dh]
+            const T* V = Q + 2 * d;                                // [n, dh]
+            M<T>& P = att[std::size_t(s * n_head + h)];            // [n, n]
+            P.resize(n, n);
+            // scores [n, n] = Q·Kᵀ, only on and below the diagonal (Kᵀ(c, j) = K[j·ld + c])
+            product<T>(n, n, dh, Q, ld, 1, K, 1, ld, P.data(), n, false, Triangle::LowerC);
             for (int i = 0; i < n; ++i) {  // causal softmax of row i over keys 0..i (vectorised exp)
                 auto r = P.row(i).head(i + 1).array();
+                r *= scale;
                 r = (r - r.maxCoeff()).exp();
                 r /= r.sum();
                 P.row(i).tail(n - i - 1).setZero();
             }
-            y.block(s * n, h * dh, n, dh).noalias() = P * V;
+            // y_h [n, dh] = P·V, P lower-triangular
+            product<T>(n, dh, n, P.data(), n, 1, V, ld, 1, y.data() + long(s) * n * d + h * dh, d, false,
+                       Triangle::LowerA);
         }
 }
 
@@ -302,19 +348,20 @@ template <typename T>
 void attention_backward(const M<T>& dy, const M<T>& qkv, const std::vector<M<T>>& att, int S, int n_head,
                         M<T>& dqkv) {
     const int n = int(qkv.rows()) / S, d = int(qkv.cols()) / 3, dh = d / n_head;
+    const long ld = 3 * long(d);  // row stride of qkv and dqkv
     const T scale = T(1) / std::sqrt(T(dh));
     dqkv.resize(qkv.rows(), 3 * d);
-    M<T> dP, dS;  // [n, n]
+    M<T> dP(n, n), dS(n, n);
     for (int s = 0; s < S; ++s)
         for (int h = 0; h < n_head; ++h) {
-            const auto Q = qkv.block(s * n, h * dh, n, dh);
-            const auto K = qkv.block(s * n, d + h * dh, n, dh);
-            const auto V = qkv.block(s * n, 2 * d + h * dh, n, dh);
-            const auto dyh = dy.block(s * n, h * dh, n, dh);  // [n, dh]
-            const M<T>& P = att[std::size_t(s * n_head + h)];
-            dP.noalias() = dyh * V.transpose();
-            dqkv.block(s * n, 2 * d + h * dh, n, dh).noalias() = P.transpose() * dyh;
-            dS.resize(n, n);
+            const long q0 = long(s) * n * ld + h * dh;
+            const T *Q = qkv.data() + q0, *K = Q + d, *V = Q + 2 * d;  // [n, dh] each, row stride ld
+            T *dQ = dqkv.data() + q0, *dK = dQ + d, *dV = dQ + 2 * d;
+            const T* dyh = dy.data() + long(s) * n * d + h * dh;  // [n, dh], row stride d
+            const M<T>& P = att[std::size_t(s * n_head + h)];    // [n, n], lower-triangular
+            // dP [n, n] = dy_h·Vᵀ (on and below the diagonal); dV [n, dh] = Pᵀ·dy_h (Pᵀ upper-triangular)
+            product<T>(n, n, dh, dyh, d, 1, V, 1, ld, dP.data(), n, false, Triangle::LowerC);
+            product<T>(n, dh, n, P.data(), 1, n, dyh, d, 1, dV, ld, false, Triangle::UpperA);
             for (int i = 0; i < n; ++i) {
                 const auto p = P.row(i).head(i + 1).array();
                 const auto dp = dP.row(i).head(i + 1).array();
@@ -322,8 +369,9 @@ void attention_backward(const M<T>& dy, const M<T>& qkv, const std::vector<M<T>>
                 dS.row(i).head(i + 1).array() = p * (dp - dot) * scale;
                 dS.row(i).tail(n - i - 1).setZero();
             }
-            dqkv.block(s * n, h * dh, n, dh).noalias() = dS * K;
-            dqkv.block(s * n, d + h * dh, n, dh).noalias() = dS.transpose() * Q;
+            // dQ [n, dh] = dS·K (dS lower-triangular); dK [n, dh] = dSᵀ·Q (dSᵀ upper-triangular)
+            product<T>(n, dh, n, dS.data(), n, 1, K, ld, 1, dQ, ld, false, Triangle::LowerA);
+            product<T>(n, dh, n, dS.data(), 1, n, Q, ld, 1, dK, ld, false, Triangle::UpperA);
         }
 }
 
@@ -337,25 +385,31 @@ struct LinearShape {
 };
 
 /// forward: x [n, in] → y [n, out] (overwritten). b [out] may be null.
+///   Conv1D: y = x·W, W [in, out];  nn.Linear: y = x·Wᵀ, W [out, in].
 template <typename T>
 void linear_forward(const M<T>& x, const T* W, const T* b, LinearShape s, M<T>& y) {
-    if (s.out_in)
-        y.noalias() = x * CMap<T>(W, s.out, s.in).transpose();
+    const int n = int(x.rows());
+    y.resize(n, s.out);
+    if (s.out_in)  // Wᵀ(k, j) = W[j·in + k]
+        product<T>(n, s.out, s.in, x.data(), s.in, 1, W, 1, s.in, y.data(), s.out, false);
     else
-        y.noalias() = x * CMap<T>(W, s.in, s.out);
+        product<T>(n, s.out, s.in, x.data(), s.in, 1, W, s.out, 1, y.data(), s.out, false);
     if (b) y.rowwise() += Eigen::Map<const RowT<T>>(b, s.out);
 }
 
 /// backward: dy [n, out] → dW (added, W's layout), db [out] (added, when non-null), dx [n, in]
 /// (overwritten).
+///   Conv1D: dW [in, out] += xᵀ·dy, dx = dy·Wᵀ;  nn.Linear: dW [out, in] += dyᵀ·x, dx = dy·W.
 template <typename T>
 void linear_backward(const M<T>& dy, const M<T>& x, const T* W, LinearShape s, T* dW, T* db, M<T>& dx) {
+    const int n = int(dy.rows());
+    dx.resize(n, s.in);
     if (s.out_in) {
-        WMap<T>(dW, s.out, s.in).noalias() += dy.transpose() * x;
-        dx.noalias() = dy * CMap<T>(W, s.out, s.in);
+        product<T>(s.out, s.in, n, dy.data(), 1, s.out, x.data(), s.in, 1, dW, s.in, true);
+        product<T>(n, s.in, s.out, dy.data(), s.out, 1, W, s.in, 1, dx.data(), s.in, false);
     } else {
-        WMap<T>(dW, s.in, s.out).noalias() += x.transpose() * dy;
-        dx.noalias() = dy * CMap<T>(W, s.in, s.out).transpose();
+        product<T>(s.in, s.out, n, x.data(), 1, s.in, dy.data(), s.out, 1, dW, s.out, true);
+        product<T>(n, s.in, s.out, dy.data(), s.out, 1, W, 1, s.out, dx.data(), s.in, false);
     }
     if (db)  // rows in order (not Eigen's alignment-dependent colwise sum)
         for (Eigen::Index i = 0; i < dy.rows(); ++i)
@@ -470,8 +524,9 @@ void sequence_forward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>&
         norm_forward(A.x_final, at(p, idx.lnf_w), at(p, idx.lnf_b), rms, c.norm_eps, A.f, A.fhat, A.frstd);
     else
         A.f = A.x_final;
-    const auto unembed = view(p, idx.unembed, V, d);  // [V, d]
-    A.probs.noalias() = A.f * unembed.transpose();
+    // logits [S·n, V] = f·Uᵀ, U = unembed [V, d]
+    A.probs.resize(rows, V);
+    product<T>(rows, V, d, A.f.data(), d, 1, at(p, idx.unembed), 1, d, A.probs.data(), V, false);
     for (int t = 0; t < rows; ++t) {
         const T mx = A.probs.row(t).maxCoeff();
         A.probs.row(t) = (A.probs.row(t).array() - mx).exp();
@@ -502,8 +557,10 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>
         dlogits(t, targets[t]) -= T(1);
         dlogits.row(t) *= weight;
     }
-    gview(g, layout, idx.unembed, V, d).noalias() += dlogits.transpose() * A.f;
-    M<T> df = dlogits * view(p, idx.unembed, V, d);  // [n, d]
+    // dU [V, d] += dlogitsᵀ·f;  df [S·n, d] = dlogits·U
+    product<T>(V, d, rows, dlogits.data(), 1, V, A.f.data(), d, 1, G(idx.unembed), d, true);
+    M<T> df(rows, d);
+    product<T>(rows, d, V, dlogits.data(), V, 1, at(p, idx.unembed), d, 1, df.data(), d, false);
     M<T> dx;                                         // [n, d] gradient of the residual stream
     if (norms) {
         dx.setZero(rows, d);

@@ -1,0 +1,215 @@
+#include "core/gemm.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include <Eigen/Core>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace attnviz {
+
+namespace {
+
+using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Strided = Eigen::Map<const RowMat, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
+
+/// Eigen's product, for builds without AVX-512 and for operands with neither stride 1.
+void eigen_gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc, bool accumulate) {
+    // Eigen's Stride<outer, inner> for a row-major map: outer = row stride, inner = column stride.
+    const Strided a(A.p, M, K, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(A.rs, A.cs));
+    const Strided b(B.p, K, N, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(B.rs, B.cs));
+    Eigen::Map<RowMat, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
+    if (accumulate)
+        c.noalias() += a * b;
+    else
+        c.noalias() = a * b;
+}
+
+#if defined(__AVX512F__)
+
+constexpr int KC = 128;  // inner terms per packed panel of B: at most 128 × 64 floats = 32 KiB, L1-sized
+constexpr int MC = 144;  // rows of A swept per panel of B (a block of A that stays in L2)
+
+/// C[0..R, 0..ncols) (+)= A[R, kc] · Bp[kc, 16·NV]. A row-major (AT false: A(i, k) at a[i·lda + k]) or
+/// transposed (AT true: at a[k·lda + i]); Bp packed, row k at bp + 16·NV·k, zero past ncols.
+/// R·NV accumulators stay in registers: every loop over i and j is unrolled.
+template <int R, int NV, bool AT>
+void kernel(int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols, bool add) {
+    constexpr int NR = 16 * NV;
+    __m512 acc[R][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
+    for (int k = 0; k < kc; ++k) {
+        __m512 b[NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) b[j] = _mm512_load_ps(bp + NR * k + 16 * j);
+#pragma GCC unroll 16
+        for (int i = 0; i < R; ++i) {
+            const __m512 ai = _mm512_set1_ps(AT ? a[long(k) * lda + i] : a[long(i) * lda + k]);
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(ai, b[j], acc[i][j]);
+        }
+    }
+    __mmask16 mask[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+        const int valid = std::clamp(ncols - 16 * j, 0, 16);
+        mask[j] = __mmask16((1u << valid) - 1u);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+        float* row = c + long(i) * ldc;
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+            if (!mask[j]) continue;
+            __m512 v = acc[i][j];
+            if (add) v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[j], row + 16 * j), v);
+            _mm512_mask_storeu_ps(row + 16 * j, mask[j], v);
+        }
+    }
+}
+
+/// Tile shapes: 6 × 64 (24 accumulators), 12 × 32 (24) and 12 × 16 (12, for 16-wide heads).
+template <int NV>
+constexpr int rows_per_tile() {
+    return NV == 4 ? 6 : 12;
+}
+
+template <int NV, bool AT, int R = rows_per_tile<NV>()>
+void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols,
+                 bool add) {
+    if constexpr (R > 1) {
+        if (rows < R) return kernel_rows<NV, AT, R - 1>(rows, kc, a, lda, bp, c, ldc, ncols, add);
+    }
+    kernel<R, NV, AT>(kc, a, lda, bp, c, ldc, ncols, add);
+}
+
+/// Packs B[k0 .. k0+kc, 0 .. N) into panels of NR columns: panel p, row k at out + p·NR·kc + NR·k.
+template <int NR>
+void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
+    const int panels = (N + NR - 1) / NR;
+    for (int p = 0; p < panels; ++p) {
+        float* dst = out + long(p) * NR * kc;
+        const int j0 = p * NR, w = std::min(NR, N - j0);
+        if (B.cs == 1) {  // rows of B are contiguous
+            for (int k = 0; k < kc; ++k) {
+                const float* src = B.p + long(k0 + k) * B.rs + j0;
+                float* d = dst + NR * k;
+                std::copy(src, src + w, d);
+                std::fill(d + w, d + NR, 0.0f);
+            }
+        } else {  // columns of B are contiguous (B = Wᵀ): read along k, write across the panel
+            for (int jj = 0; jj < w; ++jj) {
+                const float* src = B.p + long(j0 + jj) * B.cs + long(k0) * B.rs;
+                for (int k = 0; k < kc; ++k) dst[NR * k + jj] = src[k];
+            }
+            for (int k = 0; k < kc; ++k) std::fill(dst + NR * k + w, dst + NR * (k + 1), 0.0f);
+        }
+    }
+}
+
+/// A 64-byte-aligned scratch buffer per thread, grown as needed.
+float* pack_buffer(std::size_t floats) {
+    struct Aligned {
+        float* p = nullptr;
+        std::size_t size = 0;
+        ~Aligned() { std::free(p); }
+    };
+    thread_local Aligned buf;
+    if (buf.size < floats) {
+        std::free(buf.p);
+        buf.p = nullptr;
+        buf.size = 0;
+        void* p = std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+        if (!p) throw std::bad_alloc();
+        buf.p = static_cast<float*>(p);
+        buf.size = floats;
+    }
+    return buf.p;
+}
+
+/// The blocked product with tiles of 16·NV columns (see gemm for the arguments; A's layout decided).
+template <int NV>
+void blocked(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C, long ldc,
+             bool accumulate, Triangle tri) {
+    constexpr int NR = 16 * NV, MR = rows_per_tile<NV>();
+    const long lda = a_trans ? A.cs : A.rs;
+    const int panels = (N + NR - 1) / NR;
+    float* packed = pack_buffer(std::size_t(panels) * NR * KC);
+    for (int k0 = 0; k0 < K; k0 += KC) {
+        const int kc = std::min(KC, K - k0);
+        pack_b<NR>(B, k0, kc, N, packed);
+        const bool add = accumulate || k0 > 0;
+        for (int i0 = 0; i0 < M; i0 += MC) {
+            const int i1 = std::min(M, i0 + MC);
+            for (int p = 0; p < panels; ++p) {
+                const float* bp = packed + long(p) * NR * kc;
+                const int ncols = std::min(NR, N - p * NR);
+                for (int i = i0; i < i1; i += MR) {
+                    const int rows = std::min(MR, i1 - i);
+                    if (tri == Triangle::LowerC && p * NR > i + rows - 1) continue;  // wholly above
+                    // the inner terms this row block needs from the panel: [k0 + lo, k0 + hi)
+                    int lo = 0, hi = kc;
+                    if (tri == Triangle::LowerA) hi = std::clamp(i + rows - k0, 0, kc);
+                    if (tri == Triangle::UpperA) lo = std::clamp(i - k0, 0, kc);
+                    const float* a = a_trans ? A.p + long(k0 + lo) * lda + i : A.p + long(i) * lda + (k0 + lo);
+                    float* c = C + long(i) * ldc + long(p) * NR;
+                    // hi <= lo: nothing to add, but a first panel still writes its zeros
+                    const int terms = std::max(0, hi - lo);
+                    if (a_trans)
+                        kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
+                    else
+                        kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
+                }
+            }
+        }
+    }
+}
+
+#endif  // __AVX512F__
+
+}  // namespace
+
+bool gemm_own_kernel() {
+#if defined(__AVX512F__)
+    return true;
+#else
+    return false;
+#endif
+}
+
+void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc, bool accumulate,
+          Triangle tri) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!accumulate)
+            for (int i = 0; i < M; ++i) std::fill(C + long(i) * ldc, C + long(i) * ldc + N, 0.0f);
+        return;
+    }
+#if defined(__AVX512F__)
+    // A's addressing: row-major (column stride 1) or transposed (row stride 1); a one-column A is
+    // row-major and a one-row A transposed, whatever their other stride says. B: either stride 1.
+    const bool a_rowmajor = A.cs == 1 || K == 1, a_trans = !a_rowmajor && (A.rs == 1 || M == 1);
+    if (N == 1) B.cs = 1;  // one column: B(k, 0) at p[k·rs]
+    const bool b_ok = B.cs == 1 || B.rs == 1 || K == 1;
+    if ((a_rowmajor || a_trans) && b_ok) {
+        if (N <= 16)
+            blocked<1>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+        else if (N <= 32)
+            blocked<2>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+        else
+            blocked<4>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+        return;
+    }
+#endif
+    eigen_gemm(M, N, K, A, B, C, ldc, accumulate);
+}
+
+}  // namespace attnviz
