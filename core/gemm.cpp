@@ -91,26 +91,34 @@ void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, fl
     kernel<R, NV, AT>(kc, a, lda, bp, c, ldc, ncols, add);
 }
 
-/// Packs B[k0 .. k0+kc, 0 .. N) into panels of NR columns: panel p, row k at out + p·NR·kc + NR·k.
-template <int NR>
+/// Packs B[k0 .. k0+kc, 0 .. N) into panels of NR = 16·NV columns: panel p, row k at
+/// out + p·NR·kc + NR·k, zero past column N. A row of a panel is NV masked vector loads (rows of B
+/// contiguous) or NV masked gathers (any other column stride, e.g. B = Wᵀ).
+template <int NV>
 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
+    constexpr int NR = 16 * NV;
     const int panels = (N + NR - 1) / NR;
+    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for (int p = 0; p < panels; ++p) {
         float* dst = out + long(p) * NR * kc;
         const int j0 = p * NR, w = std::min(NR, N - j0);
+        __mmask16 mask[NV];
+        for (int j = 0; j < NV; ++j) mask[j] = __mmask16((1u << std::clamp(w - 16 * j, 0, 16)) - 1u);
         if (B.cs == 1) {  // rows of B are contiguous
             for (int k = 0; k < kc; ++k) {
                 const float* src = B.p + long(k0 + k) * B.rs + j0;
-                float* d = dst + NR * k;
-                std::copy(src, src + w, d);
-                std::fill(d + w, d + NR, 0.0f);
+                for (int j = 0; j < NV; ++j)
+                    _mm512_store_ps(dst + NR * k + 16 * j, _mm512_maskz_loadu_ps(mask[j], src + 16 * j));
             }
-        } else {  // columns of B are contiguous (B = Wᵀ): read along k, write across the panel
-            for (int jj = 0; jj < w; ++jj) {
-                const float* src = B.p + long(j0 + jj) * B.cs + long(k0) * B.rs;
-                for (int k = 0; k < kc; ++k) dst[NR * k + jj] = src[k];
+        } else {  // B(k, j0 + 16·j + l) at src + k·rs + l·cs (15·cs fits a 32-bit offset: see gemm)
+            const __m512i offsets = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(int(B.cs)));
+            for (int k = 0; k < kc; ++k) {
+                const float* src = B.p + long(k0 + k) * B.rs + long(j0) * B.cs;
+                for (int j = 0; j < NV; ++j)
+                    _mm512_store_ps(dst + NR * k + 16 * j,
+                                    _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask[j], offsets,
+                                                             src + 16L * j * B.cs, 4));
             }
-            for (int k = 0; k < kc; ++k) std::fill(dst + NR * k + w, dst + NR * (k + 1), 0.0f);
         }
     }
 }
@@ -145,7 +153,7 @@ void blocked(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, fl
     float* packed = pack_buffer(std::size_t(panels) * NR * KC);
     for (int k0 = 0; k0 < K; k0 += KC) {
         const int kc = std::min(KC, K - k0);
-        pack_b<NR>(B, k0, kc, N, packed);
+        pack_b<NV>(B, k0, kc, N, packed);
         const bool add = accumulate || k0 > 0;
         for (int i0 = 0; i0 < M; i0 += MC) {
             const int i1 = std::min(M, i0 + MC);
@@ -195,10 +203,11 @@ void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc,
     }
 #if defined(__AVX512F__)
     // A's addressing: row-major (column stride 1) or transposed (row stride 1); a one-column A is
-    // row-major and a one-row A transposed, whatever their other stride says. B: either stride 1.
+    // row-major and a one-row A transposed, whatever their other stride says. B: rows copied (column
+    // stride 1) or gathered with 32-bit offsets up to 15 column strides.
     const bool a_rowmajor = A.cs == 1 || K == 1, a_trans = !a_rowmajor && (A.rs == 1 || M == 1);
     if (N == 1) B.cs = 1;  // one column: B(k, 0) at p[k·rs]
-    const bool b_ok = B.cs == 1 || B.rs == 1 || K == 1;
+    const bool b_ok = B.cs == 1 || (B.cs > 0 && B.cs < (1L << 31) / 16);
     if ((a_rowmajor || a_trans) && b_ok) {
         if (N <= 16)
             blocked<1>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);

@@ -103,6 +103,39 @@ TEST(Gemm, TrianglesGiveTheWholeProductWhereItIsWanted) {
                 }
 }
 
+/// Operands with no stride 1 (every other element of a buffer, columns far apart): B is gathered,
+/// an A like that goes to Eigen's product. Same double-loop check.
+TEST(Gemm, OperandsWithNoUnitStride) {
+    std::mt19937 rng(10);
+    std::normal_distribution<float> nd;
+    for (int M : {1, 7, 40})
+        for (int N : {1, 5, 33, 70})
+            for (int K : {1, 9, 130})
+                for (bool a_strided : {false, true}) {
+                    const long a_rs = a_strided ? 2 * K + 3 : K, a_cs = a_strided ? 2 : 1;
+                    const long b_rs = 3, b_cs = 3 * K + 5;  // B(k, j) at b[3k + (3K + 5)j]
+                    std::vector<float> a(std::size_t(M * a_rs + K * a_cs + 1)), b(std::size_t(K * b_rs + N * b_cs + 1));
+                    for (float& x : a) x = nd(rng);
+                    for (float& x : b) x = nd(rng);
+                    std::vector<float> C(std::size_t(M) * N, 7.0f);
+                    gemm(M, N, K, GemmOperand{a.data(), a_rs, a_cs}, GemmOperand{b.data(), b_rs, b_cs}, C.data(), N,
+                         false);
+                    for (int i = 0; i < M; ++i)
+                        for (int j = 0; j < N; ++j) {
+                            double want = 0, scale = 0;
+                            for (int k = 0; k < K; ++k) {
+                                const double t = double(a[std::size_t(i * a_rs + k * a_cs)]) *
+                                                 double(b[std::size_t(k * b_rs + j * b_cs)]);
+                                want += t;
+                                scale += std::abs(t);
+                            }
+                            ASSERT_NEAR(C[std::size_t(i * N + j)], want, 1e-6 * (scale + 1))
+                                << "M=" << M << " N=" << N << " K=" << K << (a_strided ? " A strided" : "")
+                                << " at (" << i << ", " << j << ")";
+                        }
+                }
+}
+
 TEST(Gemm, InnerDimensionZeroClearsOrKeeps) {
     std::vector<float> C(6, 5.0f);
     const float one = 1.0f;
