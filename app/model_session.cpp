@@ -187,11 +187,18 @@ void ModelSession::thread_main() {
             const std::uint64_t generation = load_generation_;
             lock.unlock();
             LoadResult result;
+            // Thrown from the progress callback once the load is no longer wanted (cancelled, replaced
+            // or the session closing): the load stops at its next phase instead of running to its end. Not a
+            // std::exception, so no loader's own handler mistakes it for a bad file.
+            struct Abandoned {};
             try {
                 result.model = load_fn_(dir, [&](const char* phase, float fraction) {
                     std::lock_guard<std::mutex> g(mutex_);
-                    if (generation == load_generation_) progress_ = {true, phase, fraction};
+                    if (stop_ || generation != load_generation_) throw Abandoned{};
+                    progress_ = {true, phase, fraction};
                 });
+            } catch (const Abandoned&) {
+                result = {};  // dropped below: the generation has moved on
             } catch (const std::exception& e) {
                 result.error = one_line(e.what());
             }

@@ -82,11 +82,11 @@ class ModelSession {
     ModelSession(const ModelSession&) = delete;
     ModelSession& operator=(const ModelSession&) = delete;
 
-    /// Starts loading DIR (replaces a load not yet started; one in progress is finished but its
-    /// result dropped: the newest request wins). Never blocks.
+    /// Starts loading DIR (replaces a load not yet started; one in progress stops at its next phase
+    /// and its result is dropped: the newest request wins). Never blocks.
     void load(const std::string& dir);
-    /// Drops the pending load and the result of the one in progress (a scene without a model was
-    /// opened meanwhile: the model must not replace it when it arrives). Never blocks.
+    /// Drops the pending load and stops the one in progress at its next phase (a scene without a model
+    /// was opened meanwhile: the model must not replace it). Never blocks.
     void cancel_load();
     Progress progress() const;
     std::optional<LoadResult> poll_load();

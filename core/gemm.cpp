@@ -7,7 +7,12 @@
 
 #include <Eigen/Core>
 
-#if defined(__AVX512F__)
+// The kernel is compiled for AVX-512 whatever the build's -march (function target attributes) and
+// chosen at run time, so the package's baseline x86-64 binary uses it on a CPU that has AVX-512, and
+// the sanitizer builds (no -march=native) test it.
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define ATTNVIZ_GEMM_AVX512 1
+#define ATTNVIZ_AVX512 __attribute__((target("avx512f")))
 #include <immintrin.h>
 #endif
 
@@ -30,16 +35,17 @@ void eigen_gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, lon
         c.noalias() = a * b;
 }
 
-#if defined(__AVX512F__)
+#if defined(ATTNVIZ_GEMM_AVX512)
 
 constexpr int KC = 128;  // inner terms per packed panel of B: at most 128 × 64 floats = 32 KiB, L1-sized
 constexpr int MC = 144;  // rows of A swept per panel of B (a block of A that stays in L2)
+constexpr int NC = 256;  // columns of B packed at a time (a multiple of every panel width: 16, 32, 64)
 
 /// C[0..R, 0..ncols) (+)= A[R, kc] · Bp[kc, 16·NV]. A row-major (AT false: A(i, k) at a[i·lda + k]) or
 /// transposed (AT true: at a[k·lda + i]); Bp packed, row k at bp + 16·NV·k, zero past ncols.
 /// R·NV accumulators stay in registers: every loop over i and j is unrolled.
 template <int R, int NV, bool AT>
-void kernel(int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols, bool add) {
+ATTNVIZ_AVX512 void kernel(int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols, bool add) {
     constexpr int NR = 16 * NV;
     __m512 acc[R][NV];
 #pragma GCC unroll 16
@@ -83,7 +89,7 @@ constexpr int rows_per_tile() {
 }
 
 template <int NV, bool AT, int R = rows_per_tile<NV>()>
-void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols,
+ATTNVIZ_AVX512 void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols,
                  bool add) {
     if constexpr (R > 1) {
         if (rows < R) return kernel_rows<NV, AT, R - 1>(rows, kc, a, lda, bp, c, ldc, ncols, add);
@@ -95,7 +101,7 @@ void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, fl
 /// out + p·NR·kc + NR·k, zero past column N. A row of a panel is NV masked vector loads (rows of B
 /// contiguous) or NV masked gathers (any other column stride, e.g. B = Wᵀ).
 template <int NV>
-void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
+ATTNVIZ_AVX512 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
     constexpr int NR = 16 * NV;
     const int panels = (N + NR - 1) / NR;
     const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -145,49 +151,63 @@ float* pack_buffer(std::size_t floats) {
 
 /// The blocked product with tiles of 16·NV columns (see gemm for the arguments; A's layout decided).
 template <int NV>
-void blocked(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C, long ldc,
+ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C, long ldc,
              bool accumulate, Triangle tri) {
     constexpr int NR = 16 * NV, MR = rows_per_tile<NV>();
     const long lda = a_trans ? A.cs : A.rs;
-    const int panels = (N + NR - 1) / NR;
-    float* packed = pack_buffer(std::size_t(panels) * NR * KC);
-    for (int k0 = 0; k0 < K; k0 += KC) {
-        const int kc = std::min(KC, K - k0);
-        pack_b<NV>(B, k0, kc, N, packed);
-        const bool add = accumulate || k0 > 0;
-        for (int i0 = 0; i0 < M; i0 += MC) {
-            const int i1 = std::min(M, i0 + MC);
-            for (int p = 0; p < panels; ++p) {
-                const float* bp = packed + long(p) * NR * kc;
-                const int ncols = std::min(NR, N - p * NR);
-                for (int i = i0; i < i1; i += MR) {
-                    const int rows = std::min(MR, i1 - i);
-                    if (tri == Triangle::LowerC && p * NR > i + rows - 1) continue;  // wholly above
-                    // the inner terms this row block needs from the panel: [k0 + lo, k0 + hi)
-                    int lo = 0, hi = kc;
-                    if (tri == Triangle::LowerA) hi = std::clamp(i + rows - k0, 0, kc);
-                    if (tri == Triangle::UpperA) lo = std::clamp(i - k0, 0, kc);
-                    const float* a = a_trans ? A.p + long(k0 + lo) * lda + i : A.p + long(i) * lda + (k0 + lo);
-                    float* c = C + long(i) * ldc + long(p) * NR;
-                    // hi <= lo: nothing to add, but a first panel still writes its zeros
-                    const int terms = std::max(0, hi - lo);
-                    if (a_trans)
-                        kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
-                    else
-                        kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
+    // B is packed NC columns × KC terms at a time (at most 128 KiB per thread, whatever N)
+    float* packed = pack_buffer(std::size_t(NC) * std::size_t(std::min(K, KC)));
+    for (int j0 = 0; j0 < N; j0 += NC) {
+        const int nc = std::min(NC, N - j0), panels = (nc + NR - 1) / NR;
+        const GemmOperand Bj{B.p + long(j0) * B.cs, B.rs, B.cs};  // columns j0 .. j0 + nc
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            const int kc = std::min(KC, K - k0);
+            pack_b<NV>(Bj, k0, kc, nc, packed);
+            const bool add = accumulate || k0 > 0;
+            for (int i0 = 0; i0 < M; i0 += MC) {
+                const int i1 = std::min(M, i0 + MC);
+                for (int p = 0; p < panels; ++p) {
+                    const float* bp = packed + long(p) * NR * kc;
+                    const int col = j0 + p * NR, ncols = std::min(NR, N - col);
+                    for (int i = i0; i < i1; i += MR) {
+                        const int rows = std::min(MR, i1 - i);
+                        if (tri == Triangle::LowerC && col > i + rows - 1) continue;  // wholly above
+                        // the inner terms this row block needs from the panel: [k0 + lo, k0 + hi)
+                        int lo = 0, hi = kc;
+                        if (tri == Triangle::LowerA) hi = std::clamp(i + rows - k0, 0, kc);
+                        if (tri == Triangle::UpperA) lo = std::clamp(i - k0, 0, kc);
+                        const float* a =
+                            a_trans ? A.p + long(k0 + lo) * lda + i : A.p + long(i) * lda + (k0 + lo);
+                        float* c = C + long(i) * ldc + col;
+                        // hi <= lo: nothing to add, but a first panel still writes its zeros
+                        const int terms = std::max(0, hi - lo);
+                        if (a_trans)
+                            kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
+                        else
+                            kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
+                    }
                 }
             }
         }
     }
 }
 
-#endif  // __AVX512F__
+/// Whether this CPU (and its operating system) runs AVX-512F.
+bool cpu_has_avx512() {
+    static const bool has = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") != 0;
+    }();
+    return has;
+}
+
+#endif  // ATTNVIZ_GEMM_AVX512
 
 }  // namespace
 
 bool gemm_own_kernel() {
-#if defined(__AVX512F__)
-    return true;
+#if defined(ATTNVIZ_GEMM_AVX512)
+    return cpu_has_avx512();
 #else
     return false;
 #endif
@@ -201,14 +221,14 @@ void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc,
             for (int i = 0; i < M; ++i) std::fill(C + long(i) * ldc, C + long(i) * ldc + N, 0.0f);
         return;
     }
-#if defined(__AVX512F__)
+#if defined(ATTNVIZ_GEMM_AVX512)
     // A's addressing: row-major (column stride 1) or transposed (row stride 1); a one-column A is
     // row-major and a one-row A transposed, whatever their other stride says. B: rows copied (column
     // stride 1) or gathered with 32-bit offsets up to 15 column strides.
     const bool a_rowmajor = A.cs == 1 || K == 1, a_trans = !a_rowmajor && (A.rs == 1 || M == 1);
     if (N == 1) B.cs = 1;  // one column: B(k, 0) at p[k·rs]
     const bool b_ok = B.cs == 1 || (B.cs > 0 && B.cs < (1L << 31) / 16);
-    if ((a_rowmajor || a_trans) && b_ok) {
+    if ((a_rowmajor || a_trans) && b_ok && cpu_has_avx512()) {
         if (N <= 16)
             blocked<1>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
         else if (N <= 32)
@@ -218,6 +238,7 @@ void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc,
         return;
     }
 #endif
+    (void)tri;  // Eigen's whole product: the skipped terms are zeros in memory
     eigen_gemm(M, N, K, A, B, C, ldc, accumulate);
 }
 

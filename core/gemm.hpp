@@ -8,12 +8,15 @@
 // inner terms at a time (at most a 32 KiB panel, which stays in L1). Measured side by side on the
 // trainer's shapes (bench BM_TrainGemm): ~1.45x Eigen's rate. The summation order depends on the
 // shapes alone (no cache-size query), so a product is bit-for-bit the same on every run, thread and
-// AVX-512 machine. Without AVX-512 (e.g. the package's baseline x86-64 build) it is Eigen's product.
+// AVX-512 machine. The kernel is compiled for AVX-512 in every x86-64 build (the package's baseline
+// build too) and used when the CPU has it; otherwise gemm is Eigen's product.
 #pragma once
 
 namespace attnviz {
 
-/// A strided float matrix: element (i, j) at p[i·rs + j·cs]. gemm needs rs == 1 or cs == 1.
+/// A strided float matrix: element (i, j) at p[i·rs + j·cs], strides > 0. The own kernel reads A
+/// row-major (cs = 1) or transposed (rs = 1) and B with any column stride below 2^31 / 16; anything
+/// else goes to Eigen's product.
 struct GemmOperand {
     const float* p = nullptr;
     long rs = 0, cs = 1;
@@ -33,7 +36,7 @@ enum class Triangle {
 void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc, bool accumulate,
           Triangle tri = Triangle::None);
 
-/// True when gemm runs its own AVX-512 kernel in this build (false: Eigen's product).
+/// True when gemm runs its own AVX-512 kernel on this CPU (false: Eigen's product).
 bool gemm_own_kernel();
 
 }  // namespace attnviz

@@ -180,8 +180,13 @@ void adamw_step(std::vector<float>& params, const std::vector<float>& grad, Adam
         s.v.assign(params.size(), 0.0f);
     }
     s.step += 1;
-    const double bc1 = 1.0 - std::pow(c.beta1, double(s.step));
-    const double bc2 = 1.0 - std::pow(c.beta2, double(s.step));
+    adamw_update(params.data(), grad.data(), s.m.data(), s.v.data(), params.size(), s.step, c, lr);
+}
+
+void adamw_update(float* params, const float* grad, float* m_buf, float* v_buf, std::size_t n, long step,
+                  const AdamWConfig& c, double lr) {
+    const double bc1 = 1.0 - std::pow(c.beta1, double(step));
+    const double bc2 = 1.0 - std::pow(c.beta2, double(step));
     const float decay = float(1.0 - lr * c.weight_decay);
     const float b1 = float(c.beta1), b2 = float(c.beta2);
     const float step_size = float(lr / bc1);
@@ -193,11 +198,10 @@ void adamw_step(std::vector<float>& params, const std::vector<float>& grad, Adam
     // vector body and the scalar remainder. (Eigen's array maps were faster to write but not
     // reproducible: which elements they do in scalar code depends on the buffer's address, and their
     // scalar and packet code round a·x + b·y differently.)
-    const std::size_t n = params.size();
-    float* __restrict p = params.data();
-    float* __restrict m = s.m.data();
-    float* __restrict v = s.v.data();
-    const float* __restrict g = grad.data();
+    float* __restrict p = params;
+    float* __restrict m = m_buf;
+    float* __restrict v = v_buf;
+    const float* __restrict g = grad;
     for (std::size_t i = 0; i < n; ++i) {
         m[i] = b1 * m[i] + (1.0f - b1) * g[i];
         v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
@@ -207,10 +211,13 @@ void adamw_step(std::vector<float>& params, const std::vector<float>& grad, Adam
 }
 
 double clip_grad_norm(std::vector<float>& grad, double max_norm) {
+    return clip_grad_norm(grad.data(), grad.size(), max_norm);
+}
+
+double clip_grad_norm(float* grad, std::size_t size, double max_norm) {
     // Σg² in double, 8 interleaved partial sums added in a fixed order (vectorised; the same result
     // wherever the buffer lies).
-    const std::size_t size = grad.size();
-    const float* __restrict gp = grad.data();
+    const float* __restrict gp = grad;
     double acc[8] = {};
     std::size_t i = 0;
     for (; i + 8 <= size; i += 8)
@@ -220,7 +227,7 @@ double clip_grad_norm(std::vector<float>& grad, double max_norm) {
     const double norm = std::sqrt(sq);
     if (max_norm > 0 && norm > max_norm) {
         const float k = float(max_norm / (norm + 1e-6));
-        for (float& x : grad) x *= k;
+        for (std::size_t j = 0; j < size; ++j) grad[j] *= k;
     }
     return norm;
 }

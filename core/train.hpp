@@ -113,8 +113,14 @@ struct AdamWState {
 void adamw_step(std::vector<float>& params, const std::vector<float>& grad, AdamWState& state,
                 const AdamWConfig& config, double lr);
 
+/// The same update on raw buffers of n floats, at AdamW step `step` (1 = first); m and v are the
+/// moments, updated in place. Bit-for-bit the same wherever the buffers lie.
+void adamw_update(float* params, const float* grad, float* m, float* v, std::size_t n, long step,
+                  const AdamWConfig& config, double lr);
+
 /// Scales grad so its global L2 norm is at most max_norm (> 0); returns the norm before clipping.
 double clip_grad_norm(std::vector<float>& grad, double max_norm);
+double clip_grad_norm(float* grad, std::size_t n, double max_norm);
 
 /// Linear warm-up over `warmup` steps to `lr`, then cosine decay to lr·min_ratio at `total` steps.
 double lr_schedule(long step, long warmup, long total, double lr, double min_ratio = 0.1);

@@ -125,15 +125,20 @@ TEST(ModelSession, AFailedLoadIsOneLineAndProgressIsReported) {
 struct GatedLoads {
     std::mutex mutex;
     std::condition_variable cv;
-    std::vector<std::string> started;
+    std::vector<std::string> started, finished;
     bool open = false;
     ModelSession::LoadFn fn() {
         return [this](const std::string& dir, const ProgressFn& progress) -> LoadedModel {
             progress("reading config", 0.1f);
-            std::unique_lock<std::mutex> lock(mutex);
-            started.push_back(dir);
-            cv.notify_all();
-            cv.wait(lock, [&] { return open; });
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                started.push_back(dir);
+                cv.notify_all();
+                cv.wait(lock, [&] { return open; });
+            }
+            progress("mapping weights", 0.2f);  // a load no longer wanted stops here
+            std::lock_guard<std::mutex> lock(mutex);
+            finished.push_back(dir);
             LoadedModel m = tiny_loaded();
             m.name = dir;
             return m;
@@ -162,6 +167,7 @@ TEST(ModelSession, ACancelledLoadNeverArrives) {
     ASSERT_TRUE(session.wait_idle(30));
     EXPECT_FALSE(session.poll_load().has_value());
     EXPECT_FALSE(session.progress().loading);
+    EXPECT_TRUE(gate.finished.empty()) << "the cancelled load ran on past its next phase";
     session.load("again");  // and a later load still works
     ASSERT_TRUE(session.wait_idle(30));
     auto r = session.poll_load();
@@ -180,7 +186,8 @@ TEST(ModelSession, ALoadAskedForDuringAnotherIsTheOneThatArrives) {
     ASSERT_TRUE(session.wait_idle(30));
     auto r = session.poll_load();
     ASSERT_TRUE(r && r->model);
-    EXPECT_EQ(r->model->name, "second");  // "first" finished too, but was no longer wanted
+    EXPECT_EQ(r->model->name, "second");
+    EXPECT_EQ(gate.finished, std::vector<std::string>{"second"});  // "first" stopped at its next phase
     EXPECT_FALSE(session.poll_load().has_value());
     EXPECT_FALSE(session.progress().loading);
 }
