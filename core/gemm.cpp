@@ -12,7 +12,12 @@
 // the sanitizer builds (no -march=native) test it.
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define ATTNVIZ_GEMM_AVX512 1
-#define ATTNVIZ_AVX512 __attribute__((target("avx512f")))
+// Every AVX-512 instruction ends up in three functions (blocked_16/32/64 below; the templates are
+// inlined into them) in a section of their own, attnviz_avx512: the check of the portable package
+// (tests/install) tells that code, run only after the CPU check, from code that would die with SIGILL
+// on an older x86-64. (GCC ignores a section attribute on a template.)
+#define ATTNVIZ_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+#define ATTNVIZ_AVX512_ENTRY __attribute__((target("avx512f"), section("attnviz_avx512"), noinline))
 #include <immintrin.h>
 #endif
 
@@ -192,6 +197,19 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
     }
 }
 
+ATTNVIZ_AVX512_ENTRY void blocked_16(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C,
+                                     long ldc, bool accumulate, Triangle tri) {
+    blocked<1>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+}
+ATTNVIZ_AVX512_ENTRY void blocked_32(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C,
+                                     long ldc, bool accumulate, Triangle tri) {
+    blocked<2>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+}
+ATTNVIZ_AVX512_ENTRY void blocked_64(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C,
+                                     long ldc, bool accumulate, Triangle tri) {
+    blocked<4>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+}
+
 /// Whether this CPU (and its operating system) runs AVX-512F.
 bool cpu_has_avx512() {
     static const bool has = [] {
@@ -230,11 +248,11 @@ void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc,
     const bool b_ok = B.cs == 1 || (B.cs > 0 && B.cs < (1L << 31) / 16);
     if ((a_rowmajor || a_trans) && b_ok && cpu_has_avx512()) {
         if (N <= 16)
-            blocked<1>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+            blocked_16(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
         else if (N <= 32)
-            blocked<2>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+            blocked_32(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
         else
-            blocked<4>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
+            blocked_64(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
         return;
     }
 #endif
