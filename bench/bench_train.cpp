@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <iterator>
+#include <random>
 #include <string>
 
 #include "core/gemm.hpp"
@@ -127,10 +127,14 @@ struct GemmShape {
     bool a_t, b_t;
 };
 constexpr GemmShape kGemmShapes[] = {
-    {"c_attn x.W", 1024, 384, 128, false, false},  {"c_fc x.W", 1024, 512, 128, false, false},
-    {"c_proj x.W", 1024, 128, 512, false, false},  {"lm_head f.U^T", 1024, 256, 128, false, true},
-    {"c_attn dW=x^T.dy", 128, 384, 1024, true, false}, {"c_attn dx=dy.W^T", 1024, 128, 384, false, true},
-    {"c_proj dW=x^T.dy", 512, 128, 1024, true, false}, {"head Q.K^T", 64, 64, 32, false, true},
+    {"c_attn x.W", 1024, 384, 128, false, false},
+    {"c_fc x.W", 1024, 512, 128, false, false},
+    {"c_proj x.W", 1024, 128, 512, false, false},
+    {"lm_head f.U^T", 1024, 256, 128, false, true},
+    {"c_attn dW=x^T.dy", 128, 384, 1024, true, false},
+    {"c_attn dx=dy.W^T", 1024, 128, 384, false, true},
+    {"c_proj dW=x^T.dy", 512, 128, 1024, true, false},
+    {"head Q.K^T", 64, 64, 32, false, true},
     {"head P.V", 64, 32, 64, false, false},
 };
 

@@ -36,21 +36,6 @@ namespace attnviz {
 
 namespace {
 
-using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using Strided = Eigen::Map<const RowMat, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
-
-/// Eigen's product, for builds without AVX-512 and for operands with neither stride 1.
-void eigen_gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc, bool accumulate) {
-    // Eigen's Stride<outer, inner> for a row-major map: outer = row stride, inner = column stride.
-    const Strided a(A.p, M, K, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(A.rs, A.cs));
-    const Strided b(B.p, K, N, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(B.rs, B.cs));
-    Eigen::Map<RowMat, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
-    if (accumulate)
-        c.noalias() += a * b;
-    else
-        c.noalias() = a * b;
-}
-
 #if defined(ATTNVIZ_GEMM_AVX512)
 
 constexpr int KC = 128;  // inner terms per packed panel of B: at most 128 × 64 floats = 32 KiB, L1-sized
@@ -61,7 +46,8 @@ constexpr int NC = 256;  // columns of B packed at a time (a multiple of every p
 /// transposed (AT true: at a[k·lda + i]); Bp packed, row k at bp + 16·NV·k, zero past ncols.
 /// R·NV accumulators stay in registers: every loop over i and j is unrolled.
 template <int R, int NV, bool AT>
-ATTNVIZ_AVX512 void kernel(int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols, bool add) {
+ATTNVIZ_AVX512 void kernel(int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols,
+                           bool add) {
     constexpr int NR = 16 * NV;
     __m512 acc[R][NV];
 #pragma GCC unroll 16
@@ -105,8 +91,8 @@ constexpr int rows_per_tile() {
 }
 
 template <int NV, bool AT, int R = rows_per_tile<NV>()>
-ATTNVIZ_AVX512 void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols,
-                 bool add) {
+ATTNVIZ_AVX512 void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, float* c,
+                                long ldc, int ncols, bool add) {
     if constexpr (R > 1) {
         if (rows < R) return kernel_rows<NV, AT, R - 1>(rows, kc, a, lda, bp, c, ldc, ncols, add);
     }
@@ -167,8 +153,8 @@ float* pack_buffer(std::size_t floats) {
 
 /// The blocked product with tiles of 16·NV columns (see gemm for the arguments; A's layout decided).
 template <int NV>
-ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C, long ldc,
-             bool accumulate, Triangle tri) {
+ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C,
+                            long ldc, bool accumulate, Triangle tri) {
     constexpr int NR = 16 * NV, MR = rows_per_tile<NV>();
     const long lda = a_trans ? A.cs : A.rs;
     // B is packed NC columns × KC terms at a time (at most 128 KiB per thread, whatever N)
@@ -198,9 +184,11 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
                         // hi <= lo: nothing to add, but a first panel still writes its zeros
                         const int terms = std::max(0, hi - lo);
                         if (a_trans)
-                            kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
+                            kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols,
+                                                  add);
                         else
-                            kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols, add);
+                            kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldc, ncols,
+                                                   add);
                     }
                 }
             }
@@ -208,16 +196,16 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
     }
 }
 
-ATTNVIZ_AVX512_ENTRY void blocked_16(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C,
-                                     long ldc, bool accumulate, Triangle tri) {
+ATTNVIZ_AVX512_ENTRY void blocked_16(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B,
+                                     float* C, long ldc, bool accumulate, Triangle tri) {
     blocked<1>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
 }
-ATTNVIZ_AVX512_ENTRY void blocked_32(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C,
-                                     long ldc, bool accumulate, Triangle tri) {
+ATTNVIZ_AVX512_ENTRY void blocked_32(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B,
+                                     float* C, long ldc, bool accumulate, Triangle tri) {
     blocked<2>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
 }
-ATTNVIZ_AVX512_ENTRY void blocked_64(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B, float* C,
-                                     long ldc, bool accumulate, Triangle tri) {
+ATTNVIZ_AVX512_ENTRY void blocked_64(int M, int N, int K, GemmOperand A, bool a_trans, GemmOperand B,
+                                     float* C, long ldc, bool accumulate, Triangle tri) {
     blocked<4>(M, N, K, A, a_trans, B, C, ldc, accumulate, tri);
 }
 
@@ -268,7 +256,7 @@ void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc,
     }
 #endif
     (void)tri;  // Eigen's whole product: the skipped terms are zeros in memory
-    eigen_gemm(M, N, K, A, B, C, ldc, accumulate);
+    strided_product(M, N, K, A.p, A.rs, A.cs, B.p, B.rs, B.cs, C, ldc, accumulate);
 }
 
 }  // namespace attnviz

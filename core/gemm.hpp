@@ -12,7 +12,25 @@
 // build too) and used when the CPU has it; otherwise gemm is Eigen's product.
 #pragma once
 
+#include <Eigen/Core>
+
 namespace attnviz {
+
+/// Eigen's product on strided row-major maps: C [rows, cols] (row stride ldc) = A·B, or += with
+/// accumulate; A(i, k) at a[i·a_rs + k·a_cs], B(k, j) at b[k·b_rs + j·b_cs]. gemm's fallback, and the
+/// trainer's double-precision product (its finite-difference tests).
+template <typename T>
+void strided_product(int rows, int cols, int inner, const T* a, long a_rs, long a_cs, const T* b, long b_rs,
+                     long b_cs, T* c, long ldc, bool accumulate) {
+    using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using S = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;  // (outer, inner) = (row, column) stride
+    const Eigen::Map<const Mat, 0, S> A(a, rows, inner, S(a_rs, a_cs)), B(b, inner, cols, S(b_rs, b_cs));
+    Eigen::Map<Mat, 0, Eigen::OuterStride<>> C(c, rows, cols, Eigen::OuterStride<>(ldc));
+    if (accumulate)
+        C.noalias() += A * B;
+    else
+        C.noalias() = A * B;
+}
 
 /// A strided float matrix: element (i, j) at p[i·rs + j·cs], strides > 0. The own kernel reads A
 /// row-major (cs = 1) or transposed (rs = 1) and B with any column stride below 2^31 / 16; anything

@@ -291,18 +291,13 @@ void swiglu_backward(const M<T>& dz, const M<T>& gu, M<T>& dgu) {
 /// a[i·a_rs + k·a_cs], B(k, j) at b[k·b_rs + j·b_cs]. float: the trainer's own product (core/gemm.hpp);
 /// double (the tests): Eigen's. `tri` (core/gemm.hpp) skips the causal zeros.
 template <typename T>
-void product(int rows, int cols, int inner, const T* a, long a_rs, long a_cs, const T* b, long b_rs, long b_cs,
-             T* c, long ldc, bool accumulate, Triangle tri = Triangle::None) {
+void product(int rows, int cols, int inner, const T* a, long a_rs, long a_cs, const T* b, long b_rs,
+             long b_cs, T* c, long ldc, bool accumulate, Triangle tri = Triangle::None) {
     if constexpr (std::is_same_v<T, float>) {
-        gemm(rows, cols, inner, GemmOperand{a, a_rs, a_cs}, GemmOperand{b, b_rs, b_cs}, c, ldc, accumulate, tri);
+        gemm(rows, cols, inner, GemmOperand{a, a_rs, a_cs}, GemmOperand{b, b_rs, b_cs}, c, ldc, accumulate,
+             tri);
     } else {  // the whole product (the zeros a Triangle skips are zeros in memory)
-        using S = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
-        const Eigen::Map<const M<T>, 0, S> A(a, rows, inner, S(a_rs, a_cs)), B(b, inner, cols, S(b_rs, b_cs));
-        Eigen::Map<M<T>, 0, Eigen::OuterStride<>> C(c, rows, cols, Eigen::OuterStride<>(ldc));
-        if (accumulate)
-            C.noalias() += A * B;
-        else
-            C.noalias() = A * B;
+        strided_product(rows, cols, inner, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, accumulate);
     }
 }
 
@@ -323,9 +318,9 @@ void attention_forward(const M<T>& qkv, int S, int n_head, std::vector<M<T>>& at
     for (int s = 0; s < S; ++s)
         for (int h = 0; h < n_head; ++h) {
             const T* Q = qkv.data() + long(s) * n * ld + h * dh;  // [n, dh], row stride ld
-            const T* K = Q + d;                                    // [n, dh]
-            const T* V = Q + 2 * d;                                // [n, dh]
-            M<T>& P = att[std::size_t(s * n_head + h)];            // [n, n]
+            const T* K = Q + d;                                   // [n, dh]
+            const T* V = Q + 2 * d;                               // [n, dh]
+            M<T>& P = att[std::size_t(s * n_head + h)];           // [n, n]
             P.resize(n, n);
             // scores [n, n] = Q·Kᵀ, only on and below the diagonal (Kᵀ(c, j) = K[j·ld + c])
             product<T>(n, n, dh, Q, ld, 1, K, 1, ld, P.data(), n, false, Triangle::LowerC);
@@ -358,7 +353,7 @@ void attention_backward(const M<T>& dy, const M<T>& qkv, const std::vector<M<T>>
             const T *Q = qkv.data() + q0, *K = Q + d, *V = Q + 2 * d;  // [n, dh] each, row stride ld
             T *dQ = dqkv.data() + q0, *dK = dQ + d, *dV = dQ + 2 * d;
             const T* dyh = dy.data() + long(s) * n * d + h * dh;  // [n, dh], row stride d
-            const M<T>& P = att[std::size_t(s * n_head + h)];    // [n, n], lower-triangular
+            const M<T>& P = att[std::size_t(s * n_head + h)];     // [n, n], lower-triangular
             // dP [n, n] = dy_h·Vᵀ (on and below the diagonal); dV [n, dh] = Pᵀ·dy_h (Pᵀ upper-triangular)
             product<T>(n, n, dh, dyh, d, 1, V, 1, ld, dP.data(), n, false, Triangle::LowerC);
             product<T>(n, dh, n, P.data(), 1, n, dyh, d, 1, dV, ld, false, Triangle::UpperA);
@@ -561,7 +556,7 @@ void sequence_backward(const Params<T>& p, const LayoutIdx& idx, const Tables<T>
     product<T>(V, d, rows, dlogits.data(), 1, V, A.f.data(), d, 1, G(idx.unembed), d, true);
     M<T> df(rows, d);
     product<T>(rows, d, V, dlogits.data(), V, 1, at(p, idx.unembed), d, 1, df.data(), d, false);
-    M<T> dx;                                         // [n, d] gradient of the residual stream
+    M<T> dx;  // [n, d] gradient of the residual stream
     if (norms) {
         dx.setZero(rows, d);
         norm_backward(df, A.fhat, A.frstd, at(p, idx.lnf_w), rms, dx, G(idx.lnf_w), G(idx.lnf_b));

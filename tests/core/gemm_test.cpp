@@ -84,7 +84,8 @@ TEST(Gemm, EveryLayoutAndSizeAroundTheTiles) {
         for (int N : {1, 3, 16, 17, 32, 33, 64, 65, 130})
             for (int K : {1, 2, 31, 128, 129, 300})
                 for (int layout = 0; layout < 8; ++layout) {
-                    check(Case{M, N, K, bool(layout & 1), bool(layout & 2), bool(layout & 4), Triangle::None}, rng);
+                    check(Case{M, N, K, bool(layout & 1), bool(layout & 2), bool(layout & 4), Triangle::None},
+                          rng);
                     ++cases;
                 }
     EXPECT_EQ(cases, 7 * 9 * 6 * 8);
@@ -96,7 +97,8 @@ TEST(Gemm, WideProductsArePackedInBlocksOfColumns) {
         for (int N : {255, 256, 257, 530})
             for (int K : {5, 129})
                 for (int layout = 0; layout < 8; ++layout)
-                    check(Case{M, N, K, bool(layout & 1), bool(layout & 2), bool(layout & 4), Triangle::None}, rng);
+                    check(Case{M, N, K, bool(layout & 1), bool(layout & 2), bool(layout & 4), Triangle::None},
+                          rng);
 }
 
 TEST(Gemm, TrianglesGiveTheWholeProductWhereItIsWanted) {
@@ -106,9 +108,10 @@ TEST(Gemm, TrianglesGiveTheWholeProductWhereItIsWanted) {
             for (int dh : {1, 16, 32, 40, 64})
                 for (int layout = 0; layout < 8; ++layout) {
                     // causal shapes: A [n, n] against B [n, dh], or [n, dh] against [dh, n] for LowerC
-                    const Case c = tri == Triangle::LowerC
-                                       ? Case{n, n, dh, bool(layout & 1), bool(layout & 2), bool(layout & 4), tri}
-                                       : Case{n, dh, n, bool(layout & 1), bool(layout & 2), bool(layout & 4), tri};
+                    const Case c =
+                        tri == Triangle::LowerC
+                            ? Case{n, n, dh, bool(layout & 1), bool(layout & 2), bool(layout & 4), tri}
+                            : Case{n, dh, n, bool(layout & 1), bool(layout & 2), bool(layout & 4), tri};
                     check(c, rng);
                 }
 }
@@ -124,12 +127,13 @@ TEST(Gemm, OperandsWithNoUnitStride) {
                 for (bool a_strided : {false, true}) {
                     const long a_rs = a_strided ? 2 * K + 3 : K, a_cs = a_strided ? 2 : 1;
                     const long b_rs = 3, b_cs = 3 * K + 5;  // B(k, j) at b[3k + (3K + 5)j]
-                    std::vector<float> a(std::size_t(M * a_rs + K * a_cs + 1)), b(std::size_t(K * b_rs + N * b_cs + 1));
+                    std::vector<float> a(std::size_t(M * a_rs + K * a_cs + 1)),
+                        b(std::size_t(K * b_rs + N * b_cs + 1));
                     for (float& x : a) x = nd(rng);
                     for (float& x : b) x = nd(rng);
                     std::vector<float> C(std::size_t(M) * N, 7.0f);
-                    gemm(M, N, K, GemmOperand{a.data(), a_rs, a_cs}, GemmOperand{b.data(), b_rs, b_cs}, C.data(), N,
-                         false);
+                    gemm(M, N, K, GemmOperand{a.data(), a_rs, a_cs}, GemmOperand{b.data(), b_rs, b_cs},
+                         C.data(), N, false);
                     for (int i = 0; i < M; ++i)
                         for (int j = 0; j < N; ++j) {
                             double want = 0, scale = 0;

@@ -37,7 +37,8 @@ TEST(TrainPlacement, AdamWAndClippingAreBitForBitAtEveryAlignment) {
     std::vector<float> first;
     double first_norm = 0;
     for (int offset = 0; offset < 16; ++offset) {  // every float position within 64 bytes
-        Placed p(n, offset, p0), g(n, (offset * 7) % 16, g0), m(n, (offset * 3) % 16, std::vector<float>(n, 0)),
+        Placed p(n, offset, p0), g(n, (offset * 7) % 16, g0),
+            m(n, (offset * 3) % 16, std::vector<float>(n, 0)),
             v(n, (offset * 5) % 16, std::vector<float>(n, 0));
         double norm = 0;
         AdamWConfig cfg;
@@ -54,8 +55,8 @@ TEST(TrainPlacement, AdamWAndClippingAreBitForBitAtEveryAlignment) {
         }
         EXPECT_EQ(norm, first_norm) << "gradient norm, offset " << offset;
         for (std::size_t i = 0; i < n; ++i)
-            ASSERT_EQ(p.p[i], first[i]) << "parameter " << i << " with the buffers " << offset
-                                        << " floats past a 64-byte boundary";
+            ASSERT_EQ(p.p[i], first[i])
+                << "parameter " << i << " with the buffers " << offset << " floats past a 64-byte boundary";
     }
 }
 
