@@ -92,7 +92,7 @@ const char* const kUsage =
 
 namespace {
 
-/// The GUI's flags, parsed by the same CLI11-backed parser as the subcommands (io/cli.hpp).
+/// The GUI's flags, parsed by the same parser as the subcommands (io/cli.hpp).
 const std::vector<CliOption>& gui_options() {
     static const std::vector<CliOption> options = {
         {"--version", "", "print the version", false},

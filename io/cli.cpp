@@ -1,6 +1,5 @@
 #include "io/cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -47,87 +46,46 @@ std::vector<std::string> CliArgs::all(const std::string& name) const {
     return it == values.end() ? std::vector<std::string>{} : it->second;
 }
 
-namespace {
-
-/// CLI11 reads a value that starts with '-' ("--out -x", "--set valid_length=-1" is fine) as an
-/// option. Every "--flag VALUE" of a flag that takes a value is therefore handed over as
-/// "--flag=VALUE" (unless VALUE is itself one of the command's flags: "--out --set x=1" forgot the
-/// value of --out, which is refused here, as CLI11 would take "--set" as the value). Nothing else is
-/// interpreted here.
-std::vector<std::string> joined_values(int argc, char** argv, const std::vector<CliOption>& options) {
-    std::vector<std::string> out;
+CliArgs parse_cli(int argc, char** argv, const std::vector<CliOption>& options, bool allow_positional) {
+    static const CliOption kHelp{"--help", "", "", true};
+    auto lookup = [&](const std::string& name) -> const CliOption* {
+        if (name == "--help" || name == "-h") return &kHelp;
+        return find_option(options, name);
+    };
+    CliArgs out;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i] ? argv[i] : "";
-        const CliOption* opt = find_option(options, arg);
-        if (opt && !opt->value_name.empty()) {
-            const std::string next = i + 1 < argc && argv[i + 1] != nullptr ? argv[i + 1] : "";
-            if (i + 1 >= argc || argv[i + 1] == nullptr ||
-                find_option(options, next.substr(0, next.find('='))))
-                throw UsageError(arg + " needs a value (" + arg + " " + opt->value_name + ")");
-            out.push_back(arg + "=" + next);
-            ++i;
+        const std::size_t eq = arg.compare(0, 2, "--") == 0 ? arg.find('=') : std::string::npos;
+        const std::string name = arg.substr(0, eq);
+        const CliOption* opt = lookup(name);
+        if (!opt) {
+            if (arg.size() > 2 && arg.compare(0, 2, "--") == 0)
+                throw UsageError("unknown option " + name + " (known options: " + known_options(options) +
+                                 ")");
+            if (!allow_positional || (arg.size() > 1 && arg[0] == '-'))
+                throw UsageError("unexpected argument '" + arg +
+                                 "' (known options: " + known_options(options) + ")");
+            out.positional.push_back(arg);
             continue;
         }
-        out.push_back(arg);
-    }
-    return out;
-}
-
-/// CLI11's own message for a flag without its value or a switch given one, in our words.
-std::string mismatch_message(const CLI::ArgumentMismatch& e, const std::vector<CliOption>& options) {
-    const std::string what = e.what();
-    for (const CliOption& o : options) {
-        if (what.rfind(o.name + ":", 0) == 0)
-            return o.name + " needs a value (" + o.name + " " + o.value_name + ")";
-        if (what.rfind(o.name.substr(2) + " was given a disallowed flag override", 0) == 0)
-            return o.name + " takes no value";
-    }
-    return one_line(what);
-}
-
-}  // namespace
-
-CliArgs parse_cli(int argc, char** argv, const std::vector<CliOption>& options, bool allow_positional) {
-    CLI::App app;
-    app.set_help_flag();     // --help / -h is a switch of CliArgs, answered by each command
-    app.allow_extras(true);  // unknown arguments come back from remaining(), refused below by name
-    CLI::Option* help = app.add_flag("-h,--help")->disable_flag_override();
-    std::vector<std::pair<const CliOption*, CLI::Option*>> added;
-    for (const CliOption& o : options) {
-        CLI::Option* opt = o.value_name.empty() ? app.add_flag(o.name)->disable_flag_override()
-                                                : app.add_option(o.name)
-                                                      ->expected(1)
-                                                      ->type_name(o.value_name)
-                                                      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-        added.emplace_back(&o, opt);
-    }
-    std::vector<std::string> args = joined_values(argc, argv, options);
-    std::reverse(args.begin(), args.end());  // CLI11 takes its arguments last-first
-    try {
-        app.parse(args);
-    } catch (const CLI::ArgumentMismatch& e) {
-        throw UsageError(mismatch_message(e, options));
-    } catch (const CLI::Error& e) {
-        throw UsageError(one_line(e.what()));
-    }
-
-    CliArgs out;
-    for (const std::string& extra : app.remaining()) {
-        if (extra.size() > 2 && extra.compare(0, 2, "--") == 0)
-            throw UsageError("unknown option " + extra.substr(0, extra.find('=')) +
-                             " (known options: " + known_options(options) + ")");
-        if (!allow_positional || (extra.size() > 1 && extra[0] == '-'))
-            throw UsageError("unexpected argument '" + extra + "' (known options: " + known_options(options) +
-                             ")");
-        out.positional.push_back(extra);
-    }
-    if (help->count() > 0) out.values["--help"].assign(help->count(), "");
-    for (const auto& [o, opt] : added) {
-        if (opt->count() == 0) continue;
-        std::vector<std::string> values =
-            o->value_name.empty() ? std::vector<std::string>(opt->count(), "") : opt->results();
-        if (values.size() > 1 && !o->repeatable) throw UsageError(o->name + " was given more than once");
-        out.values[o->name] = std::move(values);
+        std::string value;
+        if (opt->value_name.empty()) {
+            if (eq != std::string::npos) throw UsageError(opt->name + " takes no value");
+        } else if (eq != std::string::npos) {
+            value = arg.substr(eq + 1);  // "--flag=VALUE": VALUE as written, even empty
+        } else {
+            // "--flag VALUE": the next argument, whatever it holds (an empty one included), unless it
+            // is one of the command's flags -- then the value was forgotten.
+            const std::string next = i + 1 < argc && argv[i + 1] ? argv[i + 1] : "";
+            if (i + 1 >= argc || !argv[i + 1] ||
+                (next.compare(0, 2, "--") == 0 && lookup(next.substr(0, next.find('=')))))
+                throw UsageError(opt->name + " needs a value (" + opt->name + " " + opt->value_name + ")");
+            value = next;
+            ++i;
+        }
+        std::vector<std::string>& values = out.values[opt->name];
+        if (!values.empty() && !opt->repeatable) throw UsageError(opt->name + " was given more than once");
+        values.push_back(std::move(value));
     }
     return out;
 }

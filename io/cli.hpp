@@ -1,11 +1,13 @@
 // The argument parser shared by the headless commands (`attnviz dump`, `render`, `tokenize`,
 // `generate`, `train`) and the GUI's own flags (app/cli_options.cpp): a table of options per command,
-// parsed by CLI11 (Debian libcli11-dev; only io/cli.cpp includes it, so its compile cost is paid once).
+// and one linear pass over argv.
 //
 // Accepted forms: `--flag value`, `--flag=value`, switches without a value (`--help`), and
-// repeatable flags (`--set heads=4 --set mask=causal`). Anything wrong becomes a UsageError with a
-// one-sentence message ("unknown option --hedas (known options: --scene, --set, --out, --threads)"),
-// which run_cli_command() prints as "attnviz dump: ..." on one line of stderr.
+// repeatable flags (`--set heads=4 --set mask=causal`). A value is taken as written, an empty one
+// included (`--text ""` is the empty text, never the next flag); a value that is itself one of the
+// command's flags (`--out --set x=1`) means the value was forgotten. Anything wrong becomes a UsageError with
+// a one-sentence message ("unknown option --hedas (known options: --scene, --set, --out, --threads)"), which
+// run_cli_command() prints as "attnviz dump: ..." on one line of stderr.
 //
 // Typical use (see io/dump_command.cpp):
 //

@@ -1,4 +1,4 @@
-// The GUI's own flags (app/cli_options.hpp), parsed by the same CLI11-backed parser as the subcommands:
+// The GUI's own flags (app/cli_options.hpp), parsed by the same parser as the subcommands:
 // the forms it accepts, one-line errors, and --version naming the data directories.
 #include "app/cli_options.hpp"
 

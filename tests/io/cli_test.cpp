@@ -67,6 +67,25 @@ TEST(Cli, ValuesMayLookLikeNegativeNumbersOrContainEquals) {
     EXPECT_EQ(args.get_or("--out", ""), "-x");
 }
 
+// An empty value is the value: it never swallows the next argument (issue 22: `--text "" --pieces`
+// tokenized the string "--pieces"; `--out "" --threads 1` wrote a folder named "--threads=1").
+TEST(Cli, EmptyValueIsTakenAsWrittenAndNeverSwallowsTheNextFlag) {
+    const CliArgs a = parse({"dump", "--scene", "", "--verbose"});
+    EXPECT_EQ(a.all("--scene"), (std::vector<std::string>{""}));
+    EXPECT_TRUE(a.has("--verbose"));
+    const CliArgs b = parse({"dump", "--out", "", "--set", "heads=2"});
+    EXPECT_EQ(b.all("--out"), (std::vector<std::string>{""}));
+    EXPECT_EQ(b.all("--set"), (std::vector<std::string>{"heads=2"}));
+    const CliArgs c = parse({"dump", "--out=", "--scene=s.json"});
+    EXPECT_EQ(c.all("--out"), (std::vector<std::string>{""}));
+    EXPECT_EQ(c.get_or("--scene", ""), "s.json");
+    const CliArgs d = parse({"dump", "--set", "", "--set", "", "--verbose"});
+    EXPECT_EQ(d.all("--set"), (std::vector<std::string>{"", ""}));
+    EXPECT_EQ(usage_error({"dump", "--out", "", "--out", "x"}), "--out was given more than once");
+    // A value that merely starts with dashes but is no flag of the command is a value.
+    EXPECT_EQ(parse({"dump", "--out", "--x"}).get_or("--out", ""), "--x");
+}
+
 TEST(Cli, ErrorsAreOneSentenceAndNameTheFlag) {
     const std::string unknown = usage_error({"dump", "--hedas", "4"});
     EXPECT_NE(unknown.find("unknown option --hedas"), std::string::npos) << unknown;
