@@ -1,5 +1,7 @@
 #include "app/workspace.hpp"
 
+#include "io/json_limits.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -83,9 +85,12 @@ std::string workspace_json(const AppState& state) {
 void apply_workspace_json(const std::string& text, AppState& state) {
     nlohmann::ordered_json j;
     try {
+        check_json_limited(text, "workspace", "the file");  // one line: what and at which byte
         j = nlohmann::ordered_json::parse(text);
+    } catch (const Error&) {
+        throw;
     } catch (const std::exception& e) {
-        throw Error(std::string("not JSON (") + e.what() + ")");
+        throw Error(std::string("not JSON (") + json_error_reason(e.what()) + ")");
     }
     if (!j.is_object() || !j.contains("attnviz_workspace"))
         throw Error("not an attnviz workspace (no \"attnviz_workspace\" key)");

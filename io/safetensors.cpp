@@ -58,34 +58,12 @@ struct Mapping {
 
 /// nlohmann-json keeps the last of two equal keys; safetensors readers disagree on which wins, so a
 /// key twice in any object of the header is refused, naming it.
-json::parser_callback_t refuse_duplicate_keys(const std::string& path) {
-    struct State {
-        std::vector<std::set<std::string>> seen;  // keys of every open object
-        std::vector<std::string> last;            // the latest key of every open object
-    };
-    auto st = std::make_shared<State>();
-    return [st, path](int, json::parse_event_t ev, json& parsed) {
-        if (ev == json::parse_event_t::object_start) {
-            st->seen.emplace_back();
-            st->last.emplace_back();
-        } else if (ev == json::parse_event_t::object_end) {
-            if (!st->seen.empty()) {
-                st->seen.pop_back();
-                st->last.pop_back();
-            }
-        } else if (ev == json::parse_event_t::key && !st->seen.empty()) {
-            const std::string k = parsed.get<std::string>();
-            if (!st->seen.back().insert(k).second) {
-                if (st->seen.size() == 1)
-                    throw Error(path + ": tensor " + quote_name(k) + " appears twice in the header");
-                const std::string& outer = st->last[st->seen.size() - 2];
-                throw Error(path + ": " +
-                            (outer == "__metadata__" ? "__metadata__" : "tensor " + quote_name(outer)) +
-                            " has the key " + quote_name(k) + " twice");
-            }
-            st->last.back() = k;
-        }
-        return true;
+DuplicateKeyMessage duplicate_key_message(const std::string& path) {
+    return [path](const std::vector<std::string>& outer, const std::string& k) {
+        if (outer.empty()) return path + ": tensor " + quote_name(k) + " appears twice in the header";
+        const std::string& o = outer.back();
+        return path + ": " + (o == "__metadata__" ? "__metadata__" : "tensor " + quote_name(o)) +
+               " has the key " + quote_name(k) + " twice";
     };
 }
 
@@ -221,7 +199,7 @@ SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const void> owner, const 
         throw Error(path + ": truncated (header says " + std::to_string(n) + " bytes, the file has " +
                     std::to_string(size - 8) + " after the length)");
     const std::string_view text(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n));
-    const json header = parse_json_limited(text, path, "the header", refuse_duplicate_keys(path));
+    const json header = parse_json_limited(text, path, "the header", duplicate_key_message(path));
     if (!header.is_object()) throw Error(path + ": the header is not a JSON object");
     if (text.front() != '{') throw Error(path + ": the header must start with '{' (no leading spaces)");
     SafetensorsFile f;
@@ -523,8 +501,8 @@ std::string safetensors_bytes(const std::vector<SafetensorsWriteTensor>& tensors
     return out;
 }
 
-void write_safetensors(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+StagedFile stage_safetensors(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
+                             const std::map<std::string, std::string>& metadata) {
     const std::string where = "cannot write " + path;
     const std::vector<const SafetensorsWriteTensor*> order = plan(tensors, where);
     std::string header = header_bytes(order, metadata, where);
@@ -532,7 +510,7 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsWri
     std::size_t tensor = 0;
     std::uint64_t next_value = 0;
     bool header_done = false;
-    write_file_atomic_chunks(path, [&](std::string& chunk) {
+    return StagedFile(path, [&](std::string& chunk) {
         if (!header_done) {
             chunk = std::move(header);
             header_done = true;
@@ -549,6 +527,11 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsWri
         next_value = to;
         return true;
     });
+}
+
+void write_safetensors(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+    stage_safetensors(path, tensors, metadata).commit();
 }
 
 }  // namespace attnviz

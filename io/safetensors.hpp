@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/files.hpp"
+
 namespace attnviz {
 
 /// Largest safetensors header accepted (real ones are a few hundred KiB; the Rust crate's limit too).
@@ -118,5 +120,9 @@ std::string safetensors_bytes(const std::vector<SafetensorsWriteTensor>& tensors
 /// (write_file_atomic: only a regular file at `path` is replaced). Throws attnviz::Error.
 void write_safetensors(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
+/// The same file, written beside `path` but not yet in place (io/files.hpp StagedFile): for a folder of
+/// files replaced together.
+StagedFile stage_safetensors(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
+                             const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace attnviz

@@ -267,16 +267,6 @@ class SceneSax {
     std::string error_;
 };
 
-/// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1, column 2: "
-/// prefix: the position is reported by us, in characters.
-std::string json_reason(std::string what) {
-    if (auto p = what.find("column "); p != std::string::npos) {
-        if (auto c = what.find(": ", p); c != std::string::npos) return what.substr(c + 2);
-    }
-    if (auto q = what.find("] "); q != std::string::npos) what = what.substr(q + 2);
-    return what;
-}
-
 }  // namespace
 
 ojson config_to_json(const Config& cfg) {
@@ -320,7 +310,7 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
         // error_byte is 1-based: the position of the character that could not be parsed.
         const std::size_t byte = sax.error_byte();
         const auto [line, col] = line_col(json_text, byte > 0 ? byte - 1 : 0);
-        const std::string what = sax.failed() ? json_reason(sax.error()) : "cannot parse";
+        const std::string what = sax.failed() ? json_error_reason(sax.error()) : "cannot parse";
         throw Error(name + ":" + std::to_string(line) + ":" + std::to_string(col) +
                     (sax.overflow() ? ": JSON number out of range: " : ": JSON syntax error: ") + what);
     }

@@ -1,0 +1,70 @@
+// io/json_limits: every JSON reader's limits (nesting, memory) and its errors in the app's words, in one
+// linear pass (issue 22: a duplicate-key callback made nlohmann rescan the object at every close, and
+// a 100 MiB file of empty strings took 3.2 GiB before it was refused).
+#include "io/json_limits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "common/test_files.hpp"
+#include "core/error.hpp"
+
+namespace attnviz {
+namespace {
+
+using test::error_of;
+
+TEST(JsonLimits, ErrorsSayWhereInTheAppsWords) {
+    const std::string msg = error_of([] { parse_json_limited(R"({"a": })", "f.json", "the file"); });
+    EXPECT_EQ(msg.rfind("f.json: the file is not valid JSON at byte 7 (", 0), 0u) << msg;
+    EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("parse error at line"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_EQ(
+        json_error_reason("[json.exception.parse_error.101] parse error at line 1, column 7: syntax error "
+                          "while parsing value - unexpected '}'"),
+        "syntax error while parsing value - unexpected '}'");
+    EXPECT_EQ(json_error_reason("[json.exception.type_error.302] type must be string, but is null"),
+              "type must be string, but is null");
+}
+
+TEST(JsonLimits, DocumentsTooLargeForMemoryAreRefusedBeforeTheyAreBuilt) {
+    // 10M empty strings: 30 MB of text, over 1 GiB as a document.
+    std::string text = "{\"x\":[";
+    text.reserve(31u << 20);
+    for (int i = 0; i < 10'000'000; ++i) text += "\"\",";
+    text += "\"\"]}";
+    const std::string msg = error_of([&] { parse_json_limited(text, "h", "the header"); });
+    EXPECT_NE(msg.find("h: the header holds over"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("more than the app can hold in memory"), std::string::npos) << msg;
+    // The same count of values in a smaller document parses.
+    EXPECT_EQ(parse_json_limited("[1,2,3]", "h", "x").size(), 3u);
+}
+
+TEST(JsonLimits, DuplicateKeysAreFoundInLinearTime) {
+    const DuplicateKeyMessage dup = [](const std::vector<std::string>& outer, const std::string& key) {
+        std::string where;
+        for (const auto& o : outer) where += "/" + o;
+        return "dup " + key + " in '" + where + "'";
+    };
+    EXPECT_EQ(error_of([&] { parse_json_limited(R"({"a":1,"a":2})", "f", "x", dup); }), "dup a in ''");
+    EXPECT_EQ(error_of([&] { parse_json_limited(R"({"t":{"k":1,"k":2}})", "f", "x", dup); }),
+              "dup k in '/t'");
+    EXPECT_EQ(error_of([&] { parse_json_limited(R"({"t":[{"k":1},{"k":1,"k":2}]})", "f", "x", dup); }),
+              "dup k in '/t/'");
+    EXPECT_NO_THROW(parse_json_limited(R"({"t":{"k":1},"u":{"k":1},"k":{"t":2}})", "f", "x", dup));
+    // 100,000 objects in one object: quadratic before (nlohmann rescanned the object at every close).
+    std::string text = "{";
+    for (int i = 0; i < 100000; ++i)
+        text += (i ? ",\"z" : "\"z") + std::to_string(i) + "\":{\"dtype\":\"U8\",\"shape\":[0]}";
+    text += "}";
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(parse_json_limited(text, "f", "x", dup).size(), 100000u);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(secs, 20.0);  // ~0.3 s in the sanitized build; the quadratic parse took minutes
+}
+
+}  // namespace
+}  // namespace attnviz
