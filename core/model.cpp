@@ -181,8 +181,11 @@ Mat apply_linear(const Mat& X, const Linear& L, int threads) {
     const auto W = L.weight.map();
     Mat Y(X.rows(), out);  // [n, out]
     // Output columns in blocks: each task reads only its own slice of W (which dominates the traffic).
+    // A block is at most 4096 columns: Eigen packs a block of W whole (for a vocabulary of a million
+    // rows, 0.7 GiB per block otherwise).
     threads = std::max(1, threads);
-    const int tasks = std::max(1, std::min(threads * 2, out / 64));
+    constexpr int kMaxBlock = 4096;
+    const int tasks = std::max({1, std::min(threads * 2, out / 64), (out + kMaxBlock - 1) / kMaxBlock});
     const int block = (out + tasks - 1) / tasks;
     parallel_for(tasks, threads, [&](int t) {
         const int c0 = t * block, nc = std::min(block, out - c0);

@@ -97,7 +97,8 @@ struct ModelWeights {
     Norm ln_f;
     WeightRef lm_head;                                 // [V, d] (the same memory as wte when tied)
     std::vector<std::shared_ptr<const void>> storage;  // mapped files / converted buffers
-    std::uint64_t weight_bytes = 0;  // float32 bytes of the weights read (mapped in place or converted)
+    std::uint64_t weight_bytes = 0;  // memory the weights take: float32 bytes (mapped in place or converted)
+                                     // plus the mapped stored bytes of converted tensors
 };
 
 /// Checks every shape against the spec; throws attnviz::Error naming the first mismatch.

@@ -13,9 +13,10 @@
 namespace attnviz {
 
 int resolve_threads(int requested) {
-    if (requested > 0) return requested;
     const unsigned hw = std::thread::hardware_concurrency();
-    return hw == 0 ? 1 : int(hw);
+    const int cores = hw == 0 ? 1 : int(hw);
+    // Threads beyond the cores buy nothing but their buffers (and the pool keeps every thread made).
+    return requested > 0 ? std::min(requested, cores) : cores;
 }
 
 namespace {

@@ -11,7 +11,8 @@
 
 namespace attnviz {
 
-/// Number of worker threads to use for `requested` (0 = hardware concurrency, at least 1).
+/// Number of worker threads to use for `requested`: at most the hardware concurrency (0 = all of it;
+/// at least 1).
 int resolve_threads(int requested);
 
 /// Calls fn(i) for i in [0, count) on up to `threads` threads (the calling thread is one of them;

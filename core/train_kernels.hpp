@@ -647,15 +647,17 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
     // The batch in `chunks` contiguous runs of sequences (one per thread), each run in sub-batches of
     // at most `group` sequences whose rows go through every matrix product together; one gradient
     // partial per run, summed in run order: deterministic for a thread count.
-    // (at most 1 GiB of gradient partials, whatever the thread count)
-    const std::size_t partial_limit =
-        std::max<std::size_t>(1, (std::size_t(1) << 30) / (sizeof(T) * params.data.size()));
-    const int chunks = std::max(1, std::min({threads, B, int(std::min<std::size_t>(partial_limit, 4096))}));
     const std::size_t row_floats = std::size_t(c.vocab_size) + 64 * std::size_t(c.d_model) +
                                    std::size_t(c.n_layer) * std::size_t(c.n_head) * std::size_t(n);
     const int max_rows = int(std::max<std::size_t>(
         std::size_t(n), std::min<std::size_t>(2048, (std::size_t(64) << 20) / 4 / row_floats)));
     const int group = std::max(1, max_rows / n);
+    // A run holds a gradient partial and one sub-batch's activations and their gradients: at most
+    // 2 GiB of them together, whatever the thread count (more runs than that would only wait anyway).
+    const std::size_t run_bytes = (grad ? params.data.size() : 0) * sizeof(T) +
+                                  2 * std::size_t(group) * std::size_t(n) * row_floats * sizeof(T);
+    const std::size_t run_limit = std::max<std::size_t>(1, (std::size_t(2) << 30) / run_bytes);
+    const int chunks = std::max(1, std::min({threads, B, int(std::min<std::size_t>(run_limit, 4096))}));
     std::vector<std::vector<T>> partial(grad ? std::size_t(chunks) : 0);
     if (grad) partial[0].swap(grad->data);
     parallel_for(chunks, threads, [&](int k) {

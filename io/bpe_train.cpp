@@ -1,6 +1,7 @@
 #include "io/bpe_train.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -46,7 +47,8 @@ struct PairOrder {
 
 }  // namespace
 
-LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bool>* stop) {
+LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bool>* stop,
+                     const BpeProgress& progress) {
     if (vocab_size < kMinBpeVocab || vocab_size > kMaxBpeVocab)
         throw Error("a BPE vocabulary must have " + std::to_string(kMinBpeVocab) + " to " +
                     std::to_string(kMaxBpeVocab) + " tokens (the 256 bytes plus merges); " +
@@ -90,8 +92,15 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bo
     std::unordered_map<std::string, int> id_of;  // raw bytes -> id
     for (int b = 0; b < 256; ++b) id_of[out.tokens[std::size_t(b)]] = b;
     std::string merges = "#version: 0.2\n";
+    const int most = vocab_size - 256;
+    auto last_report = std::chrono::steady_clock::now();
+    if (progress) progress(0, most);
     while (int(out.tokens.size()) < vocab_size) {
         if (stop && stop->load()) throw BpeCancelled();
+        if (progress && std::chrono::steady_clock::now() - last_report > std::chrono::milliseconds(250)) {
+            last_report = std::chrono::steady_clock::now();
+            progress(out.merges, most);
+        }
         while (!heap.empty()) {
             const auto it = pairs.find(heap.top().second);
             if (it != pairs.end() && it->second == heap.top().first) break;
@@ -154,6 +163,7 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bo
         touched.clear();
     }
 
+    if (progress) progress(out.merges, most);
     nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < out.tokens.size(); ++i) vocab[byte_level_token(out.tokens[i])] = int(i);
     out.vocab_json = vocab.dump() + "\n";
@@ -163,7 +173,7 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bo
 }
 
 Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned,
-                   const std::atomic<bool>* stop) {
+                   const std::atomic<bool>* stop, const BpeProgress& progress) {
     const std::string text = read_file(path);
     if (text.find('\0') != std::string::npos)
         throw Error(path + ": not a text file (it contains NUL bytes); pick a UTF-8 text file.");
@@ -174,7 +184,7 @@ Task bpe_text_task(const std::string& path, int context, int vocab_size, Learned
     LearnedBpe bpe;
     std::vector<int> ids;
     try {
-        bpe = learn_bpe(text, vocab_size, stop);
+        bpe = learn_bpe(text, vocab_size, stop, progress);
         ids = bpe.tokenizer->encode(text);
     } catch (const TextError& e) {
         throw Error(path + ": " + e.what() + "; pick a UTF-8 text file.");

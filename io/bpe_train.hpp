@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,7 +39,11 @@ struct LearnedBpe {
 /// kMaxTokenizeTextBytes). Throws Error (a bad vocabulary size) or TextError (not UTF-8 text).
 /// `stop` (may be null) is read before every merge: when it is true, learning ends with
 /// BpeCancelled (the app's Train again / Reset / quit need not wait for it).
-LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bool>* stop = nullptr);
+/// `progress` (may be empty) is called now and then with the merges learned so far and the most
+/// there can be (vocab_size - 256): a long text takes a while, and the user sees how far it is.
+using BpeProgress = std::function<void(int merges, int most)>;
+LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bool>* stop = nullptr,
+                     const BpeProgress& progress = nullptr);
 
 /// Thrown by learn_bpe and bpe_text_task when `stop` became true.
 struct BpeCancelled : Error {
@@ -50,6 +55,6 @@ struct BpeCancelled : Error {
 /// and merges.txt. Throws Error naming the file (unreadable, binary, not UTF-8, too short) or the
 /// vocabulary size.
 Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned = nullptr,
-                   const std::atomic<bool>* stop = nullptr);
+                   const std::atomic<bool>* stop = nullptr, const BpeProgress& progress = nullptr);
 
 }  // namespace attnviz

@@ -114,18 +114,22 @@ std::string file_kind_text(unsigned mode) {
     }
 }
 
-void write_file_atomic_chunks(const std::string& path, const std::function<bool(std::string& chunk)>& next) {
-    auto fail = [&](int err) -> void { throw Error("cannot write " + path + ": " + std::strerror(err)); };
-    if (path.empty() || path.back() == '/') fail(EISDIR);
-
-    // Only a regular file (or nothing) may be replaced: renaming over a symlink, FIFO or device
-    // (/dev/null as root!) would destroy it. Checked before anything is created.
+void check_replaceable(const std::string& path) {
+    if (path.empty() || path.back() == '/')
+        throw Error("cannot write " + path + ": " + std::strerror(EISDIR));
+    // Renaming over a symlink, FIFO or device (/dev/null as root!) would destroy it.
     struct stat old {};
-    const bool exists = ::lstat(path.c_str(), &old) == 0;
-    if (exists && !S_ISREG(old.st_mode)) {
+    if (::lstat(path.c_str(), &old) == 0 && !S_ISREG(old.st_mode))
         throw Error("cannot write " + path + ": it is " + file_kind_text(old.st_mode) +
                     ", not a regular file; choose another file name");
-    }
+}
+
+StagedFile::StagedFile(const std::string& path, const std::function<bool(std::string& chunk)>& next)
+    : path_(path) {
+    auto fail = [&](int err) -> void { throw Error("cannot write " + path + ": " + std::strerror(err)); };
+    check_replaceable(path);  // before anything is created
+    struct stat old {};
+    const bool exists = ::lstat(path.c_str(), &old) == 0;
 
     // The temp file lives in the target's directory so that rename() is atomic (same filesystem).
     // The leading dot keeps half-written files out of casual directory listings.
@@ -175,24 +179,62 @@ void write_file_atomic_chunks(const std::string& path, const std::function<bool(
         ::unlink(tmp.c_str());
         fail(err);
     }
-    // Check again: something other than a regular file may have appeared meanwhile.
-    struct stat now {};
-    if (::lstat(path.c_str(), &now) == 0 && !S_ISREG(now.st_mode)) {
-        ::unlink(tmp.c_str());
-        throw Error("cannot write " + path + ": it is " + file_kind_text(now.st_mode) +
-                    ", not a regular file; choose another file name");
+    tmp_ = std::move(tmp);
+}
+
+StagedFile::StagedFile(StagedFile&& o) noexcept : path_(std::move(o.path_)), tmp_(std::move(o.tmp_)) {
+    o.tmp_.clear();
+}
+
+StagedFile::~StagedFile() {
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void StagedFile::check_target() const {
+    // Again: something other than a regular file may have appeared since the file was staged.
+    check_replaceable(path_);
+}
+
+void StagedFile::commit() {
+    if (tmp_.empty()) return;
+    try {
+        check_target();
+    } catch (...) {
+        ::unlink(tmp_.c_str());
+        tmp_.clear();
+        throw;
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
         const int err = errno;
-        ::unlink(tmp.c_str());
-        fail(err);
+        ::unlink(tmp_.c_str());
+        tmp_.clear();
+        throw Error("cannot write " + path_ + ": " + std::strerror(err));
     }
+    tmp_.clear();
     // Make the rename itself durable (best effort: not every filesystem allows fsync on a directory).
-    const int dfd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int dfd = ::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         (void)::fsync(dfd);
         ::close(dfd);
     }
+}
+
+StagedFile stage_file(const std::string& path, std::string_view bytes) {
+    return StagedFile(path, [&](std::string& chunk) {
+        chunk.assign(bytes.data(), bytes.size());
+        return false;
+    });
+}
+
+void commit_all(std::vector<StagedFile>& files) {
+    // Every target is checked before the first rename: a folder of files (a checkpoint) is replaced
+    // whole, or nothing in it is (the staged files are removed when `files` goes).
+    for (const StagedFile& f : files) f.check_target();
+    for (StagedFile& f : files) f.commit();
+}
+
+void write_file_atomic_chunks(const std::string& path, const std::function<bool(std::string& chunk)>& next) {
+    StagedFile(path, next).commit();
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {

@@ -20,6 +20,38 @@ void write_file_atomic(const std::string& path, std::string_view bytes);
 /// call) and returns false once there is nothing more. For files too large to build in memory first.
 void write_file_atomic_chunks(const std::string& path, const std::function<bool(std::string& chunk)>& next);
 
+/// Throws the error write_file_atomic gives when `path` holds something it may not replace (a
+/// symlink, FIFO, device or directory). For commands that check every output before long work.
+void check_replaceable(const std::string& path);
+
+/// A file written in full beside its target (a hidden temporary in the same directory), put in place
+/// by commit(). Destroyed uncommitted, the temporary is removed and the target left untouched.
+class StagedFile {
+  public:
+    /// Writes the content (as write_file_atomic_chunks does) without replacing `path` yet.
+    StagedFile(const std::string& path, const std::function<bool(std::string& chunk)>& next);
+    StagedFile(StagedFile&& o) noexcept;
+    StagedFile(const StagedFile&) = delete;
+    StagedFile& operator=(const StagedFile&) = delete;
+    StagedFile& operator=(StagedFile&&) = delete;
+    ~StagedFile();
+    /// Throws (as check_replaceable) unless the target may still be replaced.
+    void check_target() const;
+    /// Renames the temporary over the target. Throws attnviz::Error, the temporary then removed.
+    void commit();
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_, tmp_;
+};
+
+/// A StagedFile holding `bytes`.
+StagedFile stage_file(const std::string& path, std::string_view bytes);
+
+/// Commits every file after checking every target: a set of files (a checkpoint folder) is replaced
+/// together, or none of it is when a target may not be replaced.
+void commit_all(std::vector<StagedFile>& files);
+
 /// Default cap of read_file: 64 MiB (scenes, settings, shaders are far smaller).
 inline constexpr std::uint64_t kDefaultReadCap = 64ull * 1024 * 1024;
 

@@ -72,28 +72,24 @@ Input read_input(const CliArgs& args, const std::string& dir) {
 }
 
 std::string token_label(const Input& in, int id) {
-    if (in.tokenizer && id < in.tokenizer->vocab_size()) return in.tokenizer->token_text(id);
-    return std::to_string(id);
+    if (in.tokenizer && in.tokenizer->has_id(id)) return in.tokenizer->token_text(id);
+    return std::to_string(id);  // ids alone need no tokenizer, and a model may have ids it lacks
 }
 
-/// A 1-D '<f4' .npy file of v.
-std::string npy_1d_bytes(const Vec& v) {
-    std::string header =
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
-    const std::size_t total = 10 + header.size() + 1;
-    header.append((64 - total % 64) % 64, ' ');
-    header.push_back('\n');
-    std::string out = "\x93NUMPY";
-    out.push_back('\x01');
-    out.push_back('\x00');
-    out.push_back(char(header.size() & 0xff));
-    out.push_back(char(header.size() >> 8));
-    out += header;
-    const std::size_t at = out.size();
-    out.resize(at + std::size_t(v.size()) * 4);
-    static_assert(sizeof(float) == 4);
-    std::memcpy(&out[at], v.data(), std::size_t(v.size()) * 4);  // little-endian hosts (x86-64, arm64)
-    return out;
+/// Generated ids as text: runs of ids the tokenizer knows decoded together (so multi-byte characters
+/// split over tokens join up), any other id as "<id N>".
+std::string ids_text(const Tokenizer& tok, const std::vector<int>& ids) {
+    std::string out;
+    std::vector<int> run;
+    for (int id : ids) {
+        if (tok.has_id(id)) {
+            run.push_back(id);
+            continue;
+        }
+        out += tok.decode(run) + "<id " + std::to_string(id) + ">";
+        run.clear();
+    }
+    return out + tok.decode(run);
 }
 
 const std::vector<CliOption>& model_dump_options() {
@@ -208,7 +204,7 @@ int model_dump_main(int argc, char** argv) {
         put("ln_f", -1, -1, f.ln_f);
         put("logits", -1, -1, f.logits);
         const Vec probs = next_token_probs(f.logits.row(f.logits.rows() - 1), temperature);  // [V]
-        write_file_atomic(tmp + "/probs.npy", npy_1d_bytes(probs));
+        write_file_atomic(tmp + "/probs.npy", npy_f32_bytes(probs.data(), {std::uint64_t(probs.size())}));
         ojson pe = stage_entry("probs", -1, -1, Mat(), "probs.npy");
         pe["shape"] = {probs.size()};
         stages.push_back(std::move(pe));
@@ -281,7 +277,7 @@ int generate_main(int argc, char** argv) {
         generated.push_back(next);
     }
     if (in.tokenizer) {
-        std::cout << in.tokenizer->decode(generated) << "\n";
+        std::cout << ids_text(*in.tokenizer, generated) << "\n";
     } else {
         std::string line;
         for (std::size_t i = 0; i < generated.size(); ++i)

@@ -180,7 +180,7 @@ struct Checkpoint {
     SafetensorsTable table;
     std::vector<std::shared_ptr<const void>> storage;
     std::uint64_t converted_bytes = 0;
-    std::uint64_t weight_bytes = 0;  // float32 bytes of every tensor used
+    std::uint64_t weight_bytes = 0;  // float32 bytes of every tensor used, + stored bytes of converted ones
 };
 
 /// The tensors of one checkpoint, checked against the shapes the config implies.
@@ -233,6 +233,13 @@ class TensorSource {
         if (ck_.converted_bytes > kMaxConvertedWeightBytes)
             throw Error(t->file + ": converting tensor '" + name + "' to float32 would need more than " +
                         std::to_string(kMaxConvertedWeightBytes >> 30) + " GiB");
+        // Converting reads every page of the stored tensor: they stay in the mapping (resident) too.
+        ck_.weight_bytes += count * safetensors_dtype_size(t->dtype);
+        if (ck_.weight_bytes > kMaxModelWeightBytes)
+            throw Error(t->file + ": the model's weights need more than " +
+                        std::to_string(kMaxModelWeightBytes >> 30) + " GiB (at tensor '" + name +
+                        "', stored as " + t->dtype +
+                        " and converted to float32); the app's memory limit is 3 GiB");
         auto buf = std::shared_ptr<float[]>(new float[std::size_t(count)]);  // [count]
         to_float32(*t, buf.get());
         ck_.storage.push_back(buf);

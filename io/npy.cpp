@@ -40,7 +40,7 @@ std::uint32_t get_le(const std::string& b, std::size_t at, int bytes) {
 }
 
 /// Finds `'key':` in the header dict and returns the position just after the colon.
-std::size_t find_key(const std::string& header, const std::string& key, const std::string& name) {
+std::size_t find_key(const std::string& header, const std::string& key, const std::string& fail_prefix) {
     for (const char q : {'\'', '"'}) {
         const std::string pattern = std::string(1, q) + key + std::string(1, q);
         auto pos = header.find(pattern);
@@ -48,36 +48,136 @@ std::size_t find_key(const std::string& header, const std::string& key, const st
         pos += pattern.size();
         while (pos < header.size() && header[pos] == ' ') ++pos;
         if (pos >= header.size() || header[pos] != ':')
-            broken(name, "bad header (no ':' after '" + key + "')");
+            throw Error(fail_prefix + "bad header (no ':' after '" + key + "')");
         ++pos;
         while (pos < header.size() && header[pos] == ' ') ++pos;
         return pos;
     }
-    broken(name, "bad header (no '" + key + "' entry)");
+    throw Error(fail_prefix + "bad header (no '" + key + "' entry)");
 }
+
+std::size_t npy_prefix_size(const std::string& b, const std::string& fail_prefix);
 
 }  // namespace
 
-namespace {
+NpyHeader parse_npy_header(const std::string& b, const std::string& fail_prefix) {
+    auto fail = [&](const std::string& why) -> void { throw Error(fail_prefix + why); };
+    const std::size_t prefix = npy_prefix_size(b, fail_prefix);
+    if (prefix > kMaxNpyHeaderBytes)
+        fail("header of " + std::to_string(prefix) + " bytes (numpy writes a few hundred)");
+    if (b.size() < prefix) fail("truncated header");
+    const std::size_t header_start = std::uint8_t(b[6]) == 1 ? 10 : 12;
+    const std::string header = b.substr(header_start, prefix - header_start);
+    if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
+        fail("bad header (no dictionary)");
+    NpyHeader h;
+    h.data_start = prefix;
 
-/// Magic, version and header of a 2-D '<f4' C-order array: byte for byte what numpy 1.24 writes for
-/// np.save(f, a.astype('<f4')).
-std::string npy_header(std::size_t rows, std::size_t cols) {
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-                         std::to_string(cols) + "), }";
-    const std::string first = std::to_string(rows);
-    if (first.size() < kGrowthDigits) header.append(kGrowthDigits - first.size(), ' ');
-    const std::size_t hlen = header.size() + 1;  // + '\n'
-    const std::size_t padlen = kAlign - ((kMagicLen + 2 + 2 + hlen) % kAlign);
-    header.append(padlen, ' ');
+    std::size_t p = find_key(header, "descr", fail_prefix);
+    if (p >= header.size() || (header[p] != '\'' && header[p] != '"'))
+        fail("bad header (descr is not a string)");
+    const auto descr_end = header.find(header[p], p + 1);
+    if (descr_end == std::string::npos) fail("bad header (unterminated descr)");
+    h.descr = header.substr(p + 1, descr_end - p - 1);
+    // Little-endian ('<'), byte-order-free ('|', one byte) or native ('=', little-endian here) numbers.
+    const std::string& d = h.descr;
+    if (d.size() == 3 && std::strchr("fiu", d[1]) && d[1] != '\0' && std::strchr("1248", d[2]) &&
+        d[2] != '\0') {
+        const int item = d[2] - '0';
+        const bool order_ok = d[0] == '<' || d[0] == '=' || (d[0] == '|' && item == 1);
+        if (order_ok && !(d[1] == 'f' && item < 2)) {
+            h.kind = d[1];
+            h.item = item;
+        }
+    }
+
+    p = find_key(header, "fortran_order", fail_prefix);
+    if (header.compare(p, 4, "True") == 0)
+        h.fortran = true;
+    else if (header.compare(p, 5, "False") != 0)
+        fail("bad header (fortran_order is neither True nor False)");
+
+    p = find_key(header, "shape", fail_prefix);
+    if (p >= header.size() || header[p] != '(') fail("bad header (shape is not a tuple)");
+    const auto close = header.find(')', p);
+    if (close == std::string::npos) fail("bad header (unterminated shape)");
+    h.count = 1;
+    std::size_t q = p + 1;
+    while (q < close) {
+        while (q < close && (header[q] == ' ' || header[q] == ',')) ++q;
+        if (q >= close) break;
+        std::uint64_t v = 0;
+        auto [end, ec] = std::from_chars(header.data() + q, header.data() + close, v);
+        if (ec != std::errc() || end == header.data() + q) fail("bad header (shape is not a tuple of sizes)");
+        if (h.shape.size() == 32) fail("bad header (more than 32 dimensions)");
+        h.shape.push_back(v);
+        // The element count, without ever wrapping: past kMaxNpyElements it stops growing.
+        if (v > kMaxNpyElements || (v != 0 && h.count > kMaxNpyElements / v))
+            h.count = kMaxNpyElements + 1;
+        else if (h.count <= kMaxNpyElements)
+            h.count *= v;
+        q = std::size_t(end - header.data());
+        while (q < close && header[q] == 'L') ++q;  // Python 2 longs
+    }
+    if (h.count > kMaxNpyElements) {
+        std::string dims;
+        for (std::size_t i = 0; i < h.shape.size(); ++i)
+            dims += (i ? " x " : "") + std::to_string(h.shape[i]);
+        fail("array too large (" + dims + ")");
+    }
+    return h;
+}
+
+std::string npy_header_bytes(const std::string& descr, const std::vector<std::uint64_t>& shape,
+                             bool growth_room) {
+    std::string dims;
+    for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+    if (shape.size() == 1) dims += ",";
+    std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    if (growth_room && !shape.empty()) {
+        const std::size_t first = std::to_string(shape[0]).size();
+        if (first < kGrowthDigits) header.append(kGrowthDigits - first, ' ');
+    }
+    const std::size_t hlen = header.size() + 1;                        // + '\n'
+    header.append(kAlign - (kMagicLen + 2 + 2 + hlen) % kAlign, ' ');  // numpy's rule: 1..64 spaces
     header += '\n';
     std::string out;
     out.append(kMagic, kMagicLen);
     out += char(1);  // format version 1.0
     out += char(0);
     put_u16le(out, std::uint16_t(header.size()));
-    out += header;
+    return out + header;
+}
+
+std::string npy_f32_bytes(const float* data, const std::vector<std::uint64_t>& shape) {
+    std::uint64_t count = 1;
+    for (std::uint64_t d : shape) count *= d;
+    std::string out = npy_header_bytes("<f4", shape, false);
+    const std::size_t at = out.size();
+    out.resize(at + std::size_t(count) * 4);
+    for (std::uint64_t k = 0; k < count; ++k) {  // little-endian, whatever the host
+        std::uint32_t bits;
+        std::memcpy(&bits, data + k, 4);
+        for (int b = 0; b < 4; ++b)
+            out[at + std::size_t(k) * 4 + std::size_t(b)] = char((bits >> (8 * b)) & 0xff);
+    }
     return out;
+}
+
+std::string npy_f64_scalar_bytes(double v) {
+    std::string out = npy_header_bytes("<f8", {}, false);
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    for (int b = 0; b < 8; ++b) out += char((bits >> (8 * b)) & 0xff);
+    return out;
+}
+
+namespace {
+
+/// Magic, version and header of a 2-D '<f4' C-order array: byte for byte what numpy 1.24 writes for
+/// np.save(f, a.astype('<f4')).
+std::string npy_header(std::size_t rows, std::size_t cols) {
+    return npy_header_bytes("<f4", {rows, cols}, true);
 }
 
 /// Appends rows [first, last) of M as little-endian float32 (explicitly, so the file is right on any host).
@@ -121,104 +221,59 @@ void write_npy(const std::string& path, const Mat& M) {
 
 namespace {
 
-/// What the header of a .npy file says. `b` holds at least the magic and the whole header.
-struct NpyHeader {
-    int item = 4;  // bytes per value: 4 ('<f4') or 8 ('<f8')
-    bool fortran = false;
-    std::uint64_t rows = 0, cols = 0;
-    std::size_t data_start = 0;  // offset of the first value
-};
-
-/// Bytes of magic + version + header length field + header, from the first 12 bytes (or fewer:
-/// then the file is truncated). Throws for a bad magic or version.
-std::size_t npy_prefix_size(const std::string& b, const std::string& name) {
+/// Magic + version + header length field + header, from the first 12 bytes (or fewer: then the
+/// file is truncated). Throws for a bad magic or version.
+std::size_t npy_prefix_size(const std::string& b, const std::string& fail_prefix) {
+    auto fail = [&](const std::string& why) -> void { throw Error(fail_prefix + why); };
     if (b.size() < kMagicLen || b.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
-        broken(name, "bad magic (not a NumPy .npy file)");
-    if (b.size() < kMagicLen + 4) broken(name, "truncated header");
+        fail("bad magic (not a NumPy .npy file)");
+    if (b.size() < kMagicLen + 4) fail("truncated header");
     const int major = std::uint8_t(b[6]);
     if (major == 1) return 10 + std::size_t(get_le(b, 8, 2));
     if (major == 2 || major == 3) {
-        if (b.size() < 12) broken(name, "truncated header");
+        if (b.size() < 12) fail("truncated header");
         return 12 + std::size_t(get_le(b, 8, 4));
     }
-    broken(name, "unsupported format version " + std::to_string(major) + "." +
-                     std::to_string(int(std::uint8_t(b[7]))));
+    fail("unsupported format version " + std::to_string(major) + "." +
+         std::to_string(int(std::uint8_t(b[7]))));
+    return 0;
 }
 
-NpyHeader parse_npy_header(const std::string& b, const std::string& name) {
-    const std::size_t prefix = npy_prefix_size(b, name);
-    const std::size_t header_start = std::uint8_t(b[6]) == 1 ? 10 : 12;
-    const std::size_t header_len = prefix - header_start;
-    if (b.size() < prefix) broken(name, "truncated header");
-    const std::string header = b.substr(header_start, header_len);
-    if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
-        broken(name, "bad header (no dictionary)");
-
-    // descr
-    std::size_t p = find_key(header, "descr", name);
-    if (p >= header.size() || (header[p] != '\'' && header[p] != '"'))
-        broken(name, "bad header (descr is not a string)");
-    const char quote = header[p];
-    const auto descr_end = header.find(quote, p + 1);
-    if (descr_end == std::string::npos) broken(name, "bad header (unterminated descr)");
-    const std::string descr = header.substr(p + 1, descr_end - p - 1);
-    int item = 0;
-    if (descr == "<f4")
-        item = 4;
-    else if (descr == "<f8")
-        item = 8;
-    else
-        broken(name, "unsupported dtype '" + descr +
-                         "' (attnviz reads little-endian float32 '<f4' or float64 '<f8')");
-
-    // fortran_order
-    p = find_key(header, "fortran_order", name);
+/// The float readers' view: a 1-D or 2-D '<f4' / '<f8' array, each axis at most 2^24.
+struct FloatHeader {
+    int item = 4;
     bool fortran = false;
-    if (header.compare(p, 4, "True") == 0)
-        fortran = true;
-    else if (header.compare(p, 5, "False") == 0)
-        fortran = false;
-    else
-        broken(name, "bad header (fortran_order is neither True nor False)");
+    std::uint64_t rows = 0, cols = 0;
+    std::size_t data_start = 0;
+};
 
-    // shape: a tuple of non-negative integers
-    p = find_key(header, "shape", name);
-    if (p >= header.size() || header[p] != '(') broken(name, "bad header (shape is not a tuple)");
-    const auto close = header.find(')', p);
-    if (close == std::string::npos) broken(name, "bad header (unterminated shape)");
-    std::vector<std::uint64_t> shape;
-    std::size_t q = p + 1;
-    while (q < close) {
-        while (q < close && (header[q] == ' ' || header[q] == ',')) ++q;
-        if (q >= close) break;
-        std::uint64_t v = 0;
-        auto [end, ec] = std::from_chars(header.data() + q, header.data() + close, v);
-        if (ec != std::errc() || end == header.data() + q)
-            broken(name, "bad header (shape is not a tuple of sizes)");
-        shape.push_back(v);
-        q = std::size_t(end - header.data());
-        while (q < close && header[q] == 'L') ++q;  // Python 2 longs
-    }
-    if (shape.size() != 1 && shape.size() != 2)
-        broken(name, "expected a 1-D or 2-D array, got " + std::to_string(shape.size()) + "-D");
-    const std::uint64_t rows = shape[0], cols = shape.size() == 2 ? shape[1] : 1;
+FloatHeader float_header(const std::string& b, const std::string& name) {
+    const NpyHeader g = parse_npy_header(b, "broken .npy file " + name + ": ");
+    FloatHeader h;
+    if (g.descr == "<f4")
+        h.item = 4;
+    else if (g.descr == "<f8")
+        h.item = 8;
+    else
+        broken(name, "unsupported dtype '" + g.descr +
+                         "' (attnviz reads little-endian float32 '<f4' or float64 '<f8')");
+    if (g.shape.size() != 1 && g.shape.size() != 2)
+        broken(name, "expected a 1-D or 2-D array, got " + std::to_string(g.shape.size()) + "-D");
+    const std::uint64_t rows = g.shape[0], cols = g.shape.size() == 2 ? g.shape[1] : 1;
     // Each axis at most 2^24: far above the app's 16384 tokens, and a (2e9, 0) array -- no data, but
     // two billion empty rows for every consumer to walk -- is refused (found by tests/fuzz/npy).
     constexpr auto kMaxDim = std::uint64_t(1) << 24;
-    if (rows > kMaxDim || cols > kMaxDim || (cols != 0 && rows > (std::uint64_t(1) << 40) / cols))
+    if (rows > kMaxDim || cols > kMaxDim)
         broken(name, "array too large (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
-
-    NpyHeader h;
-    h.item = item;
-    h.fortran = fortran;
+    h.fortran = g.fortran;
     h.rows = rows;
     h.cols = cols;
-    h.data_start = header_start + header_len;
+    h.data_start = g.data_start;
     return h;
 }
 
 /// Throws unless exactly the data of `h` follows the header (`have` bytes after data_start).
-void check_data_size(const NpyHeader& h, std::uint64_t have, const std::string& name) {
+void check_data_size(const FloatHeader& h, std::uint64_t have, const std::string& name) {
     const std::uint64_t need = h.rows * h.cols * std::uint64_t(h.item);
     if (have < need)
         broken(name, "truncated data (expected " + std::to_string(need) + " bytes for shape " +
@@ -246,7 +301,7 @@ float npy_value(const char* data, std::uint64_t k, int item) {
 }  // namespace
 
 Mat parse_npy(const std::string& b, const std::string& name) {
-    const NpyHeader h = parse_npy_header(b, name);
+    const FloatHeader h = float_header(b, name);
     check_data_size(h, b.size() - h.data_start, name);
     const std::uint64_t rows = h.rows, cols = h.cols;
     const bool fortran = h.fortran;
@@ -342,14 +397,14 @@ MaskGrid read_mask_npy(const std::string& path) {
     };
     std::string head;
     read_some(head, 12);
-    const std::size_t prefix = npy_prefix_size(head, path);
+    const std::size_t prefix = npy_prefix_size(head, "broken .npy file " + path + ": ");
     if (prefix > kMaxNpyHeaderBytes)
         broken(path, "header of " + std::to_string(prefix) + " bytes (numpy writes a few hundred)");
     std::string rest;
     read_some(rest, prefix > head.size() ? prefix - head.size() : 0);
     head += rest;
     if (head.size() > prefix) head.resize(prefix);  // 12 bytes read, the header is shorter
-    const NpyHeader h = parse_npy_header(head, path);
+    const FloatHeader h = float_header(head, path);
     if (h.rows < 1 || h.cols < 1) throw Error("mask " + path + " is empty");
     if (h.rows > 16384 || h.cols > 16384)
         throw Error("mask " + path + " is " + std::to_string(h.rows) + "×" + std::to_string(h.cols) +

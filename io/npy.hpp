@@ -3,12 +3,39 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/shapes.hpp"
 #include "core/trace.hpp"
 
 namespace attnviz {
+
+/// What a .npy header says. Numbers only: `kind` is 'f', 'i' or 'u' for a little-endian (or one-byte)
+/// float or integer dtype of `item` bytes, 0 for any other dtype (`descr` says which).
+struct NpyHeader {
+    std::string descr;
+    char kind = 0;
+    int item = 0;
+    bool fortran = false;
+    std::vector<std::uint64_t> shape;
+    std::uint64_t count = 1;     // elements: the product of shape, at most kMaxNpyElements
+    std::size_t data_start = 0;  // offset of the first value
+};
+/// Most elements any .npy file may declare (2^40): every product of sizes stays far from wrapping.
+inline constexpr std::uint64_t kMaxNpyElements = std::uint64_t(1) << 40;
+/// Parses magic, version and header of `bytes` (which hold at least the whole header). Throws
+/// attnviz::Error(fail_prefix + reason): bad magic, version or dict, a header over kMaxNpyHeaderBytes,
+/// more than kMaxNpyElements elements ("array too large (4294967296 x 4294967296)").
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& fail_prefix);
+/// The header numpy writes for `descr` and `shape` ({} = a scalar), padded so the data starts at a
+/// multiple of 64 bytes; growth_room adds numpy 1.24's spaces for the first axis to grow in place.
+std::string npy_header_bytes(const std::string& descr, const std::vector<std::uint64_t>& shape,
+                             bool growth_room);
+/// A '<f4' array of `shape` from `data` (C order), little-endian whatever the host.
+std::string npy_f32_bytes(const float* data, const std::vector<std::uint64_t>& shape);
+/// A '<f8' scalar (shape ()).
+std::string npy_f64_scalar_bytes(double v);
 
 /// The bytes of a .npy file holding M (rows x cols, '<f4', fortran_order False).
 std::string npy_bytes(const Mat& M);

@@ -362,22 +362,14 @@ bool is_regular_file(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/// Parses JSON after checking size and nesting depth (a deep file is refused before it is parsed).
+/// Parses JSON after checking size, nesting depth and memory (io/json_limits.hpp).
 json parse_json(std::string_view text, const std::string& name) {
     if (text.size() > kMaxTokenizerFileBytes)
         throw Error(name + ": larger than the 64 MiB accepted for tokenizer files");
     if (json_too_deep_at(text, kMaxJsonDepth) != std::string_view::npos)
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (not a tokenizer file)");
-    try {
-        return json::parse(text.begin(), text.end());
-    } catch (const json::exception& e) {
-        std::string what = e.what();
-        const auto close = what.find("] ");
-        if (what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
-            what = what.substr(close + 2);
-        throw Error(name + ": not valid JSON (" + what + ")");
-    }
+    return parse_json_limited(text, name, "the file");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1027,6 +1019,10 @@ std::string Tokenizer::token_text(int id) const {
     const Impl::Entry& e = impl_->entry(id);
     if (e.kind == TokenKind::Added) return e.token;
     return readable_bytes(token_bytes(e.token));
+}
+
+bool Tokenizer::has_id(int id) const {
+    return impl_->entries.count(id) != 0;
 }
 
 int Tokenizer::vocab_size() const {

@@ -54,9 +54,10 @@ class Tokenizer {
     /// The words BPE works on, as raw bytes: the text after the normalizers and the pre-tokenizer's
     /// splits (GPT-2: " cat", "'s", " 123"), added tokens left out. Throws like encode().
     std::vector<std::string> pretokenize(std::string_view utf8) const;
-    std::string decode(const std::vector<int>& ids) const;      // bytes joined; invalid UTF-8 shown as U+FFFD
-    std::string token_text(int id) const;                       // readable form of one token (rule above)
-    int vocab_size() const;                                     // largest id + 1 (incl. added tokens)
+    std::string decode(const std::vector<int>& ids) const;  // bytes joined; invalid UTF-8 shown as U+FFFD
+    std::string token_text(int id) const;                   // readable form of one token (rule above)
+    int vocab_size() const;                                 // largest id + 1 (incl. added tokens)
+    bool has_id(int id) const;  // false for a gap in the ids (a model's vocabulary may be larger)
     std::optional<int> token_id(std::string_view token) const;  // e.g. "<|endoftext|>"
     std::string description() const;                            // e.g. "GPT-2 byte-level BPE, 50257 tokens"
     /// True for added tokens marked "special" (e.g. "<|endoftext|>").

@@ -16,12 +16,14 @@
 
 #include "core/error.hpp"
 #include "core/tasks.hpp"
+#include "core/thread_pool.hpp"
 #include "core/train.hpp"
 #include "io/cli.hpp"
 #include "io/commands.hpp"
 #include "io/files.hpp"
 #include "io/json_limits.hpp"
 #include "io/model_loader.hpp"
+#include "io/npy.hpp"
 #include "io/safetensors.hpp"
 
 namespace attnviz {
@@ -59,7 +61,7 @@ const std::vector<CliOption>& train_options() {
         {"--d-ff", "F", "MLP width, 1-1024 (default 4 x d_model)", false},
         {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
         {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
-        {"--threads", "T", "worker threads (default 1)", false},
+        {"--threads", "T", "worker threads (default 1; at most the machine's cores)", false},
         {"--init", "DIR",
          "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
         {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
@@ -152,7 +154,7 @@ std::string config_json(const TrainConfig& c) {
 
 }  // namespace
 
-void save_train_checkpoint(const std::string& dir, const Params<float>& p) {
+std::vector<StagedFile> stage_train_checkpoint(const std::string& dir, const Params<float>& p) {
     std::vector<SafetensorsWriteTensor> tensors;
     for (const ParamView& v : p.layout) {
         SafetensorsWriteTensor t;
@@ -163,8 +165,17 @@ void save_train_checkpoint(const std::string& dir, const Params<float>& p) {
         t.count = v.size;
         tensors.push_back(std::move(t));
     }
-    write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
-    write_file_atomic(dir + "/config.json", config_json(p.config));
+    check_replaceable(dir + "/model.safetensors");
+    check_replaceable(dir + "/config.json");
+    std::vector<StagedFile> files;
+    files.push_back(stage_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}}));
+    files.push_back(stage_file(dir + "/config.json", config_json(p.config)));
+    return files;
+}
+
+void save_train_checkpoint(const std::string& dir, const Params<float>& p) {
+    std::vector<StagedFile> files = stage_train_checkpoint(dir, p);
+    commit_all(files);
 }
 
 TrainConfig train_config_from_checkpoint(const std::string& dir) {
@@ -242,86 +253,29 @@ namespace {
 
 std::vector<std::int64_t> parse_token_npy(const std::string& bytes, const std::string& path, int& rows,
                                           int& cols) {
-    auto fail = [&](const std::string& why) -> void { throw Error("token file " + path + ": " + why); };
-    if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
-        fail("not a .npy file (no \\x93NUMPY magic)");
-    const int major = static_cast<unsigned char>(bytes[6]);
-    std::size_t hlen = 0, start = 0;
-    if (major == 1) {
-        hlen = std::size_t(static_cast<unsigned char>(bytes[8])) |
-               std::size_t(static_cast<unsigned char>(bytes[9])) << 8;
-        start = 10;
-    } else if (major == 2 || major == 3) {
-        if (bytes.size() < 12) fail("truncated header");
-        for (int i = 0; i < 4; ++i)
-            hlen |= std::size_t(static_cast<unsigned char>(bytes[std::size_t(8 + i)])) << (8 * i);
-        start = 12;
-    } else {
-        fail("unknown .npy version " + std::to_string(major));
-    }
-    if (hlen > 65536 || start + hlen > bytes.size()) fail("truncated header");
-    const std::string h = bytes.substr(start, hlen);
-    auto value_after = [&](const std::string& key) {
-        const std::size_t k = h.find("'" + key + "'");
-        if (k == std::string::npos) fail("header has no '" + key + "'");
-        std::size_t c = h.find(':', k);
-        if (c == std::string::npos) fail("header has no value for '" + key + "'");
-        ++c;
-        while (c < h.size() && h[c] == ' ') ++c;
-        return c;
-    };
-    std::size_t c = value_after("descr");
-    if (c >= h.size() || (h[c] != '\'' && h[c] != '"')) fail("descr is not a string");
-    const std::size_t e = h.find(h[c], c + 1);
-    if (e == std::string::npos) fail("descr is not a string");
-    const std::string descr = h.substr(c + 1, e - c - 1);
-    int width = 0;
-    bool is_signed = true;
-    if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '|' || (descr[0] == '=')) &&
-        (descr[1] == 'i' || descr[1] == 'u') && std::strchr("1248", descr[2]) && descr[2] != '\0') {
-        width = descr[2] - '0';
-        is_signed = descr[1] == 'i';
-        if (width > 1 && descr[0] == '|') width = 0;
-    }
-    if (width == 0)
-        fail("dtype '" + descr + "' is not a little-endian integer type (token ids need int32 or int64)");
-    c = value_after("fortran_order");
-    const bool fortran = h.compare(c, 4, "True") == 0;
-    if (!fortran && h.compare(c, 5, "False") != 0) fail("fortran_order is neither True nor False");
-    c = value_after("shape");
-    if (c >= h.size() || h[c] != '(') fail("shape is not a tuple");
-    const std::size_t close = h.find(')', c);
-    if (close == std::string::npos) fail("shape is not a tuple");
-    std::vector<std::int64_t> shape;
-    std::string num;
-    for (std::size_t i = c + 1; i <= close; ++i) {
-        const char ch = h[i];
-        if (ch >= '0' && ch <= '9') {
-            num += ch;
-            if (num.size() > 12) fail("a dimension is too large");
-        } else if (ch == ',' || ch == ')' || ch == ' ' || ch == 'L') {
-            if (!num.empty()) shape.push_back(std::stoll(num));
-            num.clear();
-        } else {
-            fail("shape is not a tuple of sizes");
-        }
-    }
-    if (shape.size() != 1 && shape.size() != 2)
-        fail("shape has " + std::to_string(shape.size()) + " dimensions (token ids need [n] or [B, n])");
-    const std::int64_t B = shape.size() == 2 ? shape[0] : 1, n = shape.back();
+    const std::string prefix = "token file " + path + ": ";
+    auto fail = [&](const std::string& why) -> void { throw Error(prefix + why); };
+    const NpyHeader h = parse_npy_header(bytes, prefix);
+    if (h.kind != 'i' && h.kind != 'u')
+        fail("dtype '" + h.descr + "' is not a little-endian integer type (token ids need int32 or int64)");
+    if (h.shape.size() != 1 && h.shape.size() != 2)
+        fail("shape has " + std::to_string(h.shape.size()) + " dimensions (token ids need [n] or [B, n])");
+    const std::uint64_t B = h.shape.size() == 2 ? h.shape[0] : 1, n = h.shape.back();
     if (B < 1 || n < 2)
         fail("needs at least 2 tokens per row (inputs are ids[..., :-1], targets ids[..., 1:])");
-    const std::uint64_t count = std::uint64_t(B) * std::uint64_t(n);
-    const std::size_t data = start + hlen;
-    if (count > kMaxTokenFileBytes || bytes.size() - data != count * std::uint64_t(width))
-        fail("holds " + std::to_string(bytes.size() - data) + " data bytes; shape and dtype need " +
-             std::to_string(count * std::uint64_t(width)));
-    std::vector<std::int64_t> ids(count);  // [B, n], C order
-    for (std::int64_t r = 0; r < B; ++r)
-        for (std::int64_t t = 0; t < n; ++t) {
-            const std::uint64_t src = fortran ? std::uint64_t(t * B + r) : std::uint64_t(r * n + t);
-            const unsigned char* b =
-                reinterpret_cast<const unsigned char*>(bytes.data() + data) + src * std::uint64_t(width);
+    // h.count is B·n, never wrapped (parse_npy_header refuses more than 2^40 elements).
+    const std::uint64_t need = h.count * std::uint64_t(h.item), have = bytes.size() - h.data_start;
+    if (have != need)
+        fail("holds " + std::to_string(have) + " data bytes; shape and dtype need " + std::to_string(need));
+    // (have is at most the file's size, so B and n both fit an int from here on.)
+    const int width = h.item;
+    const bool is_signed = h.kind == 'i';
+    std::vector<std::int64_t> ids(std::size_t(h.count));  // [B, n], C order
+    for (std::uint64_t r = 0; r < B; ++r)
+        for (std::uint64_t t = 0; t < n; ++t) {
+            const std::uint64_t src = h.fortran ? t * B + r : r * n + t;
+            const unsigned char* b = reinterpret_cast<const unsigned char*>(bytes.data() + h.data_start) +
+                                     src * std::uint64_t(width);
             std::uint64_t u = 0;
             for (int k = 0; k < width; ++k) u |= std::uint64_t(b[k]) << (8 * k);
             std::int64_t v;
@@ -341,42 +295,6 @@ std::vector<std::int64_t> read_token_npy(const std::string& path, int& rows, int
     return parse_token_npy(read_file(path, kMaxTokenFileBytes), path, rows, cols);
 }
 
-/// A .npy header for dtype `descr` and `shape` ([] = a scalar), padded so the data starts at a
-/// multiple of 64 bytes, as numpy writes.
-std::string npy_header(const std::string& descr, const std::vector<int>& shape) {
-    std::string dims;
-    for (int s : shape) dims += std::to_string(s) + ", ";
-    if (shape.size() > 1)
-        dims.resize(dims.size() - 2);
-    else if (shape.size() == 1)
-        dims.resize(dims.size() - 1);
-    std::string h = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
-    const std::size_t total = 10 + h.size() + 1;
-    h += std::string((64 - total % 64) % 64, ' ') + "\n";
-    std::string out = "\x93NUMPY";
-    out += char(1);
-    out += char(0);
-    out += char(h.size() & 0xff);
-    out += char((h.size() >> 8) & 0xff);
-    return out + h;
-}
-
-std::string npy_f32(const float* data, std::size_t count, const std::vector<int>& shape) {
-    std::string out = npy_header("<f4", shape);
-    const std::size_t at = out.size();
-    out.resize(at + count * 4);
-    std::memcpy(&out[at], data, count * 4);  // little-endian host (x86-64, aarch64)
-    return out;
-}
-
-std::string npy_f64_scalar(double x) {
-    std::string out = npy_header("<f8", {});
-    const std::size_t at = out.size();
-    out.resize(at + 8);
-    std::memcpy(&out[at], &x, 8);
-    return out;
-}
-
 const std::vector<CliOption>& grad_options() {
     static const std::vector<CliOption> options = {
         {"--model", "DIR", "checkpoint folder written by attnviz train (config.json, model.safetensors)",
@@ -390,7 +308,7 @@ const std::vector<CliOption>& grad_options() {
          false},
         {"--lr", "LR", "AdamW learning rate for --adamw-steps (default 1e-3)", false},
         {"--weight-decay", "WD", "AdamW decoupled weight decay for --adamw-steps (default 0.01)", false},
-        {"--threads", "T", "worker threads (default 1)", false},
+        {"--threads", "T", "worker threads (default 1; at most the machine's cores)", false},
     };
     return options;
 }
@@ -405,7 +323,7 @@ int grad_main(int argc, char** argv) {
     require_flag(args, options, "--model");
     require_flag(args, options, "--tokens");
     require_flag(args, options, "--out");
-    const int threads = cli_int("--threads", args.get_or("--threads", "1"), 1, 256);
+    const int threads = resolve_threads(cli_int("--threads", args.get_or("--threads", "1"), 1, 256));
     const int adamw_steps = cli_int("--adamw-steps", args.get_or("--adamw-steps", "0"), 0, 100000);
     AdamWConfig adam;
     adam.lr = cli_double("--lr", args.get_or("--lr", "1e-3"), 0.0, 1e6);
@@ -454,10 +372,11 @@ int grad_main(int argc, char** argv) {
         m["loss"] = loss;
         m["tokens"] = {rows, cols};
         ojson files = ojson::array();
-        write_file_atomic(tmp + "/loss.npy", npy_f64_scalar(loss));
+        write_file_atomic(tmp + "/loss.npy", npy_f64_scalar_bytes(loss));
         for (const ParamView& v : grad.layout) {
             write_file_atomic(tmp + "/" + v.name + ".npy",
-                              npy_f32(grad.data.data() + v.offset, v.size, v.shape));
+                              npy_f32_bytes(grad.data.data() + v.offset,
+                                            std::vector<std::uint64_t>(v.shape.begin(), v.shape.end())));
             files.push_back(v.name + ".npy");
         }
         m["gradients"] = std::move(files);
@@ -556,8 +475,23 @@ int train_main(int argc, char** argv) {
         const std::string path = *args.get("--text");
         if (args.has("--bpe")) {
             bpe.emplace();
-            task = bpe_text_task(path, c.context,
-                                 cli_int("--bpe", *args.get("--bpe"), kMinBpeVocab, kMaxBpeVocab), &*bpe);
+            const int vocab = cli_int("--bpe", *args.get("--bpe"), kMinBpeVocab, kMaxBpeVocab);
+            // Learning merges from a long text without spaces takes a while: say how far it is.
+            const bool tty = isatty(2) != 0;
+            const auto b0 = std::chrono::steady_clock::now();
+            auto last = b0;
+            task = bpe_text_task(path, c.context, vocab, &*bpe, nullptr, [&](int merges, int most) {
+                const auto now = std::chrono::steady_clock::now();
+                const bool done = merges == most;
+                if (!tty && !done && now - last < std::chrono::seconds(5) && merges != 0) return;
+                last = now;
+                const double secs = std::chrono::duration<double>(now - b0).count();
+                std::fprintf(stderr,
+                             tty ? "\rlearning BPE tokens from %s: %d/%d merges, %.0f s "
+                                 : "learning BPE tokens from %s: %d/%d merges, %.0f s\n",
+                             path.c_str(), merges, most, secs);
+            });
+            if (tty) std::fprintf(stderr, "\n");
         } else {
             task = text_task(
                 std::make_shared<const TextCorpus>(text_corpus(read_file(path), path, c.context)), c.context);
@@ -588,12 +522,16 @@ int train_main(int argc, char** argv) {
     o.adam.lr = cli_double("--lr", args.get_or("--lr", "1e-3"), 0.0, 1e6);
     o.adam.weight_decay = cli_double("--weight-decay", args.get_or("--weight-decay", "0.01"), 0.0, 1e3);
     o.eval_every = cli_int("--eval-every", args.get_or("--eval-every", "25"), 1, 10000000);
-    o.threads = cli_int("--threads", args.get_or("--threads", "1"), 1, 256);
+    o.threads = resolve_threads(cli_int("--threads", args.get_or("--threads", "1"), 1, 256));
     if (init) o.init = &*init;
     std::string out = *args.get("--out");
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     if (out.empty()) throw UsageError("--out needs a directory name");
     make_dirs(out);
+    // Every file this run writes may be replaced (checked again when they are put in place together).
+    for (const char* f : {"model.safetensors", "config.json", "metrics.csv", "summary.json"})
+        check_replaceable(out + "/" + f);
+    for (const auto& file : task.files) check_replaceable(out + "/" + file.first);
 
     const bool tty = isatty(2) != 0;
     const auto t0 = std::chrono::steady_clock::now();
@@ -618,20 +556,11 @@ int train_main(int argc, char** argv) {
         }
     });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    save_train_checkpoint(out, r.params);
-    // A BPE's vocab.json and merges.txt: the folder is then a model folder with its tokenizer, and
-    // attnviz (or any GPT-2 tokenizer) reads its tokens as text.
-    for (const auto& [name, content] : task.files) write_file_atomic(out + "/" + name, content);
-    if (task.files.empty()) {
-        // A folder reused from a BPE run: its tokenizer files would name this model's ids wrongly.
-        for (const char* stale : {"vocab.json", "merges.txt"}) {
-            const std::string f = out + "/" + stale;
-            std::error_code ec;
-            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(f, ec)))
-                std::filesystem::remove(f, ec);
-        }
-    }
-    write_file_atomic(out + "/metrics.csv", csv);
+    // The checkpoint, the task's files (a BPE's vocab.json and merges.txt: the folder is then a model
+    // folder with its tokenizer), the metrics and the summary are put in place together, or none is.
+    std::vector<StagedFile> files = stage_train_checkpoint(out, r.params);
+    for (const auto& [name, content] : task.files) files.push_back(stage_file(out + "/" + name, content));
+    files.push_back(stage_file(out + "/metrics.csv", csv));
     const EvalPoint& last = r.evals.back();
     ojson s;
     s["task"] = task_name;
@@ -650,7 +579,17 @@ int train_main(int argc, char** argv) {
     s["seconds"] = secs;
     s["tokens_per_second"] = secs > 0 ? tokens_per_step * double(o.steps) / secs : 0.0;
     s["head_scores"] = scores_json(last.scores);
-    write_file_atomic(out + "/summary.json", s.dump(2) + "\n");
+    files.push_back(stage_file(out + "/summary.json", s.dump(2) + "\n"));
+    commit_all(files);
+    if (task.files.empty()) {
+        // A folder reused from a BPE run: its tokenizer files would name this model's ids wrongly.
+        for (const char* stale : {"vocab.json", "merges.txt"}) {
+            const std::string f = out + "/" + stale;
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(f, ec)))
+                std::filesystem::remove(f, ec);
+        }
+    }
     std::cout << "trained " << o.steps << " steps in " << secs << " s; held-out loss " << last.heldout_loss
               << " (repeats " << last.heldout_split.repeat << "); wrote " << out << "\n";
     return 0;

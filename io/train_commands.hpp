@@ -25,13 +25,18 @@
 
 #include "core/train.hpp"
 
+#include "io/files.hpp"
+
 namespace attnviz {
 
 int run_train_command(int argc, char** argv);  // argv[0] == "train"
 int run_grad_command(int argc, char** argv);   // argv[0] == "grad"
 
-/// Writes DIR/model.safetensors (the checkpoint's tensor names, F32) and DIR/config.json.
+/// Writes DIR/model.safetensors (the checkpoint's tensor names, F32) and DIR/config.json, both or
+/// neither (io/files.hpp commit_all).
 void save_train_checkpoint(const std::string& dir, const Params<float>& params);
+/// The same two files, staged beside their targets, not yet in place: for a folder written together.
+std::vector<StagedFile> stage_train_checkpoint(const std::string& dir, const Params<float>& params);
 /// The TrainConfig of a checkpoint folder's config.json; throws attnviz::Error (naming the file) for a
 /// model the trainer does not compute.
 TrainConfig train_config_from_checkpoint(const std::string& dir);

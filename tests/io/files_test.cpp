@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/test_files.hpp"
 #include "core/error.hpp"
@@ -130,6 +131,46 @@ TEST(Files, NonRegularTargetsAreRefusedAndLeftAlone) {
     // A regular file is still replaced, keeping its mode.
     write_file_atomic(target, "new");
     EXPECT_EQ(read_file(target), "new");
+}
+
+// A folder of files is replaced together or not at all (issue 22: train wrote model.safetensors, then
+// refused the symlinked config.json, leaving a half-written checkpoint).
+TEST(Files, CommitAllReplacesNothingWhenOneTargetMayNotBeReplaced) {
+    TempDir d;
+    write_file_atomic(d.path + "/a.bin", "old a");
+    const std::string precious = d.path + "/precious";
+    write_file_atomic(precious, "keep");
+    fs::create_symlink(precious, d.path + "/b.json");
+    {
+        std::vector<StagedFile> files;
+        files.push_back(stage_file(d.path + "/a.bin", "new a"));
+        EXPECT_THROW(files.push_back(stage_file(d.path + "/b.json", "new b")), Error);  // refused at once
+        files.clear();
+    }
+    EXPECT_EQ(read_file(d.path + "/a.bin"), "old a");
+    EXPECT_EQ(d.entries().size(), 3u);  // a.bin, precious, b.json: no temporaries left
+
+    // A target that turns into a symlink after staging: checked again before the first rename.
+    std::vector<StagedFile> files;
+    files.push_back(stage_file(d.path + "/a.bin", "new a"));
+    files.push_back(stage_file(d.path + "/c.json", "new c"));
+    fs::create_symlink(precious, d.path + "/c.json");
+    const std::string msg = error_of([&] { commit_all(files); });
+    EXPECT_NE(msg.find("c.json: it is a symbolic link, not a regular file"), std::string::npos) << msg;
+    files.clear();
+    EXPECT_EQ(read_file(d.path + "/a.bin"), "old a");
+    EXPECT_EQ(read_file(precious), "keep");
+    EXPECT_EQ(d.entries().size(), 4u);
+
+    // All replaceable: all replaced.
+    fs::remove(d.path + "/c.json");
+    std::vector<StagedFile> ok;
+    ok.push_back(stage_file(d.path + "/a.bin", "new a"));
+    ok.push_back(stage_file(d.path + "/c.json", "new c"));
+    commit_all(ok);
+    EXPECT_EQ(read_file(d.path + "/a.bin"), "new a");
+    EXPECT_EQ(read_file(d.path + "/c.json"), "new c");
+    EXPECT_EQ(d.entries().size(), 4u);
 }
 
 TEST(Files, WriteInChunks) {

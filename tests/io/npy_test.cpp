@@ -16,11 +16,13 @@
 #include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/train_commands.hpp"
 
 namespace attnviz {
 namespace {
 
 namespace fs = std::filesystem;
+using test::error_of;
 
 using test::TempDir;
 
@@ -182,6 +184,57 @@ TEST(Npy, BrokenFilesGetAReason) {
     EXPECT_NE(npy_error(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2)", ""))
                   .find("bad header"),
               std::string::npos);
+}
+
+// Sizes are multiplied without ever wrapping (issue 22: a token file of shape (2^32, 2^32) gave B·n = 0,
+// passed the size check and crashed `attnviz grad`).
+TEST(Npy, ShapesWhoseProductWouldWrapAreRefused) {
+    auto header = [](const std::string& descr, const std::string& shape) {
+        std::string h = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+        h += std::string((64 - (10 + h.size() + 1) % 64) % 64, ' ') + "\n";
+        std::string out = "\x93NUMPY";
+        out += char(1);
+        out += char(0);
+        out += char(h.size() & 0xff);
+        out += char(h.size() >> 8);
+        return out + h;
+    };
+    const std::string wrap = header("<i8", "(4294967296, 4294967296)");
+    EXPECT_EQ(error_of([&] { parse_npy_header(wrap, "t.npy: "); }),
+              "t.npy: array too large (4294967296 x 4294967296)");
+    int rows = 0, cols = 0;
+    EXPECT_EQ(error_of([&] { parse_token_npy(wrap, "t.npy", rows, cols); }),
+              "token file t.npy: array too large (4294967296 x 4294967296)");
+    EXPECT_NE(error_of([&] {
+                  parse_token_npy(header("<i8", "(9223372036854775808, 2)"), "t.npy", rows, cols);
+              }).find("array too large"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] {
+                  parse_token_npy(header("<i8", "(18446744073709551616, 2)"), "t.npy", rows, cols);
+              }).find("shape is not a tuple of sizes"),
+              std::string::npos);
+    EXPECT_NE(
+        error_of([&] { parse_npy(header("<f4", "(4294967296, 4294967296)"), "x.npy"); }).find("too large"),
+        std::string::npos);
+    // A product that fits but does not match the data is a size error, with the right byte count.
+    EXPECT_EQ(error_of([&] { parse_token_npy(header("<i4", "(3, 5)"), "t.npy", rows, cols); }),
+              "token file t.npy: holds 0 data bytes; shape and dtype need 60");
+}
+
+TEST(Npy, OneWriterForEveryShapeAndDtype) {
+    const float v[3] = {1.0f, -2.5f, 0.0f};
+    const std::string one = npy_f32_bytes(v, {3});
+    EXPECT_EQ(one.size() % 64, 12u);  // header padded to 64 bytes, then 12 data bytes
+    const Mat M = parse_npy(one, "one.npy");
+    ASSERT_EQ(M.rows(), 3);
+    EXPECT_EQ(M(1, 0), -2.5f);
+    const std::string scalar = npy_f64_scalar_bytes(0.25);
+    const NpyHeader h = parse_npy_header(scalar, "s: ");
+    EXPECT_EQ(h.descr, "<f8");
+    EXPECT_TRUE(h.shape.empty());
+    EXPECT_EQ(h.count, 1u);
+    EXPECT_EQ(h.data_start % 64, 0u);
+    EXPECT_EQ(scalar.size(), h.data_start + 8);
 }
 
 TEST(Npy, CsvUsesShortestExactTextAndMinusInf) {
