@@ -130,26 +130,39 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bo
         holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
         for (const int wi : holders) {
             BpeWord& w = words[std::size_t(wi)];
-            bool has = false;
-            for (std::size_t i = 0; i + 1 < w.symbols.size() && !has; ++i)
-                has = w.symbols[i] == a && w.symbols[i + 1] == b;
-            if (!has) continue;
-            count_bpe_pairs(w, -1, pairs, &touched);
-            std::vector<int> merged;  // left to right, without overlaps ("aaa" -> "aa" "a")
-            merged.reserve(w.symbols.size());
-            for (std::size_t i = 0; i < w.symbols.size(); ++i) {
-                if (i + 1 < w.symbols.size() && w.symbols[i] == a && w.symbols[i + 1] == b) {
-                    merged.push_back(id);
+            // Left to right, without overlaps ("aaa" -> "aa" "a"). Only the pairs around each merge
+            // change: (prev, a) -> (prev, id), (a, b) goes, (b, next) -> (id, next), where prev is the
+            // symbol already merged before it. So a merge costs a scan of the word plus its merge sites
+            // (a 4 MiB word of random CJK: minutes of whole-word recounting before).
+            auto change = [&](int x, int y, long long by) {
+                const std::uint64_t k = bpe_pair_key(x, y);
+                pairs[k] += by * w.count;
+                touched.push_back(k);
+            };
+            std::vector<int>& sym = w.symbols;
+            std::size_t out = 0;
+            bool merged_any = false;
+            for (std::size_t i = 0; i < sym.size(); ++i) {
+                if (i + 1 < sym.size() && sym[i] == a && sym[i + 1] == b) {
+                    if (out > 0) {
+                        change(sym[out - 1], a, -1);
+                        change(sym[out - 1], id, +1);
+                        where[bpe_pair_key(sym[out - 1], id)].push_back(wi);
+                    }
+                    change(a, b, -1);
+                    if (i + 2 < sym.size()) {
+                        change(b, sym[i + 2], -1);
+                        change(id, sym[i + 2], +1);
+                        where[bpe_pair_key(id, sym[i + 2])].push_back(wi);
+                    }
+                    sym[out++] = id;
                     ++i;
+                    merged_any = true;
                 } else {
-                    merged.push_back(w.symbols[i]);
+                    sym[out++] = sym[i];
                 }
             }
-            w.symbols.swap(merged);
-            count_bpe_pairs(w, +1, pairs, &touched);
-            for (std::size_t i = 0; i + 1 < w.symbols.size(); ++i)  // the new token's pairs
-                if (w.symbols[i] == id || w.symbols[i + 1] == id)
-                    where[bpe_pair_key(w.symbols[i], w.symbols[i + 1])].push_back(wi);
+            if (merged_any) sym.resize(out);
         }
         std::sort(touched.begin(), touched.end());
         touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
