@@ -313,30 +313,42 @@ const std::vector<CliOption>& grad_options() {
     return options;
 }
 
-int grad_main(int argc, char** argv) {
+/// What `attnviz grad` was asked, checked: the checkpoint and the batch read, nothing computed or written.
+struct GradSetup {
+    bool help = false;
+    int threads = 1, adamw_steps = 0, rows = 0, cols = 0;
+    AdamWConfig adam;
+    std::string out;
+    Params<float> params;
+    Batch batch;
+};
+
+GradSetup setup_grad(int argc, char** argv) {
+    GradSetup g;
     const auto& options = grad_options();
     const CliArgs args = parse_cli(argc, argv, options);
     if (args.has("--help")) {
-        std::cout << cli_usage("attnviz grad", options, {"--model", "--tokens", "--out"});
-        return 0;
+        g.help = true;
+        return g;
     }
     require_flag(args, options, "--model");
     require_flag(args, options, "--tokens");
     require_flag(args, options, "--out");
-    const int threads = resolve_threads(cli_int("--threads", args.get_or("--threads", "1"), 1, 256));
-    const int adamw_steps = cli_int("--adamw-steps", args.get_or("--adamw-steps", "0"), 0, 100000);
-    AdamWConfig adam;
+    g.threads = resolve_threads(cli_int("--threads", args.get_or("--threads", "1"), 1, 256));
+    g.adamw_steps = cli_int("--adamw-steps", args.get_or("--adamw-steps", "0"), 0, 100000);
+    AdamWConfig& adam = g.adam;
     adam.lr = cli_double("--lr", args.get_or("--lr", "1e-3"), 0.0, 1e6);
     adam.weight_decay = cli_double("--weight-decay", args.get_or("--weight-decay", "0.01"), 0.0, 1e3);
-    std::string out = *args.get("--out");
+    std::string& out = g.out = *args.get("--out");
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     if (out.empty()) throw UsageError("--out needs a directory name");
     check_dump_target(out);
 
-    Params<float> params = load_train_checkpoint(*args.get("--model"));
-    const TrainConfig& c = params.config;
+    g.params = load_train_checkpoint(*args.get("--model"));
+    const TrainConfig& c = g.params.config;
     const std::string tokens_path = *args.get("--tokens");
-    int rows = 0, cols = 0;
+    int& rows = g.rows;
+    int& cols = g.cols;
     const std::vector<std::int64_t> ids = read_token_npy(tokens_path, rows, cols);
     for (std::int64_t id : ids)
         if (id < 0 || id >= c.vocab_size)
@@ -346,7 +358,7 @@ int grad_main(int argc, char** argv) {
         throw Error("token file " + tokens_path + ": rows of " + std::to_string(cols) + " ids give " +
                     std::to_string(cols - 1) + " inputs, more than the model's context of " +
                     std::to_string(c.context));
-    Batch batch;
+    Batch& batch = g.batch;
     batch.B = rows;
     batch.n = cols - 1;
     for (int r = 0; r < rows; ++r)
@@ -354,6 +366,28 @@ int grad_main(int argc, char** argv) {
             batch.inputs.push_back(int(ids[std::size_t(r) * std::size_t(cols) + std::size_t(t)]));
             batch.targets.push_back(int(ids[std::size_t(r) * std::size_t(cols) + std::size_t(t) + 1]));
         }
+    return g;
+}
+
+}  // namespace
+
+void check_grad_arguments(int argc, char** argv) {
+    (void)setup_grad(argc, argv);
+}
+
+namespace {
+
+int grad_main(int argc, char** argv) {
+    GradSetup g = setup_grad(argc, argv);
+    if (g.help) {
+        std::cout << cli_usage("attnviz grad", grad_options(), {"--model", "--tokens", "--out"});
+        return 0;
+    }
+    const Params<float>& params = g.params;
+    const Batch& batch = g.batch;
+    const int threads = g.threads, adamw_steps = g.adamw_steps, rows = g.rows, cols = g.cols;
+    const AdamWConfig& adam = g.adam;
+    const std::string& out = g.out;
     Params<float> grad;
     const double loss = loss_and_grad(params, batch, &grad, threads);
     Params<float> stepped = params;
@@ -406,24 +440,37 @@ ojson scores_json(const std::vector<std::vector<HeadScores>>& scores) {
     return layers;
 }
 
-int train_main(int argc, char** argv) {
+/// What `attnviz train` was asked, checked. With check_only nothing is read but the --init checkpoint,
+/// nothing is created, and a text task's data (its file, its BPE) is not made.
+struct TrainSetup {
+    bool help = false;
+    std::string task_name, out;
+    TrainConfig c;
+    Task task;
+    std::optional<LearnedBpe> bpe;  // --bpe: the tokenizer learned from the text, saved with the model
+    std::optional<Params<float>> init;
+    TrainOptions o;  // (o.init is set by the caller: it points into `init`)
+};
+
+TrainSetup setup_train(int argc, char** argv, bool check_only) {
+    TrainSetup setup;
     const auto& options = train_options();
     const CliArgs args = parse_cli(argc, argv, options);
     if (args.has("--help")) {
-        std::cout << cli_usage("attnviz train", options, {"--task", "--steps", "--out"});
-        return 0;
+        setup.help = true;
+        return setup;
     }
     require_flag(args, options, "--task");
     require_flag(args, options, "--steps");
     require_flag(args, options, "--out");
-    const std::string task_name = *args.get("--task");
+    const std::string task_name = setup.task_name = *args.get("--task");
     const bool known = task_name == "induction" || task_name == "copy" || task_name == "reverse" ||
                        task_name == "sort" || task_name == "modadd" || task_name == "text";
     if (!known)
         throw UsageError("--task: unknown task '" + task_name +
                          "' (known tasks: induction, copy, reverse, sort, modadd, text)");
     if (task_name == "text") require_flag(args, options, "--text");
-    TrainConfig c;
+    TrainConfig& c = setup.c;
     c.n_layer = cli_int("--layers", args.get_or("--layers", "2"), 1, 6);
     c.n_head = cli_int("--heads", args.get_or("--heads", "4"), 1, 8);
     c.d_model = cli_int("--d-model", args.get_or("--d-model", "64"), 16, 256);
@@ -447,7 +494,7 @@ int train_main(int argc, char** argv) {
                   : pos == "sinusoidal" ? PositionKind::Sinusoidal
                                         : PositionKind::Rope;
     c.tied = args.has("--tied");
-    std::optional<Params<float>> init;
+    std::optional<Params<float>>& init = setup.init;
     if (args.has("--init")) {
         for (const char* f : {"--layers", "--heads", "--d-model", "--context", "--vocab", "--no-norm",
                               "--norm", "--mlp", "--d-ff", "--positions", "--tied"})
@@ -458,8 +505,8 @@ int train_main(int argc, char** argv) {
         init = load_train_checkpoint(*args.get("--init"));
         c = init->config;
     }
-    Task task;
-    std::optional<LearnedBpe> bpe;  // --bpe: the tokenizer learned from the text, saved with the model
+    Task& task = setup.task;
+    std::optional<LearnedBpe>& bpe = setup.bpe;
     if (args.has("--bpe") && task_name != "text") throw UsageError("--bpe goes with --task text");
     if (task_name == "induction") {
         InductionTask t;
@@ -473,9 +520,14 @@ int train_main(int argc, char** argv) {
         task = modadd_task(t);
     } else if (task_name == "text") {
         const std::string path = *args.get("--text");
-        if (args.has("--bpe")) {
+        const int bpe_vocab =
+            args.has("--bpe") ? cli_int("--bpe", *args.get("--bpe"), kMinBpeVocab, kMaxBpeVocab) : 0;
+        if (check_only) {
+            task.vocab_size = c.vocab_size;  // (the text's own vocabulary is known once it is read)
+            task.context = c.context;
+        } else if (bpe_vocab > 0) {
             bpe.emplace();
-            const int vocab = cli_int("--bpe", *args.get("--bpe"), kMinBpeVocab, kMaxBpeVocab);
+            const int vocab = bpe_vocab;
             // Learning merges from a long text without spaces takes a while: say how far it is.
             const bool tty = isatty(2) != 0;
             const auto b0 = std::chrono::steady_clock::now();
@@ -515,7 +567,7 @@ int train_main(int argc, char** argv) {
                          task_name + " (vocabulary " + std::to_string(c.vocab_size) + ", context " +
                          std::to_string(c.context) + ")");
     validate_train_config(c);
-    TrainOptions o;
+    TrainOptions& o = setup.o;
     o.steps = cli_int("--steps", *args.get("--steps"), 1, 10000000);
     o.seed = std::uint64_t(cli_int("--seed", args.get_or("--seed", "0"), 0, 2147483647));
     o.batch = cli_int("--batch", args.get_or("--batch", "32"), 1, 4096);
@@ -523,15 +575,38 @@ int train_main(int argc, char** argv) {
     o.adam.weight_decay = cli_double("--weight-decay", args.get_or("--weight-decay", "0.01"), 0.0, 1e3);
     o.eval_every = cli_int("--eval-every", args.get_or("--eval-every", "25"), 1, 10000000);
     o.threads = resolve_threads(cli_int("--threads", args.get_or("--threads", "1"), 1, 256));
-    if (init) o.init = &*init;
-    std::string out = *args.get("--out");
+    std::string& out = setup.out = *args.get("--out");
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     if (out.empty()) throw UsageError("--out needs a directory name");
-    make_dirs(out);
+    if (!check_only) make_dirs(out);
     // Every file this run writes may be replaced (checked again when they are put in place together).
     for (const char* f : {"model.safetensors", "config.json", "metrics.csv", "summary.json"})
         check_replaceable(out + "/" + f);
     for (const auto& file : task.files) check_replaceable(out + "/" + file.first);
+    return setup;
+}
+
+}  // namespace
+
+void check_train_arguments(int argc, char** argv) {
+    (void)setup_train(argc, argv, true);
+}
+
+namespace {
+
+int train_main(int argc, char** argv) {
+    TrainSetup setup = setup_train(argc, argv, false);
+    if (setup.help) {
+        std::cout << cli_usage("attnviz train", train_options(), {"--task", "--steps", "--out"});
+        return 0;
+    }
+    const std::string& task_name = setup.task_name;
+    const std::string& out = setup.out;
+    const TrainConfig& c = setup.c;
+    const Task& task = setup.task;
+    const std::optional<LearnedBpe>& bpe = setup.bpe;
+    TrainOptions o = setup.o;
+    if (setup.init) o.init = &*setup.init;
 
     const bool tty = isatty(2) != 0;
     const auto t0 = std::chrono::steady_clock::now();

@@ -31,6 +31,11 @@ namespace attnviz {
 
 int run_train_command(int argc, char** argv);  // argv[0] == "train"
 int run_grad_command(int argc, char** argv);   // argv[0] == "grad"
+/// Every check `attnviz train` / `grad` makes of its command line (flags, values, the model, the
+/// token file, the output folder), without training, computing or writing anything; a text task's
+/// file is not read. Throws UsageError / attnviz::Error as the commands do. For tests and fuzzing.
+void check_train_arguments(int argc, char** argv);
+void check_grad_arguments(int argc, char** argv);
 
 /// Writes DIR/model.safetensors (the checkpoint's tensor names, F32) and DIR/config.json, both or
 /// neither (io/files.hpp commit_all).
