@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "core/attention.hpp"
+#include "core/decoder.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/thread_pool.hpp"
@@ -109,25 +110,25 @@ void validate_model(const ModelWeights& m) {
 // Small pure functions
 // ---------------------------------------------------------------------------------------------
 
+// The model's ops are the trainer's (core/nn_ops.hpp); these wrap them for whole matrices.
+
 Mat gelu_tanh(const Mat& X) {
-    const float c = float(std::sqrt(2.0 / M_PI));
-    Mat Y(X.rows(), X.cols());  // same shape as X
-    Y.array() = 0.5f * X.array() * (1.0f + (c * (X.array() + 0.044715f * X.array().cube())).tanh());
+    Mat Y;  // same shape as X
+    nn::gelu_forward<float>(X, Y);
     return Y;
 }
 
 Mat silu(const Mat& X) {
-    Mat Y(X.rows(), X.cols());  // same shape as X
+    Mat Y(X.rows(), X.cols());  // same shape as X: SwiGLU's gate activation, as nn::swiglu_forward
     Y.array() = X.array() / (1.0f + (-X.array()).exp());
     return Y;
 }
 
 Mat rmsnorm_rows(const Mat& X, double eps) {
-    Mat Y(X.rows(), X.cols());  // [rows, d]
-    for (Eigen::Index i = 0; i < X.rows(); ++i) {
-        const double ms = X.row(i).cast<double>().squaredNorm() / double(std::max<Eigen::Index>(1, X.cols()));
-        Y.row(i) = X.row(i) * float(1.0 / std::sqrt(ms + eps));
-    }
+    const std::vector<float> ones(std::size_t(X.cols()), 1.0f);
+    Mat Y, xhat;  // [rows, d]
+    std::vector<float> rstd;
+    nn::norm_forward<float>(X, ones.data(), nullptr, true, eps, Y, xhat, rstd);
     return Y;
 }
 
@@ -135,30 +136,16 @@ Mat rope_rotate_half(const Mat& X, int d_head, double theta, int offset) {
     if (d_head <= 0 || d_head % 2 != 0 || X.cols() % d_head != 0)
         throw Error("rope_rotate_half: head width " + std::to_string(d_head) + " must be even and divide " +
                     std::to_string(X.cols()));
-    const int half = d_head / 2;
-    const int heads = int(X.cols()) / d_head;
-    // The same angles as the single layer's RoPE (rope_table), paired i with i + dh/2.
     const RopeTable t = rope_table(int(X.rows()), d_head, theta, offset);
-    const Mat cosines = t.cos.cast<float>().matrix(), sines = t.sin.cast<float>().matrix();  // [n, dh/2]
-    Mat Y(X.rows(), X.cols());                                                               // [n, heads·dh]
-    for (int h = 0; h < heads; ++h) {
-        const auto x1 = X.middleCols(h * d_head, half).array();
-        const auto x2 = X.middleCols(h * d_head + half, half).array();
-        Y.middleCols(h * d_head, half).array() = x1 * cosines.array() - x2 * sines.array();
-        Y.middleCols(h * d_head + half, half).array() = x2 * cosines.array() + x1 * sines.array();
-    }
+    const nn::M<float> cosines = t.cos.cast<float>().matrix(), sines = t.sin.cast<float>().matrix();
+    Mat Y = X;  // [n, heads·dh]
+    nn::rope_apply<float>(Y.data(), int(Y.rows()), long(Y.cols()), int(X.cols()) / d_head, d_head,
+                          std::max(1, int(Y.rows())), cosines, sines, 1.0f);
     return Y;
 }
 
 Mat apply_norm(const Mat& X, const Norm& norm, double eps) {
-    if (X.cols() != norm.dim)
-        throw Error("apply_norm: rows of width " + std::to_string(X.cols()) + ", norm of " +
-                    std::to_string(norm.dim));
-    Mat Y = norm.bias ? layernorm_rows(X, eps) : rmsnorm_rows(X, eps);  // [n, d]
-    const Eigen::Map<const RowVec> w(norm.weight, norm.dim);
-    Y.array().rowwise() *= w.array();
-    if (norm.bias) Y.rowwise() += Eigen::Map<const RowVec>(norm.bias, norm.dim);
-    return Y;
+    return apply_norm(X, norm, norm.bias ? NormKind::LayerNorm : NormKind::RMSNorm, eps);
 }
 
 Mat apply_norm(const Mat& X, const Norm& norm, NormKind kind, double eps) {
@@ -166,36 +153,26 @@ Mat apply_norm(const Mat& X, const Norm& norm, NormKind kind, double eps) {
     if (X.cols() != norm.dim)
         throw Error("apply_norm: rows of width " + std::to_string(X.cols()) + ", norm of " +
                     std::to_string(norm.dim));
-    Mat Y = kind == NormKind::RMSNorm ? rmsnorm_rows(X, eps) : layernorm_rows(X, eps);  // [n, d]
-    const Eigen::Map<const RowVec> w(norm.weight, norm.dim);
-    Y.array().rowwise() *= w.array();
-    if (norm.bias) Y.rowwise() += Eigen::Map<const RowVec>(norm.bias, norm.dim);
+    Mat Y, xhat;  // [n, d]
+    std::vector<float> rstd;
+    nn::norm_forward<float>(X, norm.weight, norm.bias, kind == NormKind::RMSNorm, eps, Y, xhat, rstd);
     return Y;
 }
+
+namespace {
+nn::LinearShape linear_shape(const Linear& L) {
+    return nn::LinearShape{L.in_features(), L.out_features(), L.out_in, long(L.weight.stride)};
+}
+}  // namespace
 
 Mat apply_linear(const Mat& X, const Linear& L, int threads) {
     const int in = L.in_features(), out = L.out_features();
     if (X.cols() != in)
         throw Error("apply_linear: input rows of width " + std::to_string(X.cols()) + " for a " +
                     std::to_string(in) + "-input layer");
-    const auto W = L.weight.map();
     Mat Y(X.rows(), out);  // [n, out]
-    // Output columns in blocks: each task reads only its own slice of W (which dominates the traffic).
-    // A block is at most 4096 columns: Eigen packs a block of W whole (for a vocabulary of a million
-    // rows, 0.7 GiB per block otherwise).
-    threads = std::max(1, threads);
-    constexpr int kMaxBlock = 4096;
-    const int tasks = std::max({1, std::min(threads * 2, out / 64), (out + kMaxBlock - 1) / kMaxBlock});
-    const int block = (out + tasks - 1) / tasks;
-    parallel_for(tasks, threads, [&](int t) {
-        const int c0 = t * block, nc = std::min(block, out - c0);
-        if (nc <= 0) return;
-        if (L.out_in)
-            Y.middleCols(c0, nc).noalias() = X * W.middleRows(c0, nc).transpose();
-        else
-            Y.middleCols(c0, nc).noalias() = X * W.middleCols(c0, nc);
-        if (L.bias) Y.middleCols(c0, nc).rowwise() += Eigen::Map<const RowVec>(L.bias + c0, nc);
-    });
+    nn::linear_forward<float>(int(X.rows()), X.data(), long(in), L.weight.data, L.bias, linear_shape(L),
+                              Y.data(), long(out), threads);
     return Y;
 }
 
@@ -205,31 +182,16 @@ HeadAttention causal_attention_head(const Mat& Q, const Mat& K, const Mat& V, bo
         throw Error("causal_attention_head: Q " + dims(int(Q.rows()), int(Q.cols())) + ", K " +
                     dims(int(K.rows()), int(K.cols())) + ", V " + dims(int(V.rows()), int(V.cols())) +
                     " do not fit");
-    const float scale = float(1.0 / std::sqrt(double(std::max<Eigen::Index>(1, Q.cols()))));
+    const int dh = int(Q.cols()), N = int(n);
     HeadAttention r;
+    nn::M<float> P(N, N);  // [n, n]
+    nn::attention_scores<float>(N, dh, Q.data(), dh, K.data(), dh, P.data(), keep);
+    if (keep) r.scores = P;
+    nn::causal_softmax<float>(P, 1.0f / std::sqrt(float(std::max(1, dh))));
     r.output.resize(n, V.cols());  // [n, dv]
-    if (keep) {
-        r.scores.noalias() = Q * K.transpose();  // [n, n]
-        r.weights.setZero(n, n);                 // [n, n]
-    }
-    // Row blocks: block [r0, r1) only sees keys 0 .. r1-1, so the hidden triangle is mostly skipped.
-    constexpr Eigen::Index kBlock = 64;
-    Mat S, P;             // [nr, r1]
-    Eigen::ArrayXf x(n);  // softmax_row's scratch
-    for (Eigen::Index r0 = 0; r0 < n; r0 += kBlock) {
-        const Eigen::Index nr = std::min(kBlock, n - r0), r1 = r0 + nr;
-        if (keep)
-            S = r.scores.block(r0, 0, nr, r1);
-        else
-            S.noalias() = Q.middleRows(r0, nr) * K.topRows(r1).transpose();
-        P.resize(nr, r1);
-        // The same row kernel as the single layer's softmax (core/attention.hpp): the causal mask is
-        // the span of keys j <= query r0 + i, T = 1, no ALiBi, no entropy.
-        for (Eigen::Index i = 0; i < nr; ++i)
-            softmax_row(S.row(i).data(), r0 + i, 0, r0 + i + 1, scale, 0.0, nullptr, 1.0f, x, P, i, false);
-        r.output.middleRows(r0, nr).noalias() = P * V.topRows(r1);
-        if (keep) r.weights.block(r0, 0, nr, r1) = P;
-    }
+    nn::attention_combine<float>(N, int(V.cols()), P, V.data(), long(V.cols()), r.output.data(),
+                                 long(V.cols()));
+    if (keep) r.weights = std::move(P);
     return r;
 }
 
@@ -320,6 +282,52 @@ std::uint64_t model_forward_bytes(const ModelSpec& s, int n, const ModelRunOptio
     return bytes;
 }
 
+DecoderWeights<float> decoder_weights(const ModelWeights& m) {
+    const ModelSpec& s = m.spec;
+    DecoderWeights<float> w;
+    DecoderShape& c = w.shape;
+    c.n_layer = s.n_layer;
+    c.n_head = s.n_head;
+    c.n_kv_head = s.n_kv_head;
+    c.d_model = s.d_model;
+    c.d_head = s.d_head;
+    c.d_ff = s.d_ff;
+    c.vocab = s.vocab_size;
+    c.context = s.max_positions;
+    c.norm = norm_kind(s);
+    c.mlp = mlp_kind(s);
+    c.positions = position_kind(s);
+    c.eps = s.norm_eps;
+    c.theta = s.rope_theta;
+    w.wte = m.wte.data;
+    w.wte_ld = m.wte.stride;
+    w.wpe = m.wpe.data;
+    w.wpe_ld = m.wpe.stride;
+    w.unembed = m.lm_head.data;
+    w.unembed_ld = m.lm_head.stride;
+    w.ln_f = {m.ln_f.weight, m.ln_f.bias};
+    auto lin = [](const Linear& L) { return LinearW<float>{L.weight.data, L.bias, linear_shape(L)}; };
+    for (const BlockWeights& b : m.blocks) {
+        BlockW<float> o;
+        o.ln_1 = {b.ln_1.weight, b.ln_1.bias};
+        o.ln_2 = {b.ln_2.weight, b.ln_2.bias};
+        o.q = lin(b.q);
+        o.k = lin(b.k);
+        o.v = lin(b.v);
+        o.o = lin(b.o);
+        if (c.mlp == MlpKind::Gelu) {
+            o.fc = lin(b.fc);
+            o.proj = lin(b.proj);
+        } else if (c.mlp == MlpKind::SwiGLU) {
+            o.fc = lin(b.gate);
+            o.up = lin(b.up);
+            o.proj = lin(b.down);
+        }
+        w.blocks.push_back(o);
+    }
+    return w;
+}
+
 ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const ModelRunOptions& o) {
     const ModelSpec& s = model.spec;
     const int n = int(ids.size());
@@ -333,101 +341,112 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
                         std::to_string(s.vocab_size - 1) + ")");
     if (!o.keep_heads.empty() && int(o.keep_heads.size()) != s.n_layer)
         throw Error("keep_heads must have one entry per layer");
-    const int threads = std::max(1, o.threads);
-    const int h = s.n_head, dh = s.d_head, group = s.n_head / s.n_kv_head;
-    const NormKind nk = norm_kind(s);
-    const MlpKind mk = mlp_kind(s);
-    const PositionKind pk = position_kind(s);
-    auto check_cancel = [&] {
-        if (o.cancel && o.cancel->load()) throw Cancelled();
-    };
+    const int h = s.n_head, group = s.n_head / s.n_kv_head;
+    const DecoderWeights<float> w = decoder_weights(model);
+    const Tables<float> tab = make_tables<float>(w.shape, n);
 
-    Mat x(n, s.d_model);  // [n, d] the residual stream
-    const auto wte = model.wte.map();
-    for (int i = 0; i < n; ++i) {
-        x.row(i) = wte.row(ids[std::size_t(i)]);
-        if (pk == PositionKind::Learned) x.row(i) += model.wpe.map().row(i);
-    }
-    if (pk == PositionKind::Sinusoidal) x += sinusoidal_pe(n, s.d_model, s.rope_theta);
-
+    // What to keep is recorded through the forward's hook points; a caller's own hooks (patching,
+    // ablation) act first, so the stages kept are the ones the rest of the forward saw.
     ModelForward out;
     out.layers.resize(std::size_t(s.n_layer));
+    std::vector<Mat> layer_weights;  // [h][n, n]: the current layer's weights, for the rollout
+    if (o.rollout) layer_weights.resize(std::size_t(h));
+    ForwardHooks<float> rec;
     for (int l = 0; l < s.n_layer; ++l) {
-        check_cancel();
-        const BlockWeights& b = model.blocks[std::size_t(l)];
-        LayerStages& st = out.layers[std::size_t(l)];
         const bool keep_h = o.keep_heads.empty() || o.keep_heads[std::size_t(l)];
-
-        Mat a = apply_norm(x, b.ln_1, nk, s.norm_eps);  // [n, d]
-        Mat Q = apply_linear(a, b.q, threads);          // [n, h·dh]
-        Mat K = apply_linear(a, b.k, threads);          // [n, g·dh]
-        const Mat V = apply_linear(a, b.v, threads);    // [n, g·dh]
-        if (pk == PositionKind::Rope) {
-            Q = rope_rotate_half(Q, dh, s.rope_theta);
-            K = rope_rotate_half(K, dh, s.rope_theta);
+        if (keep_h) {
+            out.layers[std::size_t(l)].heads.resize(std::size_t(h));
+            for (HookStage st : {HookStage::Q, HookStage::K, HookStage::V, HookStage::scores,
+                                 HookStage::weights, HookStage::head_output})
+                rec.add(st, l);
         }
-        Mat concat(n, h * dh);  // [n, h·dh]
-        Mat mean_w;             // [n, n]
-        if (o.rollout) mean_w.setZero(n, n);
-        std::mutex mean_mutex;
-        if (keep_h) st.heads.resize(std::size_t(h));
-        parallel_for(
-            h, threads,
-            [&](int hh) {
-                const int kv = hh / group;
-                Mat q = Q.middleCols(hh * dh, dh);  // [n, dh]
-                Mat k = K.middleCols(kv * dh, dh);  // [n, dh]
-                Mat v = V.middleCols(kv * dh, dh);  // [n, dh]
-                HeadAttention r = causal_attention_head(q, k, v, keep_h || o.rollout);
-                concat.middleCols(hh * dh, dh) = r.output;
-                if (o.rollout) {
-                    std::lock_guard<std::mutex> lock(mean_mutex);
-                    mean_w += r.weights;
-                }
-                if (keep_h) {
-                    HeadStages& hs = st.heads[std::size_t(hh)];
-                    hs.Q = std::move(q);
-                    hs.K = std::move(k);
-                    hs.V = std::move(v);
-                    hs.scores = std::move(r.scores);
-                    hs.weights = std::move(r.weights);
-                    hs.head_output = std::move(r.output);
-                }
-            },
-            o.cancel);
+        if (o.keep_layers)
+            for (HookStage st : {HookStage::ln_1, HookStage::attn_out, HookStage::resid_mid, HookStage::ln_2,
+                                 HookStage::mlp_out, HookStage::resid_post})
+                rec.add(st, l);
         if (o.rollout) {
-            mean_w /= float(h);
-            out.rollout = rollout_step(mean_w, out.rollout);
-        }
-        Mat attn_out = apply_linear(concat, b.o, threads);  // [n, d]
-        Mat resid_mid = x + attn_out;                       // [n, d]
-        Mat m, mlp;                                         // [n, d] each (empty without an MLP)
-        if (mk == MlpKind::Gelu) {
-            m = apply_norm(resid_mid, b.ln_2, nk, s.norm_eps);
-            mlp = apply_linear(gelu_tanh(apply_linear(m, b.fc, threads)), b.proj, threads);  // via [n, f]
-        } else if (mk == MlpKind::SwiGLU) {
-            m = apply_norm(resid_mid, b.ln_2, nk, s.norm_eps);
-            Mat g = silu(apply_linear(m, b.gate, threads));  // [n, f]
-            g.array() *= apply_linear(m, b.up, threads).array();
-            mlp = apply_linear(g, b.down, threads);
-        }
-        x = mk == MlpKind::None ? resid_mid : Mat(resid_mid + mlp);
-        if (o.keep_layers) {
-            st.ln_1 = std::move(a);
-            st.attn_out = std::move(attn_out);
-            st.resid_mid = std::move(resid_mid);
-            st.ln_2 = std::move(m);
-            st.mlp_out = std::move(mlp);
-            st.resid_post = x;
+            rec.add(HookStage::weights, l);
+            rec.add(HookStage::resid_mid, l);  // (the layer's heads are all done by then)
         }
     }
-    check_cancel();
-    out.ln_f = apply_norm(x, model.ln_f, nk, s.norm_eps);  // [n, d]
-    const Linear unembed{model.lm_head, true, nullptr};
-    if (o.all_logits)
-        out.logits = apply_linear(out.ln_f, unembed, threads);  // [n, V]
-    else
-        out.logits = apply_linear(out.ln_f.bottomRows(1), unembed, threads);  // [1, V]
+    const ForwardHooks<float>* user = o.hooks;
+    if (user) {
+        for (std::size_t l = 0; l < user->layer_stages.size(); ++l)
+            for (int st = 0; st < int(HookStage::count); ++st)
+                if (user->layer_stages[l] & (1u << st)) rec.add(HookStage(st), int(l));
+        rec.end_stages |= user->end_stages;
+    }
+    rec.call = [&](const HookPoint& p, nn::Block<float> v) {
+        if (user && user->wants(p.stage, p.layer)) user->call(p, v);
+        if (p.layer < 0) return;
+        LayerStages& st = out.layers[std::size_t(p.layer)];
+        if (o.rollout && p.stage == HookStage::weights) layer_weights[std::size_t(p.head)] = v;
+        if (o.rollout && p.stage == HookStage::resid_mid) {
+            Mat mean = layer_weights[0];  // [n, n]: the heads' mean, summed in head order
+            for (int j = 1; j < h; ++j) mean += layer_weights[std::size_t(j)];
+            mean /= float(h);
+            out.rollout = rollout_step(mean, out.rollout);
+        }
+        if (!st.heads.empty()) {
+            auto head = [&](int j) -> HeadStages& { return st.heads[std::size_t(j)]; };
+            switch (p.stage) {
+                case HookStage::Q:
+                    head(p.head).Q = v;
+                    return;
+                case HookStage::K:
+                case HookStage::V:
+                    for (int j = p.head * group; j < (p.head + 1) * group; ++j)
+                        (p.stage == HookStage::K ? head(j).K : head(j).V) = v;
+                    return;
+                case HookStage::scores:
+                    head(p.head).scores = v;
+                    return;
+                case HookStage::weights:
+                    head(p.head).weights = v;
+                    return;
+                case HookStage::head_output:
+                    head(p.head).head_output = v;
+                    return;
+                default:
+                    break;
+            }
+        }
+        if (!o.keep_layers) return;
+        switch (p.stage) {
+            case HookStage::ln_1:
+                st.ln_1 = v;
+                break;
+            case HookStage::attn_out:
+                st.attn_out = v;
+                break;
+            case HookStage::resid_mid:
+                st.resid_mid = v;
+                break;
+            case HookStage::ln_2:
+                st.ln_2 = v;
+                break;
+            case HookStage::mlp_out:
+                st.mlp_out = v;
+                break;
+            case HookStage::resid_post:
+                st.resid_post = v;
+                break;
+            default:
+                break;
+        }
+    };
+
+    SeqActs<float> A;
+    ForwardOptions<float> fo;
+    fo.keep_layers = false;
+    fo.last_logits = !o.all_logits;
+    fo.threads = std::max(1, o.threads);
+    fo.hooks = &rec;
+    fo.cancel = o.cancel;
+    decoder_forward(w, tab, ids.data(), 1, n, A, fo);
+    if (o.cancel && o.cancel->load()) throw Cancelled();
+    out.ln_f = std::move(A.f);
+    out.logits = std::move(A.logits);
     return out;
 }
 

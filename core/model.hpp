@@ -19,6 +19,9 @@
 
 namespace attnviz {
 
+template <typename T>
+struct ForwardHooks;  // core/decoder.hpp
+
 enum class ModelFamily { Gpt2, Llama };
 
 /// The parts of a block that vary (Auto = the family's own: GPT-2 LayerNorm, GELU, learned positions;
@@ -178,6 +181,9 @@ struct ModelRunOptions {
     bool rollout = true;
     int threads = 1;
     const std::atomic<bool>* cancel = nullptr;
+    /// The caller's own hook points (core/decoder.hpp), called before the stages are kept: patching and
+    /// ablation change what the rest of the forward, and what is kept, sees.
+    const ForwardHooks<float>* hooks = nullptr;
 };
 
 struct ModelForward {

@@ -157,7 +157,9 @@ std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& pa
     b.targets[0] = 0;
     check_batch(c, b);
     SeqActs<float> A;
-    sequence_forward(params, layout_index(c, params.layout), make_tables<float>(c), ids.data(), 1, b.n, A);
+    const LayoutIdx idx = layout_index(c, params.layout);
+    const DecoderWeights<float> w = train_weights(params, idx);
+    sequence_forward(w, make_tables<float>(w.shape, c.context), ids.data(), 1, b.n, A);
     std::vector<std::vector<MatT<float>>> out;
     for (auto& L : A.layers) out.push_back(std::move(L.att));
     return out;

@@ -63,9 +63,9 @@ std::size_t npy_prefix_size(const std::string& b, const std::string& fail_prefix
 NpyHeader parse_npy_header(const std::string& b, const std::string& fail_prefix) {
     auto fail = [&](const std::string& why) -> void { throw Error(fail_prefix + why); };
     const std::size_t prefix = npy_prefix_size(b, fail_prefix);
+    if (b.size() < prefix) fail("truncated header");
     if (prefix > kMaxNpyHeaderBytes)
         fail("header of " + std::to_string(prefix) + " bytes (numpy writes a few hundred)");
-    if (b.size() < prefix) fail("truncated header");
     const std::size_t header_start = std::uint8_t(b[6]) == 1 ? 10 : 12;
     const std::string header = b.substr(header_start, prefix - header_start);
     if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)

@@ -1,0 +1,340 @@
+// The transformer's ops, each once with its backward beside it (llm.c's habit): norms, positions,
+// activations, the matrix product, causal attention and linear layers. Used by the one decoder forward
+// (core/decoder.hpp) for every model -- trained here (core/train.cpp) or opened from a folder
+// (core/model.cpp) -- and by the trainer's backward. Templated on the scalar: float in the app, double
+// in the finite-difference tests.
+//
+// Shapes: rows = S·n (S sequences of n tokens), d = d_model, dh = head width, f = MLP width, V = vocabulary.
+// Sums that decide a result's bits run in a fixed order that depends on the shapes alone (never on a
+// buffer's address or the thread), so a model gives the same numbers on every run and thread count.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "core/gemm.hpp"
+#include "core/ops.hpp"
+#include "core/thread_pool.hpp"
+
+namespace attnviz::nn {
+
+template <typename T>
+using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using CMap = Eigen::Map<const M<T>>;
+template <typename T>
+using WMap = Eigen::Map<M<T>>;
+template <typename T>
+using RowT = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+/// A block of a row-major matrix (a head's columns, say): what a hook sees and may change in place.
+template <typename T>
+using Block = Eigen::Map<M<T>, 0, Eigen::OuterStride<>>;
+
+/// Sum of a row, left to right. Eigen's vectorised .sum() peels elements by address alignment, so
+/// its result could differ with where a buffer happens to be allocated (and so with the thread).
+template <typename X>
+typename X::Scalar ordered_sum(const X& x) {
+    typename X::Scalar s = 0;
+    for (Eigen::Index j = 0; j < x.size(); ++j) s += x(j);
+    return s;
+}
+
+/// Σ f(j) for j < n in 16 interleaved partial sums (lane j mod 16), added pairwise at the end: the
+/// compiler vectorises it, and the order depends on n alone (not on alignment or thread).
+template <typename T, typename F>
+T lane_sum(int n, F f) {
+    constexpr int W = 16;
+    T acc[W] = {};
+    int j = 0;
+    for (; j + W <= n; j += W)
+        for (int l = 0; l < W; ++l) acc[l] += f(j + l);
+    for (int l = 0; j + l < n; ++l) acc[l] += f(j + l);
+    for (int w = W / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+    return acc[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// LayerNorm and RMSNorm
+// ---------------------------------------------------------------------------------------------
+
+/// forward: y = x̂·γ (+ β) with x̂ = (x − mean)·rstd (LayerNorm) or x·rstd (RMSNorm, rstd =
+/// 1/√(mean(x²) + eps)) per row. x: [n, d] → y, xhat: [n, d], rstd: [n]. beta may be null.
+template <typename T>
+void norm_forward(const M<T>& x, const T* gamma, const T* beta, bool rms, double eps, M<T>& y, M<T>& xhat,
+                  std::vector<T>& rstd) {
+    const int n = int(x.rows()), d = int(x.cols());
+    xhat.resize(n, d);
+    y.resize(n, d);
+    rstd.resize(std::size_t(n));
+    for (int i = 0; i < n; ++i) {
+        const T* __restrict xi = x.data() + std::size_t(i) * d;
+        T* __restrict hi = xhat.data() + std::size_t(i) * d;
+        T* __restrict yi = y.data() + std::size_t(i) * d;
+        const T mean = rms ? T(0) : lane_sum<T>(d, [&](int j) { return xi[j]; }) / T(d);
+        const T var = lane_sum<T>(d, [&](int j) { return (xi[j] - mean) * (xi[j] - mean); }) / T(d);
+        const T r = T(1) / std::sqrt(var + T(eps));
+        rstd[std::size_t(i)] = r;
+        for (int j = 0; j < d; ++j) hi[j] = (xi[j] - mean) * r;
+        if (beta)
+            for (int j = 0; j < d; ++j) yi[j] = hi[j] * gamma[j] + beta[j];
+        else
+            for (int j = 0; j < d; ++j) yi[j] = hi[j] * gamma[j];
+    }
+}
+
+/// backward: dy [n, d] → dx [n, d] (added), dγ [d] (added), dβ [d] (added, when non-null).
+/// dx̂ = dy·γ; LayerNorm dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)); RMSNorm drops the mean(dx̂) term.
+template <typename T>
+void norm_backward(const M<T>& dy, const M<T>& xhat, const std::vector<T>& rstd, const T* gamma, bool rms,
+                   M<T>& dx, T* dgamma, T* dbeta) {
+    const int n = int(dy.rows()), d = int(dy.cols());
+    for (int i = 0; i < n; ++i) {
+        const T* __restrict g = dy.data() + std::size_t(i) * d;
+        const T* __restrict h = xhat.data() + std::size_t(i) * d;
+        T* __restrict o = dx.data() + std::size_t(i) * d;
+        const T mean_dxhat = rms ? T(0) : lane_sum<T>(d, [&](int j) { return g[j] * gamma[j]; }) / T(d);
+        const T mean_dxhat_xhat = lane_sum<T>(d, [&](int j) { return g[j] * gamma[j] * h[j]; }) / T(d);
+        const T r = rstd[std::size_t(i)];
+        for (int j = 0; j < d; ++j) {
+            dgamma[j] += g[j] * h[j];
+            o[j] += r * (g[j] * gamma[j] - mean_dxhat - h[j] * mean_dxhat_xhat);
+        }
+        if (dbeta)
+            for (int j = 0; j < d; ++j) dbeta[j] += g[j];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions: sinusoidal table, RoPE rotate-half (Hugging Face Llama's pairing: i with i + dh/2).
+// The angles come from core/ops.hpp (pe_frequency, rope_table), as the single layer's.
+// ---------------------------------------------------------------------------------------------
+
+/// Sinusoidal positions [context, d]: P[p, c] = sin(p·w) (c even) or cos(p·w) (c odd), w = base^(−2⌊c/2⌋/d).
+template <typename T>
+M<T> sinusoid_table(int context, int d, double base = 10000.0) {
+    M<T> P(context, d);
+    for (int c = 0; c < d; ++c) {
+        const double w = pe_frequency(c / 2, d, base);
+        for (int p = 0; p < context; ++p)
+            P(p, c) = T(c % 2 == 0 ? std::sin(double(p) * w) : std::cos(double(p) * w));
+    }
+    return P;
+}
+
+/// RoPE angles: cos, sin [context, dh/2], angle p·θ^(−2i/dh).
+template <typename T>
+void rope_tables(int context, int dh, M<T>& cosines, M<T>& sines, double theta = 10000.0) {
+    const RopeTable t = rope_table(context, dh, theta);
+    cosines = t.cos.cast<T>().matrix();
+    sines = t.sin.cast<T>().matrix();
+}
+
+/// forward, in place on `heads` heads of width dh in the first heads·dh columns of x (`rows` rows,
+/// row stride ld; row r is at position r mod n): (x1, x2) = (x_i, x_{i+dh/2}) → (x1·cos − x2·sin,
+/// x2·cos + x1·sin). backward (sign = −1): the transposed rotation.
+template <typename T>
+void rope_apply(T* x, int rows, long ld, int heads, int dh, int n, const M<T>& cosines, const M<T>& sines,
+                T sign) {
+    const int half = dh / 2;
+    for (int r = 0; r < rows; ++r)
+        for (int h = 0; h < heads; ++h) {
+            const int p = r % n;
+            T* xh = x + long(r) * ld + h * dh;
+            for (int i = 0; i < half; ++i) {
+                const T c = cosines(p, i), s = sign * sines(p, i);
+                const T x1 = xh[i], x2 = xh[i + half];
+                xh[i] = x1 * c - x2 * s;
+                xh[i + half] = x2 * c + x1 * s;
+            }
+        }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MLP activations: GELU (tanh form) and SwiGLU
+// ---------------------------------------------------------------------------------------------
+
+/// forward: GELU(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), elementwise. [n, f] → [n, f].
+template <typename T>
+void gelu_forward(const M<T>& x, M<T>& y) {
+    const T c = T(std::sqrt(2.0 / 3.14159265358979323846));
+    y.resize(x.rows(), x.cols());
+    y.array() = T(0.5) * x.array() * (T(1) + (c * (x.array() + T(0.044715) * x.array().cube())).tanh());
+}
+/// backward: dx = dy·(0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²)), t = tanh(…). Overwrites dx.
+template <typename T>
+void gelu_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
+    const T c = T(std::sqrt(2.0 / 3.14159265358979323846));
+    const auto X = x.array();
+    const auto t = (c * (X + T(0.044715) * X.cube())).tanh();
+    dx.resize(x.rows(), x.cols());
+    dx.array() = dy.array() * (T(0.5) * (T(1) + t) +
+                               T(0.5) * X * (T(1) - t * t) * c * (T(1) + T(3 * 0.044715) * X.square()));
+}
+
+/// forward: SwiGLU z = SiLU(g)·u with gu = [g | u] [n, 2f] → z [n, f].
+template <typename T>
+void swiglu_forward(const M<T>& gu, M<T>& z) {
+    const int f = int(gu.cols()) / 2;
+    const auto g = gu.leftCols(f).array();
+    z.resize(gu.rows(), f);
+    z.array() = g / (T(1) + (-g).exp()) * gu.rightCols(f).array();
+}
+/// backward: dz [n, f] → dgu [n, 2f] (overwritten): dg = dz·u·σ(g)·(1 + g·(1 − σ(g))), du = dz·SiLU(g).
+template <typename T>
+void swiglu_backward(const M<T>& dz, const M<T>& gu, M<T>& dgu) {
+    const int f = int(gu.cols()) / 2;
+    const auto g = gu.leftCols(f).array();
+    const auto u = gu.rightCols(f).array();
+    const auto sig = T(1) / (T(1) + (-g).exp());
+    dgu.resize(gu.rows(), 2 * f);
+    dgu.leftCols(f).array() = dz.array() * u * sig * (T(1) + g * (T(1) - sig));
+    dgu.rightCols(f).array() = dz.array() * g * sig;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products
+// ---------------------------------------------------------------------------------------------
+
+/// C [rows, cols] (row stride ldc) = A·B, or += with accumulate, over `inner` terms; A(i, k) at
+/// a[i·a_rs + k·a_cs], B(k, j) at b[k·b_rs + j·b_cs]. float: the own product (core/gemm.hpp), whose
+/// sum for each element runs over k in the same order whatever the other sizes; double (the tests):
+/// Eigen's. `tri` (core/gemm.hpp) skips the causal zeros.
+template <typename T>
+void product(int rows, int cols, int inner, const T* a, long a_rs, long a_cs, const T* b, long b_rs,
+             long b_cs, T* c, long ldc, bool accumulate, Triangle tri = Triangle::None) {
+    if constexpr (std::is_same_v<T, float>) {
+        gemm(rows, cols, inner, GemmOperand{a, a_rs, a_cs}, GemmOperand{b, b_rs, b_cs}, c, ldc, accumulate,
+             tri);
+    } else {  // the whole product (the zeros a Triangle skips are zeros in memory)
+        strided_product(rows, cols, inner, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, accumulate);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Causal attention of one head over one sequence (temperature 1, scale 1/√dh), in three steps so that
+// a caller can look at (and change) the scores and the weights between them.
+// ---------------------------------------------------------------------------------------------
+
+/// Scores [n, n] (row stride n) = Q·Kᵀ, Q and K [n, dh] with row strides ldq, ldk; only on and below
+/// the diagonal unless `full` (the hidden part is then computed too, for a viewer to show).
+template <typename T>
+void attention_scores(int n, int dh, const T* Q, long ldq, const T* K, long ldk, T* scores, bool full) {
+    product<T>(n, n, dh, Q, ldq, 1, K, 1, ldk, scores, n, false, full ? Triangle::None : Triangle::LowerC);
+}
+
+/// In place on P [n, n] holding scores on and below the diagonal: row i becomes softmax(P[i, 0..i]·scale),
+/// zero above the diagonal (vectorised exp; the hidden keys are never read).
+template <typename T>
+void causal_softmax(M<T>& P, T scale) {
+    const int n = int(P.rows());
+    for (int i = 0; i < n; ++i) {
+        auto r = P.row(i).head(i + 1).array();
+        r *= scale;
+        r = (r - r.maxCoeff()).exp();
+        r /= r.sum();
+        P.row(i).tail(n - i - 1).setZero();
+    }
+}
+
+/// y [n, dv] (row stride ldy) = P·V, P [n, n] lower-triangular, V [n, dv] with row stride ldv.
+template <typename T>
+void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy) {
+    product<T>(n, dv, n, P.data(), n, 1, V, ldv, 1, y, ldy, false, Triangle::LowerA);
+}
+
+/// backward of one head: dy_h [n, dv] (row stride ldd) → dQ, dK, dV (overwritten; row strides ldq...):
+///   dP = dy_h·Vᵀ; dV = Pᵀ·dy_h; dS = P ⊙ (dP − rowsum(dP ⊙ P))·scale; dQ = dS·K; dK = dSᵀ·Q.
+/// dP, dS: [n, n] scratch.
+template <typename T>
+void attention_head_backward(int n, int dh, const T* Q, const T* K, const T* V, long ld, const M<T>& P,
+                             const T* dyh, long ldd, T* dQ, T* dK, T* dV, long ldg, M<T>& dP, M<T>& dS) {
+    const T scale = T(1) / std::sqrt(T(dh));
+    dP.resize(n, n);
+    dS.resize(n, n);
+    // dP [n, n] = dy_h·Vᵀ (on and below the diagonal); dV [n, dh] = Pᵀ·dy_h (Pᵀ upper-triangular)
+    product<T>(n, n, dh, dyh, ldd, 1, V, 1, ld, dP.data(), n, false, Triangle::LowerC);
+    product<T>(n, dh, n, P.data(), 1, n, dyh, ldd, 1, dV, ldg, false, Triangle::UpperA);
+    for (int i = 0; i < n; ++i) {
+        const auto p = P.row(i).head(i + 1).array();
+        const auto dp = dP.row(i).head(i + 1).array();
+        const T dot = (dp * p).sum();
+        dS.row(i).head(i + 1).array() = p * (dp - dot) * scale;
+        dS.row(i).tail(n - i - 1).setZero();
+    }
+    // dQ [n, dh] = dS·K (dS lower-triangular); dK [n, dh] = dSᵀ·Q (dSᵀ upper-triangular)
+    product<T>(n, dh, n, dS.data(), n, 1, K, ld, 1, dQ, ldg, false, Triangle::LowerA);
+    product<T>(n, dh, n, dS.data(), 1, n, Q, ld, 1, dK, ldg, false, Triangle::UpperA);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linear: GPT-2's Conv1D W [in, out] (y = x·W + b) or nn.Linear W [out, in] (y = x·Wᵀ + b)
+// ---------------------------------------------------------------------------------------------
+
+struct LinearShape {
+    int in = 0, out = 0;
+    bool out_in = false;
+    long ld = 0;  // W's row stride (0: dense, out for Conv1D, in for nn.Linear): a slice of a wider matrix
+    long stride() const { return ld > 0 ? ld : (out_in ? in : out); }
+};
+
+/// forward: rows of x [rows, in] (row stride ldx) → y [rows, out] (row stride ldy, overwritten); b [out]
+/// may be null. With threads > 1 the output columns are split in blocks (each block reads only its
+/// part of W); every element is the same sum in the same order either way.
+template <typename T>
+void linear_forward(int rows, const T* x, long ldx, const T* W, const T* b, LinearShape s, T* y, long ldy,
+                    int threads = 1) {
+    const long ld = s.stride();
+    auto block = [&](int c0, int nc) {
+        if (s.out_in)  // Wᵀ(k, j) = W[j·ld + k]
+            product<T>(rows, nc, s.in, x, ldx, 1, W + long(c0) * ld, 1, ld, y + c0, ldy, false);
+        else
+            product<T>(rows, nc, s.in, x, ldx, 1, W + c0, ld, 1, y + c0, ldy, false);
+        if (b)
+            for (int r = 0; r < rows; ++r)
+                Eigen::Map<RowT<T>>(y + long(r) * ldy + c0, nc) += Eigen::Map<const RowT<T>>(b + c0, nc);
+    };
+    threads = std::max(1, threads);
+    if (threads == 1 || s.out < 128) {
+        block(0, s.out);
+        return;
+    }
+    // Blocks of at most 4096 columns, a multiple of 64 (the product's widest tile).
+    const int tasks = std::max(threads * 2, (s.out + 4095) / 4096);
+    const int width = ((s.out + tasks - 1) / tasks + 63) / 64 * 64;
+    const int count = (s.out + width - 1) / width;
+    parallel_for(count, threads, [&](int t) {
+        const int c0 = t * width;
+        block(c0, std::min(width, s.out - c0));
+    });
+}
+
+/// The same on a matrix: x [n, in] → y [n, out] (resized).
+template <typename T>
+void linear_forward(const M<T>& x, const T* W, const T* b, LinearShape s, M<T>& y, int threads = 1) {
+    y.resize(x.rows(), s.out);
+    linear_forward(int(x.rows()), x.data(), long(s.in), W, b, s, y.data(), long(s.out), threads);
+}
+
+/// backward: dy [n, out] → dW (added, W's layout, dense), db [out] (added, when non-null), dx [n, in]
+/// (overwritten).
+///   Conv1D: dW [in, out] += xᵀ·dy, dx = dy·Wᵀ;  nn.Linear: dW [out, in] += dyᵀ·x, dx = dy·W.
+template <typename T>
+void linear_backward(const M<T>& dy, const M<T>& x, const T* W, LinearShape s, T* dW, T* db, M<T>& dx) {
+    const int n = int(dy.rows());
+    dx.resize(n, s.in);
+    if (s.out_in) {
+        product<T>(s.out, s.in, n, dy.data(), 1, s.out, x.data(), s.in, 1, dW, s.in, true);
+        product<T>(n, s.in, s.out, dy.data(), s.out, 1, W, s.in, 1, dx.data(), s.in, false);
+    } else {
+        product<T>(s.in, s.out, n, x.data(), 1, s.in, dy.data(), s.out, 1, dW, s.out, true);
+        product<T>(n, s.in, s.out, dy.data(), s.out, 1, W, 1, s.out, dx.data(), s.in, false);
+    }
+    if (db)  // rows in order (not Eigen's alignment-dependent colwise sum)
+        for (Eigen::Index i = 0; i < dy.rows(); ++i)
+            for (Eigen::Index j = 0; j < dy.cols(); ++j) db[j] += dy(i, j);
+}
+
+}  // namespace attnviz::nn
