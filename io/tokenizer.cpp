@@ -401,6 +401,103 @@ struct AddedToken {
 
 enum class TokenKind : std::uint8_t { Gap, Vocab, Added };
 
+/// Total text of all added tokens accepted (real files: a few KiB to a few MiB). Bounds the
+/// automaton below (about 14 bytes per node, two nodes per byte at most).
+constexpr std::size_t kMaxAddedTokenBytes = std::size_t{16} << 20;
+
+/// Aho-Corasick automaton over symbols 0..256 (bytes, and 256 for a word-boundary mark). For each
+/// node, `out` is the value of the longest pattern that ends there (the node's string or one of its
+/// suffixes), or -1. Nodes are numbered breadth first, so the children of a node are contiguous and
+/// sorted by symbol. Building and scanning are linear in the pattern and text lengths.
+class Automaton {
+  public:
+    static constexpr int kMark = 256;
+    using Pattern = std::u16string;  // symbols 0..256
+
+    bool empty() const { return fail_.size() <= 1; }
+
+    /// `patterns`: distinct, non-empty strings, each with its value (>= 0).
+    void build(std::vector<std::pair<Pattern, int>> patterns) {
+        std::sort(patterns.begin(), patterns.end());
+        std::vector<std::int32_t> parent{-1}, term{-1};
+        sym_.assign(1, 0);
+        // Depth by depth: the prefixes of length d of the sorted patterns, in order, are the nodes
+        // of depth d; a new node whenever the parent or the d-th symbol changes.
+        std::vector<std::int32_t> active(patterns.size()), node_of(patterns.size(), 0);
+        for (std::size_t j = 0; j < patterns.size(); ++j) active[j] = std::int32_t(j);
+        for (std::size_t d = 1; !active.empty(); ++d) {
+            std::size_t kept = 0;
+            std::int32_t prev_parent = -1, prev_node = -1;
+            std::uint16_t prev_sym = 0;
+            for (const std::int32_t j : active) {
+                const Pattern& p = patterns[std::size_t(j)].first;
+                const std::int32_t par = node_of[std::size_t(j)];
+                const std::uint16_t c = p[d - 1];
+                if (par != prev_parent || c != prev_sym) {
+                    prev_node = std::int32_t(sym_.size());
+                    sym_.push_back(c);
+                    parent.push_back(par);
+                    term.push_back(-1);
+                    prev_parent = par;
+                    prev_sym = c;
+                }
+                node_of[std::size_t(j)] = prev_node;
+                if (p.size() == d)
+                    term[std::size_t(prev_node)] = patterns[std::size_t(j)].second;
+                else
+                    active[kept++] = j;
+            }
+            active.resize(kept);
+        }
+        patterns = {};
+        const std::size_t n = sym_.size();
+        child_begin_.assign(n + 1, 0);
+        for (std::size_t u = 1; u < n; ++u) ++child_begin_[std::size_t(parent[u]) + 1];
+        child_begin_[0] = 1;
+        for (std::size_t v = 0; v < n; ++v) child_begin_[v + 1] += child_begin_[v];
+        root_.fill(-1);
+        for (std::int32_t u = child_begin_[0]; u < child_begin_[1]; ++u) root_[sym_[std::size_t(u)]] = u;
+        fail_.assign(n, 0);
+        out_.assign(n, -1);
+        for (std::size_t u = 1; u < n; ++u) {  // breadth first: fail links point to shallower nodes
+            const std::int32_t p = parent[u];
+            if (p != 0) fail_[u] = step(fail_[std::size_t(p)], sym_[u]);
+            out_[u] = term[u] >= 0 ? term[u] : out_[std::size_t(fail_[u])];
+        }
+    }
+
+    /// The node after reading symbol c in node v.
+    std::int32_t step(std::int32_t v, int c) const {
+        for (;;) {
+            const std::int32_t x = child(v, c);
+            if (x >= 0) return x;
+            if (v == 0) return 0;
+            v = fail_[std::size_t(v)];
+        }
+    }
+    std::int32_t out(std::int32_t v) const { return out_[std::size_t(v)]; }
+
+  private:
+    std::int32_t child(std::int32_t v, int c) const {
+        if (v == 0) return root_[std::size_t(c)];
+        const auto first = sym_.begin() + child_begin_[std::size_t(v)];
+        const auto last = sym_.begin() + child_begin_[std::size_t(v) + 1];
+        const auto it = std::lower_bound(first, last, std::uint16_t(c));
+        return it != last && *it == c ? std::int32_t(it - sym_.begin()) : -1;
+    }
+
+    std::vector<std::uint16_t> sym_;         // [nodes] symbol on the edge into the node
+    std::vector<std::int32_t> child_begin_;  // [nodes + 1] children of v: child_begin_[v] .. [v + 1]
+    std::vector<std::int32_t> fail_, out_;   // [nodes]
+    std::array<std::int32_t, 257> root_{};   // the root's children by symbol, -1
+};
+
+/// For single_word: a letter, digit or '_' in ASCII, or any byte of a multi-byte character.
+bool is_word_byte(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return std::isalnum(u) || c == '_' || u >= 0x80;
+}
+
 }  // namespace tokenizer_detail
 using namespace tokenizer_detail;  // (in namespace attnviz: the names stay out of the global one)
 
@@ -420,7 +517,13 @@ struct Tokenizer::Impl {
     int unk_id = -1;
 
     std::vector<AddedToken> added;
-    std::array<std::vector<int>, 256> added_by_first_byte;  // indices into `added`, longest first
+    std::size_t added_bytes = 0;
+    // The added tokens spelled backwards (values: indices into `added`), for a backward scan that
+    // finds the longest token at every position. `plain`: tokens without single_word. `single`:
+    // single_word tokens, with a mark (Automaton::kMark) after every non-word byte of the text, so a
+    // pattern that starts with a mark only matches where the token is followed by a non-word byte or
+    // the end (the byte before it is checked during the scan).
+    Automaton plain_added, single_added;
     std::unordered_map<std::string, int> added_by_content;
 
     std::vector<NormForm> normalizers;
@@ -473,6 +576,10 @@ struct Tokenizer::Impl {
 
     void add_added(AddedToken t, const std::string& where) {
         if (t.content.empty()) throw Error(where + ": an added token has empty content");
+        added_bytes += t.content.size();
+        if (added_bytes > kMaxAddedTokenBytes)
+            throw Error(where + ": the added tokens hold more than " +
+                        std::to_string(kMaxAddedTokenBytes >> 20) + " MiB of text (not a tokenizer file)");
         set_token(t.id, t.content, TokenKind::Added, where);
         entries[t.id].special = t.special;
         added_by_content[t.content] = t.id;
@@ -486,11 +593,31 @@ struct Tokenizer::Impl {
             const auto it = vocab.find(bt.to_utf8[b]);
             byte_id[b] = it == vocab.end() ? -1 : it->second;
         }
-        for (std::size_t i = 0; i < added.size(); ++i)
-            added_by_first_byte[static_cast<unsigned char>(added[i].content[0])].push_back(int(i));
-        for (auto& list : added_by_first_byte)
-            std::stable_sort(list.begin(), list.end(),
-                             [&](int x, int y) { return added[x].content.size() > added[y].content.size(); });
+        build_added();
+    }
+
+    void build_added() {
+        // Of tokens with the same content the first one wins, except that a single_word one can fall
+        // back to a later plain one when its word check fails; the others can never match.
+        std::unordered_map<std::string_view, std::pair<bool, bool>> seen;  // content -> plain, single
+        std::vector<std::pair<Automaton::Pattern, int>> plain, single;
+        for (std::size_t k = 0; k < added.size(); ++k) {
+            const AddedToken& t = added[k];
+            auto& [has_plain, has_single] = seen[t.content];
+            if (has_plain || (t.single_word && has_single)) continue;
+            (t.single_word ? has_single : has_plain) = true;
+            Automaton::Pattern p;
+            if (t.single_word) p.push_back(char16_t(Automaton::kMark));
+            for (std::size_t i = t.content.size(); i-- > 0;) {
+                p.push_back(char16_t(static_cast<unsigned char>(t.content[i])));
+                if (t.single_word && i > 0 && !is_word_byte(t.content[i]))
+                    p.push_back(char16_t(Automaton::kMark));
+            }
+            (t.single_word ? single : plain).emplace_back(std::move(p), int(k));
+        }
+        seen = {};
+        plain_added.build(std::move(plain));
+        single_added.build(std::move(single));
     }
 
     // --- encoding ---------------------------------------------------------------------------
@@ -564,26 +691,35 @@ struct Tokenizer::Impl {
             return parts;
         }
         const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-        const auto is_word = [](char c) {
-            const auto u = static_cast<unsigned char>(c);
-            return std::isalnum(u) || c == '_' || u >= 0x80;
-        };
+        // best[i]: the longest token matching at i (index into `added`), -1 for none.
+        std::vector<std::int32_t> best(s.size(), -1);
+        if (!plain_added.empty()) {
+            std::int32_t v = 0;
+            for (std::size_t i = s.size(); i-- > 0;) {
+                v = plain_added.step(v, static_cast<unsigned char>(s[i]));
+                best[i] = plain_added.out(v);
+            }
+        }
+        if (!single_added.empty()) {
+            std::int32_t v = single_added.step(0, Automaton::kMark);  // the end of the text is a boundary
+            for (std::size_t i = s.size(); i-- > 0;) {
+                v = single_added.step(v, static_cast<unsigned char>(s[i]));
+                const std::int32_t k = single_added.out(v);
+                // Same length as the plain one: the same content, where single_word came first.
+                if (k >= 0 && (i == 0 || !is_word_byte(s[i - 1])) &&
+                    (best[i] < 0 ||
+                     added[std::size_t(k)].content.size() >= added[std::size_t(best[i])].content.size()))
+                    best[i] = k;
+                if (!is_word_byte(s[i])) v = single_added.step(v, Automaton::kMark);
+            }
+        }
         std::size_t last = 0;
         for (std::size_t i = 0; i < s.size();) {
-            const AddedToken* hit = nullptr;
-            for (int k : added_by_first_byte[static_cast<unsigned char>(s[i])]) {
-                const AddedToken& t = added[k];
-                if (s.compare(i, t.content.size(), t.content) != 0) continue;
-                const std::size_t end = i + t.content.size();
-                if (t.single_word && ((i > 0 && is_word(s[i - 1])) || (end < s.size() && is_word(s[end]))))
-                    continue;
-                hit = &t;
-                break;
-            }
-            if (!hit) {
+            if (best[i] < 0) {
                 ++i;
                 continue;
             }
+            const AddedToken* hit = &added[std::size_t(best[i])];
             std::size_t a = i, b = i + hit->content.size();
             if (hit->lstrip)
                 while (a > last && is_space(s[a - 1])) --a;
