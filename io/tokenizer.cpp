@@ -223,6 +223,35 @@ std::string token_bytes(std::string_view token) {
 // Regex (PCRE2) and normalization (ICU)
 // ------------------------------------------------------------------------------------------------
 
+/// Work allowed to the regexes of one encode(). A pcre2_match call that may read `visible` bytes
+/// and take `limit` PCRE2 steps costs visible + limit / 16, so the total time is linear in the
+/// budget. Ordinary text costs 6-7 per byte; all 1-byte matches 24, 1-byte pieces between added
+/// tokens 17 (a call costs at least 8). A pattern that rescans or backtracks over long runs needs
+/// ever larger windows for every match and runs out.
+constexpr std::uint64_t kRegexBudgetPerByte = 64;
+constexpr std::uint64_t kRegexBudgetBase = std::uint64_t{1} << 20;
+constexpr std::size_t kRegexMinWindow = 16;  // bytes; doubled while a match needs more text
+constexpr std::uint64_t match_limit(std::size_t window) {
+    return 4 * std::uint64_t(window) + 64;  // ordinary text needs 3-4 steps a match (70 on long runs)
+}
+
+struct RegexBudget {
+    std::uint64_t allowed = kRegexBudgetBase, spent = 0, text_bytes = 0;
+
+    void add_text(std::size_t bytes) {
+        text_bytes += bytes;
+        allowed += kRegexBudgetPerByte * bytes;
+    }
+    void charge(std::uint64_t cost) {
+        spent += cost;
+        if (spent > allowed)
+            throw TextError("the tokenizer's split regex needs too much work on this text (over " +
+                            std::to_string(allowed / 1'000'000) + " million steps for " +
+                            std::to_string((text_bytes + 1023) >> 10) +
+                            " KiB); its pattern backtracks or rescans on long runs of characters");
+    }
+};
+
 class Regex {
   public:
     /// Throws Error("<where>: pattern '<p>' is not a valid regex: <reason> at offset N").
@@ -240,7 +269,7 @@ class Regex {
             throw Error(where + ": pattern " + quote_token(pattern, 200) + " is not a valid regex: " +
                         reinterpret_cast<const char*>(msg) + " at offset " + std::to_string(offset));
         }
-        jit_ = pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE) == 0;
+        jit_ = pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD) == 0;
     }
     ~Regex() { pcre2_code_free(code_); }
     Regex(const Regex&) = delete;
@@ -248,13 +277,37 @@ class Regex {
 
     /// Splits `s` (valid UTF-8) into matches and the gaps between them, in order (Hugging Face's
     /// Split behaviour "Isolated"); empty matches split nothing. Appends non-empty parts to `out`.
-    void split_isolated(std::string_view s, std::vector<std::string_view>& out) const {
+    ///
+    /// Each search sees a window s[0, end) with end = pos + window (earlier text stays visible to
+    /// lookbehinds) and partial matching "hard": a complete match is then one that never looked at
+    /// s[end], so it is the match on the whole of s; PCRE2_ERROR_PARTIAL (the search reached the
+    /// window's end) doubles the window and searches again; no match means none starts before end.
+    /// Every search is charged for its window and step limit, which double together while needed,
+    /// so the whole split costs at most `budget` (TextError when it runs out).
+    void split_isolated(std::string_view s, std::vector<std::string_view>& out, RegexBudget& budget) const {
         Match m(code_, jit_);
-        std::size_t pos = 0, last = 0;
+        budget.add_text(s.size());
+        std::size_t pos = 0, last = 0, window = kRegexMinWindow;
         while (pos <= s.size()) {
-            const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), pos,
-                                       PCRE2_NO_UTF_CHECK, m.data, m.context);
-            if (rc == PCRE2_ERROR_NOMATCH) break;
+            std::size_t end = s.size() - pos > window ? pos + window : s.size();
+            while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
+            const bool whole = end == s.size();
+            const std::uint64_t limit = std::min<std::uint64_t>(match_limit(window), UINT32_MAX);
+            budget.charge((end - pos) + limit / 16);
+            pcre2_set_match_limit(m.context, std::uint32_t(limit));
+            const int rc =
+                pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), end, pos,
+                            PCRE2_NO_UTF_CHECK | (whole ? 0 : PCRE2_PARTIAL_HARD), m.data, m.context);
+            if (rc == PCRE2_ERROR_NOMATCH) {
+                if (whole) break;
+                pos = end;
+                window *= 2;
+                continue;
+            }
+            if (rc == PCRE2_ERROR_PARTIAL || rc == PCRE2_ERROR_MATCHLIMIT) {  // more text or more steps
+                window *= 2;
+                continue;
+            }
             if (rc < 0) {
                 PCRE2_UCHAR msg[256];
                 pcre2_get_error_message(rc, msg, sizeof msg);
@@ -263,6 +316,7 @@ class Regex {
             }
             const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(m.data);
             const std::size_t a = ov[0], b = ov[1];
+            window = kRegexMinWindow;
             if (b == a) {  // empty match: move on by one character
                 pos = a + 1;
                 while (pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
@@ -284,7 +338,6 @@ class Regex {
             data = pcre2_match_data_create_from_pattern(code, nullptr);
             context = pcre2_match_context_create(nullptr);
             if (!data || !context) throw Error("out of memory for the tokenizer's regex");
-            pcre2_set_match_limit(context, 2'000'000);
             pcre2_set_depth_limit(context, 100'000);
             pcre2_set_heap_limit(context, 64 * 1024);  // KiB
             if (jit) {
@@ -747,6 +800,7 @@ struct Tokenizer::Impl {
         std::unordered_map<std::string_view, std::vector<int>> cache;  // word -> ids, for this call
         std::vector<std::string_view> pieces, next_pieces;
         std::string prefixed;
+        RegexBudget budget;
         for (const Part& part : split_added(text)) {
             if (part.added_id >= 0) {
                 if (!words) ids.push_back(part.added_id);
@@ -757,7 +811,7 @@ struct Tokenizer::Impl {
             pieces.assign(1, normalized);
             for (const auto& re : splits) {
                 next_pieces.clear();
-                for (std::string_view p : pieces) re->split_isolated(p, next_pieces);
+                for (std::string_view p : pieces) re->split_isolated(p, next_pieces, budget);
                 pieces.swap(next_pieces);
             }
             for (std::string_view piece : pieces) {
@@ -768,7 +822,7 @@ struct Tokenizer::Impl {
                 }
                 next_pieces.clear();
                 if (byte_level_regex)
-                    byte_level_regex->split_isolated(subject, next_pieces);
+                    byte_level_regex->split_isolated(subject, next_pieces, budget);
                 else if (!subject.empty())
                     next_pieces.push_back(subject);
                 for (std::string_view word : next_pieces) {

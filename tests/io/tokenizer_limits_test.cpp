@@ -2,7 +2,9 @@
 // (with the old per-position scan's leftmost-longest and single_word results), Split regexes run in
 // windows under a work budget for the whole text (the same pieces as one unwindowed search, or one
 // clear TextError when the pattern backtracks or rescans on long runs).
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <gtest/gtest.h>
+#include <pcre2.h>
 
 #include <cctype>
 #include <cstdio>
@@ -22,6 +24,12 @@ namespace {
 
 using json = nlohmann::json;
 
+const char* kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
 /// A tokenizer.json with the 256 byte tokens (id = byte value), no merges, and `pre`.
 std::shared_ptr<const Tokenizer> byte_tokenizer(const json& pre, const json& added = json::array()) {
     json vocab = json::object();
@@ -37,6 +45,15 @@ std::shared_ptr<const Tokenizer> byte_tokenizer(const json& pre, const json& add
 
 json byte_level(bool use_regex) {
     return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", use_regex}};
+}
+
+/// Sequence[Split{Regex}, ByteLevel without its own regex]: pretokenize() gives the Split pieces.
+json split_then_byte_level(const std::string& pattern) {
+    return {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+          byte_level(false)}}};
 }
 
 struct Added {
@@ -225,6 +242,121 @@ TEST(TokAddedTokens, TooMuchAddedTokenTextIsRefused) {
     EXPECT_EQ(test::error_of([&] { byte_tokenizer(byte_level(false), added_json(tokens)); }),
               "tokenizer.json: added_tokens[1]: the added tokens hold more than 16 MiB of text (not a "
               "tokenizer file)");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Split regexes
+
+/// The Split pieces from one unwindowed pcre2_match per match, as the tokenizer did before windows.
+std::vector<std::string> reference_split(const std::string& pattern, const std::string& s) {
+    int err = 0;
+    PCRE2_SIZE offset = 0;
+    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                     PCRE2_UTF | PCRE2_UCP, &err, &offset, nullptr);
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+    pcre2_match_data* data = pcre2_match_data_create_from_pattern(code, nullptr);
+    std::vector<std::string> out;
+    std::size_t pos = 0, last = 0;
+    while (pos <= s.size()) {
+        const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), pos,
+                                   PCRE2_NO_UTF_CHECK, data, nullptr);
+        if (rc < 0) break;
+        const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data);
+        const std::size_t a = ov[0], b = ov[1];
+        if (a == b) {
+            pos = a + 1;
+            while (pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
+            continue;
+        }
+        if (a > last) out.push_back(s.substr(last, a - last));
+        out.push_back(s.substr(a, b - a));
+        last = pos = b;
+    }
+    if (last < s.size()) out.push_back(s.substr(last));
+    pcre2_match_data_free(data);
+    pcre2_code_free(code);
+    return out;
+}
+
+TEST(TokSplitRegex, WindowedSplitEqualsOneSearchOnRandomTexts) {
+    // Runs from a few bytes to a few hundred cross the search windows (16 bytes, doubling).
+    const std::vector<std::string> units = {
+        "a",  "Z",   "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "7", " ",           "\n", "\r\n", "\t",
+        "'s", "'LL", ".",        "!?",           "e\xcc\x81",        "_", "\xe2\x80\x83" /* em space */};
+    std::mt19937 rng(7);
+    const std::vector<std::string> patterns = {kLlama3Pattern,
+                                               kQwen2Pattern,
+                                               kGpt2Pattern,
+                                               R"(\s+(?!\S)|\S+)",
+                                               R"((?<=a)b+|\p{L}{2,}$|x*)",
+                                               R"(\p{N}{3}(?=\s)|'LL|\z)"};
+    for (const std::string& pattern : patterns) {
+        const auto tok = byte_tokenizer(split_then_byte_level(pattern));
+        for (int round = 0; round < 150; ++round) {
+            std::string text;
+            const std::size_t target = 1 + rng() % 3000;
+            while (text.size() < target) {
+                const std::string& u = units[rng() % units.size()];
+                const unsigned run = rng() % 4 == 0 ? 1 + rng() % 300 : 1 + rng() % 4;
+                for (unsigned k = 0; k < run; ++k) text += u;
+            }
+            const std::vector<std::string> got = tok->pretokenize(text),
+                                           want = reference_split(pattern, text);
+            EXPECT_SAME_SEQUENCE(got, want, "pattern " << pattern << ", round " << round);
+            if (got != want) return;
+        }
+    }
+}
+
+TEST(TokSplitRegex, LlamaThreePatternOnFourMebibytesOfSpacesThenALetter) {
+    const auto tok = byte_tokenizer(split_then_byte_level(kLlama3Pattern));
+    const std::string text = std::string(kMaxTokenizeTextBytes - 1, ' ') + "x";
+    const double start = test::thread_cpu_seconds();
+    const std::vector<std::string> words = tok->pretokenize(text);  // was "match limit exceeded"
+    const double seconds = test::thread_cpu_seconds() - start;
+    std::printf("Llama 3 pattern, 4 MiB of spaces + x: %.2f s\n", seconds);
+    // \s+(?!\S) takes all spaces but the last; [^\r\n\p{L}\p{N}]?\p{L}+ takes " x".
+    ASSERT_EQ(words.size(), 2u);
+    EXPECT_EQ(words[0], std::string(kMaxTokenizeTextBytes - 2, ' '));
+    EXPECT_EQ(words[1], " x");
+    EXPECT_LT(seconds, 10.0);
+    EXPECT_EQ(tok->encode(text).size(), text.size());
+}
+
+/// encode(text) for a pattern that needs ever more work: the budget's one line, soon.
+void expect_budget_error(const std::string& pattern, const std::string& text, const std::string& kib) {
+    const auto tok = byte_tokenizer(split_then_byte_level(pattern));
+    const double start = test::thread_cpu_seconds();
+    const std::string error = test::error_of([&] { tok->encode(text); });
+    const double seconds = test::thread_cpu_seconds() - start;
+    std::printf("%s on %s KiB: %.2f s\n", pattern.c_str(), kib.c_str(), seconds);
+    EXPECT_EQ(error.rfind("the tokenizer's split regex needs too much work on this text (over ", 0), 0u)
+        << error;
+    EXPECT_NE(
+        error.find(" million steps for " + kib + " KiB); its pattern backtracks or rescans on long runs"),
+        std::string::npos)
+        << error;
+    EXPECT_LT(seconds, 15.0);  // Release: under 0.1 s and 1.1 s; unbounded before (past 60 s)
+}
+
+TEST(TokSplitRegex, RescanningPatternOnAMebibyteOfOneLetterRunsOutOfBudget) {
+    expect_budget_error("a*b|.", std::string(1 << 20, 'a'), "1024");
+}
+
+TEST(TokSplitRegex, BacktrackingPatternOnAMebibyteOfRunsRunsOutOfBudget) {
+    std::string text;
+    while (text.size() < (1u << 20)) text += std::string(25, 'a') + "b";
+    text.resize(1 << 20);
+    expect_budget_error("(a|aa)+c|.", text, "1024");
+}
+
+TEST(TokSplitRegex, RescanningPatternOnShortRunsIsStillSplit) {
+    // The same pattern on short runs: quadratic in the run, linear in the text, within budget.
+    const auto tok = byte_tokenizer(split_then_byte_level("a*b|."));
+    std::string text;
+    while (text.size() < 200000)
+        text += std::string(12, 'a') + "c" + std::string(9, 'a') + (text.size() % 3 ? "c" : "b");
+    EXPECT_SAME_SEQUENCE(tok->pretokenize(text), reference_split("a*b|.", text), "short runs");
 }
 
 }  // namespace
