@@ -275,6 +275,31 @@ class Regex {
     Regex(const Regex&) = delete;
     Regex& operator=(const Regex&) = delete;
 
+    struct Match {  // per-encode state: pcre2_code is shared between threads, these are not
+        pcre2_match_data* data = nullptr;
+        pcre2_match_context* context = nullptr;
+        pcre2_jit_stack* stack = nullptr;
+        Match(const pcre2_code* code, bool jit) {
+            data = pcre2_match_data_create_from_pattern(code, nullptr);
+            context = pcre2_match_context_create(nullptr);
+            if (!data || !context) throw Error("out of memory for the tokenizer's regex");
+            pcre2_set_depth_limit(context, 100'000);
+            pcre2_set_heap_limit(context, 64 * 1024);  // KiB
+            if (jit) {
+                stack = pcre2_jit_stack_create(32 * 1024, 4 * 1024 * 1024, nullptr);
+                if (stack) pcre2_jit_stack_assign(context, nullptr, stack);
+            }
+        }
+        ~Match() {
+            pcre2_jit_stack_free(stack);
+            pcre2_match_context_free(context);
+            pcre2_match_data_free(data);
+        }
+        Match(const Match&) = delete;
+        Match& operator=(const Match&) = delete;
+    };
+    std::unique_ptr<Match> new_match() const { return std::make_unique<Match>(code_, jit_); }
+
     /// Splits `s` (valid UTF-8) into matches and the gaps between them, in order (Hugging Face's
     /// Split behaviour "Isolated"); empty matches split nothing. Appends non-empty parts to `out`.
     ///
@@ -284,8 +309,8 @@ class Regex {
     /// window's end) doubles the window and searches again; no match means none starts before end.
     /// Every search is charged for its window and step limit, which double together while needed,
     /// so the whole split costs at most `budget` (TextError when it runs out).
-    void split_isolated(std::string_view s, std::vector<std::string_view>& out, RegexBudget& budget) const {
-        Match m(code_, jit_);
+    void split_isolated(std::string_view s, std::vector<std::string_view>& out, RegexBudget& budget,
+                        Match& m) const {
         budget.add_text(s.size());
         std::size_t pos = 0, last = 0, window = kRegexMinWindow;
         while (pos <= s.size()) {
@@ -330,29 +355,6 @@ class Regex {
     }
 
   private:
-    struct Match {  // per-call state: pcre2_code is shared between threads, these are not
-        pcre2_match_data* data = nullptr;
-        pcre2_match_context* context = nullptr;
-        pcre2_jit_stack* stack = nullptr;
-        Match(const pcre2_code* code, bool jit) {
-            data = pcre2_match_data_create_from_pattern(code, nullptr);
-            context = pcre2_match_context_create(nullptr);
-            if (!data || !context) throw Error("out of memory for the tokenizer's regex");
-            pcre2_set_depth_limit(context, 100'000);
-            pcre2_set_heap_limit(context, 64 * 1024);  // KiB
-            if (jit) {
-                stack = pcre2_jit_stack_create(32 * 1024, 4 * 1024 * 1024, nullptr);
-                if (stack) pcre2_jit_stack_assign(context, nullptr, stack);
-            }
-        }
-        ~Match() {
-            pcre2_jit_stack_free(stack);
-            pcre2_match_context_free(context);
-            pcre2_match_data_free(data);
-        }
-        Match(const Match&) = delete;
-        Match& operator=(const Match&) = delete;
-    };
     pcre2_code* code_ = nullptr;
     bool jit_ = false;
 };
@@ -801,6 +803,10 @@ struct Tokenizer::Impl {
         std::vector<std::string_view> pieces, next_pieces;
         std::string prefixed;
         RegexBudget budget;
+        std::vector<std::unique_ptr<Regex::Match>> split_match;  // [splits.size()]
+        for (const auto& re : splits) split_match.push_back(re->new_match());
+        const std::unique_ptr<Regex::Match> byte_level_match =
+            byte_level_regex ? byte_level_regex->new_match() : nullptr;
         for (const Part& part : split_added(text)) {
             if (part.added_id >= 0) {
                 if (!words) ids.push_back(part.added_id);
@@ -809,9 +815,10 @@ struct Tokenizer::Impl {
             std::string normalized(part.text);
             for (NormForm f : normalizers) normalized = normalize(normalized, f);
             pieces.assign(1, normalized);
-            for (const auto& re : splits) {
+            for (std::size_t r = 0; r < splits.size(); ++r) {
                 next_pieces.clear();
-                for (std::string_view p : pieces) re->split_isolated(p, next_pieces, budget);
+                for (std::string_view p : pieces)
+                    splits[r]->split_isolated(p, next_pieces, budget, *split_match[r]);
                 pieces.swap(next_pieces);
             }
             for (std::string_view piece : pieces) {
@@ -822,7 +829,7 @@ struct Tokenizer::Impl {
                 }
                 next_pieces.clear();
                 if (byte_level_regex)
-                    byte_level_regex->split_isolated(subject, next_pieces, budget);
+                    byte_level_regex->split_isolated(subject, next_pieces, budget, *byte_level_match);
                 else if (!subject.empty())
                     next_pieces.push_back(subject);
                 for (std::string_view word : next_pieces) {
