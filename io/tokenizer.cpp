@@ -223,6 +223,35 @@ std::string token_bytes(std::string_view token) {
 // Regex (PCRE2) and normalization (ICU)
 // ------------------------------------------------------------------------------------------------
 
+/// Work allowed to the regexes of one encode(). A pcre2_match call that may read `visible` bytes
+/// and take `limit` PCRE2 steps costs visible + limit / 16, so the total time is linear in the
+/// budget. Ordinary text costs 6-7 per byte; all 1-byte matches 24, 1-byte pieces between added
+/// tokens 17 (a call costs at least 8). A pattern that rescans or backtracks over long runs needs
+/// ever larger windows for every match and runs out.
+constexpr std::uint64_t kRegexBudgetPerByte = 64;
+constexpr std::uint64_t kRegexBudgetBase = std::uint64_t{1} << 20;
+constexpr std::size_t kRegexMinWindow = 16;  // bytes; doubled while a match needs more text
+constexpr std::uint64_t match_limit(std::size_t window) {
+    return 4 * std::uint64_t(window) + 64;  // ordinary text needs 3-4 steps a match (70 on long runs)
+}
+
+struct RegexBudget {
+    std::uint64_t allowed = kRegexBudgetBase, spent = 0, text_bytes = 0;
+
+    void add_text(std::size_t bytes) {
+        text_bytes += bytes;
+        allowed += kRegexBudgetPerByte * bytes;
+    }
+    void charge(std::uint64_t cost) {
+        spent += cost;
+        if (spent > allowed)
+            throw TextError("the tokenizer's split regex needs too much work on this text (over " +
+                            std::to_string(allowed / 1'000'000) + " million steps for " +
+                            std::to_string((text_bytes + 1023) >> 10) +
+                            " KiB); its pattern backtracks or rescans on long runs of characters");
+    }
+};
+
 class Regex {
   public:
     /// Throws Error("<where>: pattern '<p>' is not a valid regex: <reason> at offset N").
@@ -240,43 +269,13 @@ class Regex {
             throw Error(where + ": pattern " + quote_token(pattern, 200) + " is not a valid regex: " +
                         reinterpret_cast<const char*>(msg) + " at offset " + std::to_string(offset));
         }
-        jit_ = pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE) == 0;
+        jit_ = pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD) == 0;
     }
     ~Regex() { pcre2_code_free(code_); }
     Regex(const Regex&) = delete;
     Regex& operator=(const Regex&) = delete;
 
-    /// Splits `s` (valid UTF-8) into matches and the gaps between them, in order (Hugging Face's
-    /// Split behaviour "Isolated"); empty matches split nothing. Appends non-empty parts to `out`.
-    void split_isolated(std::string_view s, std::vector<std::string_view>& out) const {
-        Match m(code_, jit_);
-        std::size_t pos = 0, last = 0;
-        while (pos <= s.size()) {
-            const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), pos,
-                                       PCRE2_NO_UTF_CHECK, m.data, m.context);
-            if (rc == PCRE2_ERROR_NOMATCH) break;
-            if (rc < 0) {
-                PCRE2_UCHAR msg[256];
-                pcre2_get_error_message(rc, msg, sizeof msg);
-                throw TextError(std::string("the tokenizer's regex gave up on this text (") +
-                                reinterpret_cast<const char*>(msg) + ")");
-            }
-            const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(m.data);
-            const std::size_t a = ov[0], b = ov[1];
-            if (b == a) {  // empty match: move on by one character
-                pos = a + 1;
-                while (pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
-                continue;
-            }
-            if (a > last) out.push_back(s.substr(last, a - last));
-            out.push_back(s.substr(a, b - a));
-            last = pos = b;
-        }
-        if (last < s.size()) out.push_back(s.substr(last));
-    }
-
-  private:
-    struct Match {  // per-call state: pcre2_code is shared between threads, these are not
+    struct Match {  // per-encode state: pcre2_code is shared between threads, these are not
         pcre2_match_data* data = nullptr;
         pcre2_match_context* context = nullptr;
         pcre2_jit_stack* stack = nullptr;
@@ -284,7 +283,6 @@ class Regex {
             data = pcre2_match_data_create_from_pattern(code, nullptr);
             context = pcre2_match_context_create(nullptr);
             if (!data || !context) throw Error("out of memory for the tokenizer's regex");
-            pcre2_set_match_limit(context, 2'000'000);
             pcre2_set_depth_limit(context, 100'000);
             pcre2_set_heap_limit(context, 64 * 1024);  // KiB
             if (jit) {
@@ -300,6 +298,63 @@ class Regex {
         Match(const Match&) = delete;
         Match& operator=(const Match&) = delete;
     };
+    std::unique_ptr<Match> new_match() const { return std::make_unique<Match>(code_, jit_); }
+
+    /// Splits `s` (valid UTF-8) into matches and the gaps between them, in order (Hugging Face's
+    /// Split behaviour "Isolated"); empty matches split nothing. Appends non-empty parts to `out`.
+    ///
+    /// Each search sees a window s[0, end) with end = pos + window (earlier text stays visible to
+    /// lookbehinds) and partial matching "hard": a complete match is then one that never looked at
+    /// s[end], so it is the match on the whole of s; PCRE2_ERROR_PARTIAL (the search reached the
+    /// window's end) doubles the window and searches again; no match means none starts before end.
+    /// Every search is charged for its window and step limit, which double together while needed,
+    /// so the whole split costs at most `budget` (TextError when it runs out).
+    void split_isolated(std::string_view s, std::vector<std::string_view>& out, RegexBudget& budget,
+                        Match& m) const {
+        budget.add_text(s.size());
+        std::size_t pos = 0, last = 0, window = kRegexMinWindow;
+        while (pos <= s.size()) {
+            std::size_t end = s.size() - pos > window ? pos + window : s.size();
+            while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
+            const bool whole = end == s.size();
+            const std::uint64_t limit = std::min<std::uint64_t>(match_limit(window), UINT32_MAX);
+            budget.charge((end - pos) + limit / 16);
+            pcre2_set_match_limit(m.context, std::uint32_t(limit));
+            const int rc =
+                pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), end, pos,
+                            PCRE2_NO_UTF_CHECK | (whole ? 0 : PCRE2_PARTIAL_HARD), m.data, m.context);
+            if (rc == PCRE2_ERROR_NOMATCH) {
+                if (whole) break;
+                pos = end;
+                window *= 2;
+                continue;
+            }
+            if (rc == PCRE2_ERROR_PARTIAL || rc == PCRE2_ERROR_MATCHLIMIT) {  // more text or more steps
+                window *= 2;
+                continue;
+            }
+            if (rc < 0) {
+                PCRE2_UCHAR msg[256];
+                pcre2_get_error_message(rc, msg, sizeof msg);
+                throw TextError(std::string("the tokenizer's regex gave up on this text (") +
+                                reinterpret_cast<const char*>(msg) + ")");
+            }
+            const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(m.data);
+            const std::size_t a = ov[0], b = ov[1];
+            window = kRegexMinWindow;
+            if (b == a) {  // empty match: move on by one character
+                pos = a + 1;
+                while (pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
+                continue;
+            }
+            if (a > last) out.push_back(s.substr(last, a - last));
+            out.push_back(s.substr(a, b - a));
+            last = pos = b;
+        }
+        if (last < s.size()) out.push_back(s.substr(last));
+    }
+
+  private:
     pcre2_code* code_ = nullptr;
     bool jit_ = false;
 };
@@ -393,6 +448,103 @@ struct AddedToken {
 
 enum class TokenKind : std::uint8_t { Gap, Vocab, Added };
 
+/// Total text of all added tokens accepted (real files: a few KiB to a few MiB). Bounds the
+/// automaton below (about 14 bytes per node, two nodes per byte at most).
+constexpr std::size_t kMaxAddedTokenBytes = std::size_t{16} << 20;
+
+/// Aho-Corasick automaton over symbols 0..256 (bytes, and 256 for a word-boundary mark). For each
+/// node, `out` is the value of the longest pattern that ends there (the node's string or one of its
+/// suffixes), or -1. Nodes are numbered breadth first, so the children of a node are contiguous and
+/// sorted by symbol. Building and scanning are linear in the pattern and text lengths.
+class Automaton {
+  public:
+    static constexpr int kMark = 256;
+    using Pattern = std::u16string;  // symbols 0..256
+
+    bool empty() const { return fail_.size() <= 1; }
+
+    /// `patterns`: distinct, non-empty strings, each with its value (>= 0).
+    void build(std::vector<std::pair<Pattern, int>> patterns) {
+        std::sort(patterns.begin(), patterns.end());
+        std::vector<std::int32_t> parent{-1}, term{-1};
+        sym_.assign(1, 0);
+        // Depth by depth: the prefixes of length d of the sorted patterns, in order, are the nodes
+        // of depth d; a new node whenever the parent or the d-th symbol changes.
+        std::vector<std::int32_t> active(patterns.size()), node_of(patterns.size(), 0);
+        for (std::size_t j = 0; j < patterns.size(); ++j) active[j] = std::int32_t(j);
+        for (std::size_t d = 1; !active.empty(); ++d) {
+            std::size_t kept = 0;
+            std::int32_t prev_parent = -1, prev_node = -1;
+            std::uint16_t prev_sym = 0;
+            for (const std::int32_t j : active) {
+                const Pattern& p = patterns[std::size_t(j)].first;
+                const std::int32_t par = node_of[std::size_t(j)];
+                const std::uint16_t c = p[d - 1];
+                if (par != prev_parent || c != prev_sym) {
+                    prev_node = std::int32_t(sym_.size());
+                    sym_.push_back(c);
+                    parent.push_back(par);
+                    term.push_back(-1);
+                    prev_parent = par;
+                    prev_sym = c;
+                }
+                node_of[std::size_t(j)] = prev_node;
+                if (p.size() == d)
+                    term[std::size_t(prev_node)] = patterns[std::size_t(j)].second;
+                else
+                    active[kept++] = j;
+            }
+            active.resize(kept);
+        }
+        patterns = {};
+        const std::size_t n = sym_.size();
+        child_begin_.assign(n + 1, 0);
+        for (std::size_t u = 1; u < n; ++u) ++child_begin_[std::size_t(parent[u]) + 1];
+        child_begin_[0] = 1;
+        for (std::size_t v = 0; v < n; ++v) child_begin_[v + 1] += child_begin_[v];
+        root_.fill(-1);
+        for (std::int32_t u = child_begin_[0]; u < child_begin_[1]; ++u) root_[sym_[std::size_t(u)]] = u;
+        fail_.assign(n, 0);
+        out_.assign(n, -1);
+        for (std::size_t u = 1; u < n; ++u) {  // breadth first: fail links point to shallower nodes
+            const std::int32_t p = parent[u];
+            if (p != 0) fail_[u] = step(fail_[std::size_t(p)], sym_[u]);
+            out_[u] = term[u] >= 0 ? term[u] : out_[std::size_t(fail_[u])];
+        }
+    }
+
+    /// The node after reading symbol c in node v.
+    std::int32_t step(std::int32_t v, int c) const {
+        for (;;) {
+            const std::int32_t x = child(v, c);
+            if (x >= 0) return x;
+            if (v == 0) return 0;
+            v = fail_[std::size_t(v)];
+        }
+    }
+    std::int32_t out(std::int32_t v) const { return out_[std::size_t(v)]; }
+
+  private:
+    std::int32_t child(std::int32_t v, int c) const {
+        if (v == 0) return root_[std::size_t(c)];
+        const auto first = sym_.begin() + child_begin_[std::size_t(v)];
+        const auto last = sym_.begin() + child_begin_[std::size_t(v) + 1];
+        const auto it = std::lower_bound(first, last, std::uint16_t(c));
+        return it != last && *it == c ? std::int32_t(it - sym_.begin()) : -1;
+    }
+
+    std::vector<std::uint16_t> sym_;         // [nodes] symbol on the edge into the node
+    std::vector<std::int32_t> child_begin_;  // [nodes + 1] children of v: child_begin_[v] .. [v + 1]
+    std::vector<std::int32_t> fail_, out_;   // [nodes]
+    std::array<std::int32_t, 257> root_{};   // the root's children by symbol, -1
+};
+
+/// For single_word: a letter, digit or '_' in ASCII, or any byte of a multi-byte character.
+bool is_word_byte(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return std::isalnum(u) || c == '_' || u >= 0x80;
+}
+
 }  // namespace tokenizer_detail
 using namespace tokenizer_detail;  // (in namespace attnviz: the names stay out of the global one)
 
@@ -412,7 +564,13 @@ struct Tokenizer::Impl {
     int unk_id = -1;
 
     std::vector<AddedToken> added;
-    std::array<std::vector<int>, 256> added_by_first_byte;  // indices into `added`, longest first
+    std::size_t added_bytes = 0;
+    // The added tokens spelled backwards (values: indices into `added`), for a backward scan that
+    // finds the longest token at every position. `plain`: tokens without single_word. `single`:
+    // single_word tokens, with a mark (Automaton::kMark) after every non-word byte of the text, so a
+    // pattern that starts with a mark only matches where the token is followed by a non-word byte or
+    // the end (the byte before it is checked during the scan).
+    Automaton plain_added, single_added;
     std::unordered_map<std::string, int> added_by_content;
 
     std::vector<NormForm> normalizers;
@@ -465,6 +623,10 @@ struct Tokenizer::Impl {
 
     void add_added(AddedToken t, const std::string& where) {
         if (t.content.empty()) throw Error(where + ": an added token has empty content");
+        added_bytes += t.content.size();
+        if (added_bytes > kMaxAddedTokenBytes)
+            throw Error(where + ": the added tokens hold more than " +
+                        std::to_string(kMaxAddedTokenBytes >> 20) + " MiB of text (not a tokenizer file)");
         set_token(t.id, t.content, TokenKind::Added, where);
         entries[t.id].special = t.special;
         added_by_content[t.content] = t.id;
@@ -478,11 +640,31 @@ struct Tokenizer::Impl {
             const auto it = vocab.find(bt.to_utf8[b]);
             byte_id[b] = it == vocab.end() ? -1 : it->second;
         }
-        for (std::size_t i = 0; i < added.size(); ++i)
-            added_by_first_byte[static_cast<unsigned char>(added[i].content[0])].push_back(int(i));
-        for (auto& list : added_by_first_byte)
-            std::stable_sort(list.begin(), list.end(),
-                             [&](int x, int y) { return added[x].content.size() > added[y].content.size(); });
+        build_added();
+    }
+
+    void build_added() {
+        // Of tokens with the same content the first one wins, except that a single_word one can fall
+        // back to a later plain one when its word check fails; the others can never match.
+        std::unordered_map<std::string_view, std::pair<bool, bool>> seen;  // content -> plain, single
+        std::vector<std::pair<Automaton::Pattern, int>> plain, single;
+        for (std::size_t k = 0; k < added.size(); ++k) {
+            const AddedToken& t = added[k];
+            auto& [has_plain, has_single] = seen[t.content];
+            if (has_plain || (t.single_word && has_single)) continue;
+            (t.single_word ? has_single : has_plain) = true;
+            Automaton::Pattern p;
+            if (t.single_word) p.push_back(char16_t(Automaton::kMark));
+            for (std::size_t i = t.content.size(); i-- > 0;) {
+                p.push_back(char16_t(static_cast<unsigned char>(t.content[i])));
+                if (t.single_word && i > 0 && !is_word_byte(t.content[i]))
+                    p.push_back(char16_t(Automaton::kMark));
+            }
+            (t.single_word ? single : plain).emplace_back(std::move(p), int(k));
+        }
+        seen = {};
+        plain_added.build(std::move(plain));
+        single_added.build(std::move(single));
     }
 
     // --- encoding ---------------------------------------------------------------------------
@@ -556,26 +738,35 @@ struct Tokenizer::Impl {
             return parts;
         }
         const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-        const auto is_word = [](char c) {
-            const auto u = static_cast<unsigned char>(c);
-            return std::isalnum(u) || c == '_' || u >= 0x80;
-        };
+        // best[i]: the longest token matching at i (index into `added`), -1 for none.
+        std::vector<std::int32_t> best(s.size(), -1);
+        if (!plain_added.empty()) {
+            std::int32_t v = 0;
+            for (std::size_t i = s.size(); i-- > 0;) {
+                v = plain_added.step(v, static_cast<unsigned char>(s[i]));
+                best[i] = plain_added.out(v);
+            }
+        }
+        if (!single_added.empty()) {
+            std::int32_t v = single_added.step(0, Automaton::kMark);  // the end of the text is a boundary
+            for (std::size_t i = s.size(); i-- > 0;) {
+                v = single_added.step(v, static_cast<unsigned char>(s[i]));
+                const std::int32_t k = single_added.out(v);
+                // Same length as the plain one: the same content, where single_word came first.
+                if (k >= 0 && (i == 0 || !is_word_byte(s[i - 1])) &&
+                    (best[i] < 0 ||
+                     added[std::size_t(k)].content.size() >= added[std::size_t(best[i])].content.size()))
+                    best[i] = k;
+                if (!is_word_byte(s[i])) v = single_added.step(v, Automaton::kMark);
+            }
+        }
         std::size_t last = 0;
         for (std::size_t i = 0; i < s.size();) {
-            const AddedToken* hit = nullptr;
-            for (int k : added_by_first_byte[static_cast<unsigned char>(s[i])]) {
-                const AddedToken& t = added[k];
-                if (s.compare(i, t.content.size(), t.content) != 0) continue;
-                const std::size_t end = i + t.content.size();
-                if (t.single_word && ((i > 0 && is_word(s[i - 1])) || (end < s.size() && is_word(s[end]))))
-                    continue;
-                hit = &t;
-                break;
-            }
-            if (!hit) {
+            if (best[i] < 0) {
                 ++i;
                 continue;
             }
+            const AddedToken* hit = &added[std::size_t(best[i])];
             std::size_t a = i, b = i + hit->content.size();
             if (hit->lstrip)
                 while (a > last && is_space(s[a - 1])) --a;
@@ -603,6 +794,11 @@ struct Tokenizer::Impl {
         std::unordered_map<std::string_view, std::vector<int>> cache;  // word -> ids, for this call
         std::vector<std::string_view> pieces, next_pieces;
         std::string prefixed;
+        RegexBudget budget;
+        std::vector<std::unique_ptr<Regex::Match>> split_match;  // [splits.size()]
+        for (const auto& re : splits) split_match.push_back(re->new_match());
+        const std::unique_ptr<Regex::Match> byte_level_match =
+            byte_level_regex ? byte_level_regex->new_match() : nullptr;
         for (const Part& part : split_added(text)) {
             if (part.added_id >= 0) {
                 if (!words) ids.push_back(part.added_id);
@@ -611,9 +807,10 @@ struct Tokenizer::Impl {
             std::string normalized(part.text);
             for (NormForm f : normalizers) normalized = normalize(normalized, f);
             pieces.assign(1, normalized);
-            for (const auto& re : splits) {
+            for (std::size_t r = 0; r < splits.size(); ++r) {
                 next_pieces.clear();
-                for (std::string_view p : pieces) re->split_isolated(p, next_pieces);
+                for (std::string_view p : pieces)
+                    splits[r]->split_isolated(p, next_pieces, budget, *split_match[r]);
                 pieces.swap(next_pieces);
             }
             for (std::string_view piece : pieces) {
@@ -624,7 +821,7 @@ struct Tokenizer::Impl {
                 }
                 next_pieces.clear();
                 if (byte_level_regex)
-                    byte_level_regex->split_isolated(subject, next_pieces);
+                    byte_level_regex->split_isolated(subject, next_pieces, budget, *byte_level_match);
                 else if (!subject.empty())
                     next_pieces.push_back(subject);
                 for (std::string_view word : next_pieces) {
