@@ -174,6 +174,12 @@ inline const std::vector<std::uint64_t>& big_counts() {
     return v;
 }
 
+/// A repeat count: mostly small (fast executions), a third of the time one of big_counts().
+inline std::uint64_t pick_count(Rng& r) {
+    static const std::vector<std::uint64_t> small = {1, 2, 3, 10, 100, 1000};
+    return r.chance(65) ? r.pick(small) : r.pick(big_counts());
+}
+
 /// Replaces the digit run around a random digit of s[from..] with `number`; false when there is none.
 inline bool replace_number(std::string& s, std::size_t from, const std::string& number, Rng& rng) {
     std::vector<std::size_t> starts;
@@ -204,7 +210,8 @@ inline bool replace_string(std::string& s, std::size_t from, const std::string& 
 /// back to LLVMFuzzerMutate.
 template <class Generate>
 std::size_t mutate_recipe(uint8_t* data, std::size_t size, std::size_t max_size, Rng& rng,
-                          Generate generate, const std::vector<std::string>& words) {
+                          Generate generate, const std::vector<std::string>& words,
+                          std::uint64_t (*count)(Rng&) = pick_count) {
     std::string r(reinterpret_cast<const char*>(data), size);
     const std::size_t from = fuzz_recipe::kRecipeMagic.size();
     const int rounds = 1 + int(rng(3));
@@ -212,14 +219,14 @@ std::size_t mutate_recipe(uint8_t* data, std::size_t size, std::size_t max_size,
         switch (rng(6)) {
             case 0: r = generate(rng); break;
             case 1: replace_number(r, from, rng.pick(interesting_numbers()), rng); break;
-            case 2: replace_number(r, from, std::to_string(rng.pick(big_counts())), rng); break;
+            case 2: replace_number(r, from, std::to_string(count(rng)), rng); break;
             case 3: replace_string(r, from, rng.pick(words), rng); break;
             case 4: {  // wrap a short span in a repeat
                 if (r.size() <= from + 1) break;
                 const std::size_t a = from + rng(r.size() - from);
                 const std::size_t len = 1 + rng(std::min<std::size_t>(64, r.size() - a));
                 r.insert(a + len, "\x02");
-                r.insert(a, "\x01" + std::to_string(rng.pick(big_counts())) + ":");
+                r.insert(a, "\x01" + std::to_string(count(rng)) + ":");
                 break;
             }
             default: {  // splice: this recipe's head with a fresh recipe's tail, or the reverse

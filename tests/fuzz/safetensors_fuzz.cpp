@@ -159,7 +159,7 @@ std::string gen_recipe(Rng& r) {
     }
     const int groups = 1 + int(r(3));
     for (int g = 0; g < groups; ++g) {
-        const std::string n = std::to_string(r.pick(fuzz_mutator::big_counts()));
+        const std::string n = std::to_string(fuzz_mutator::pick_count(r));
         const std::string e = std::to_string(at);
         switch (r(7)) {
             case 0:  // many zero-size tensors at one offset
@@ -195,7 +195,7 @@ std::string gen_recipe(Rng& r) {
     }
     h += "}";
     std::string data = at ? "\x01" + std::to_string(at) + ":A\x02" : "";
-    if (r.chance(10)) data += "\x01" + std::to_string(r.pick(fuzz_mutator::big_counts())) + ":\xff\x02";
+    if (r.chance(10)) data += "\x01" + std::to_string(fuzz_mutator::pick_count(r)) + ":\xff\x02";
     return std::string(fuzz_recipe::kRecipeMagic) + h + std::string(1, '\0') + data;
 }
 

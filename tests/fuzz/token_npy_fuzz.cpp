@@ -67,6 +67,11 @@ const std::vector<std::string> kDims = {"0",          "1",          "2",        
                                         "8589934592", "65536",      "67108864",   "999999999999", "1099511627776",
                                         "9223372036854775807", "18446744073709551616", "-1"};
 
+/// Repeat counts for a .npy: data lengths (the header is at most 64 KiB, the file 64 MiB).
+std::uint64_t npy_count(Rng& r) {
+    return r.pick(std::vector<std::uint64_t>{1, 2, 3, 8, 16, 24, 64, 1000, 65536});
+}
+
 std::string gen_recipe(Rng& r) {
     const std::size_t dims = r.chance(80) ? 1 + r(2) : r(6);
     std::string shape = "(";
@@ -75,7 +80,7 @@ std::string gen_recipe(Rng& r) {
     std::string h = "{'descr': '" + r.pick(kDescrs) + "', 'fortran_order': " + (r.chance(70) ? "False" : "True") +
                     ", 'shape': " + shape + ", }";
     std::string tail;
-    if (r.chance(60)) tail = "\x01" + std::to_string(r.pick(std::vector<std::uint64_t>{1, 2, 8, 16, 64, 1000, 65536})) + ":A\x02";
+    if (r.chance(60)) tail = "\x01" + std::to_string(npy_count(r)) + ":A\x02";
     return std::string(fuzz_recipe::kRecipeMagic) + h + std::string(1, '\0') + tail;
 }
 
@@ -112,7 +117,7 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
                     out = s.size();
                 }
             } else {
-                out = fuzz_mutator::mutate_recipe(data, size, max_size, r, gen_recipe, kWords);
+                out = fuzz_mutator::mutate_recipe(data, size, max_size, r, gen_recipe, kWords, npy_count);
             }
         }
     } else if (r.chance(30)) {

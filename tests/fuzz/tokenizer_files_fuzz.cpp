@@ -105,7 +105,7 @@ std::string pre_tokenizer(Rng& r) {
 /// A fresh recipe: a byte-level BPE tokenizer.json with many added tokens and a Split regex, then a
 /// long text of one repeated unit.
 std::string gen_recipe(Rng& r) {
-    const std::string n = std::to_string(r.pick(fuzz_mutator::big_counts()));
+    const std::string n = std::to_string(fuzz_mutator::pick_count(r));
     const std::string content = r.pick(std::vector<std::string>{"<t\x03>", "<\x03", "a\x03", "<|\x03|>", "<t\x03"});
     std::string j = R"({"added_tokens":[{"id":256,"content":"<|endoftext|>","special":true})";
     if (r.chance(70))
@@ -118,7 +118,7 @@ std::string gen_recipe(Rng& r) {
     j += R"("decoder":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{)" "\x05" "},\"merges\":[";
     if (r.chance(10)) j += R"("a a","\u0120 \u0120")";
     j += "]}}";
-    std::string text = "\x01" + std::to_string(r.pick(fuzz_mutator::big_counts())) + ":" + r.pick(kUnits) + "\x02";
+    std::string text = "\x01" + std::to_string(fuzz_mutator::pick_count(r)) + ":" + r.pick(kUnits) + "\x02";
     if (r.chance(60)) text += r.pick(std::vector<std::string>{"x", "b", "c", " ", "<t1>", "<|endoftext|>"});
     return std::string(fuzz_recipe::kRecipeMagic) + j + std::string(1, '\0') + text;
 }
