@@ -175,10 +175,13 @@ std::string gen_recipe(Rng& r) {
             case 2:  // long metadata
                 h += ",\"__metadata__\":{\"k\":\"v\"\x01" + n + ":,\"k\x03\":\"v\"\x02}";
                 break;
-            case 3:  // a long array of strings (numbers, objects)
-                h += ",\"x" + std::to_string(g) + "\":[\"\"\x01" + n + ":," +
+            case 3: {  // a long array of strings (numbers, objects), up to the 100 MiB header limit
+                const std::string m =
+                    r.chance(50) ? n : std::to_string(r.pick(std::vector<std::uint64_t>{1000000, 10000000, 30000000, 34000000}));
+                h += ",\"x" + std::to_string(g) + "\":[\"\"\x01" + m + ":," +
                      (r.chance(70) ? "\"\"" : r.chance(50) ? "0" : "{}") + "\x02]";
                 break;
+            }
             case 4: {  // deep nesting
                 const std::string d = std::to_string(r.pick(std::vector<int>{8, 62, 63, 64, 65, 1000}));
                 h += ",\"d" + std::to_string(g) + "\":\x01" + d + ":[\x02" + "1" + "\x01" + d + ":]\x02";
@@ -219,10 +222,12 @@ std::size_t mutate_raw_header(uint8_t* data, std::size_t size, std::size_t max_s
     const std::string key = r.pick(keys);
     nlohmann::ordered_json& t = j[key];
     switch (r(5)) {
-        case 0:  // copies of one entry under new names (duplicates of the key, too)
+        case 0: {  // copies of one entry under new names (duplicates of the key, too)
+            const nlohmann::ordered_json copy = t;  // t dangles once j grows (ordered_json is a vector)
             for (std::size_t i = 0, c = 1 + r(2000); i < c; ++i)
-                j[r.chance(2) ? key : key + "_" + std::to_string(i)] = t;
+                j[r.chance(2) ? key : key + "_" + std::to_string(i)] = copy;
             break;
+        }
         case 1:
             if (t.is_object()) t["shape"] = nlohmann::ordered_json::parse(gen_shape(r), nullptr, false);
             break;

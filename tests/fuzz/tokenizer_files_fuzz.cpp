@@ -118,7 +118,12 @@ std::string gen_recipe(Rng& r) {
     j += R"("decoder":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{)" "\x05" "},\"merges\":[";
     if (r.chance(10)) j += R"("a a","\u0120 \u0120")";
     j += "]}}";
-    std::string text = "\x01" + std::to_string(fuzz_mutator::pick_count(r)) + ":" + r.pick(kUnits) + "\x02";
+    // The text: half the time megabytes; mostly 'a' for the backtracking regexes, spaces for the real
+    // ones, '<' for the added tokens.
+    const std::string count = r.chance(50) ? std::to_string(r.pick(std::vector<std::uint64_t>{65536, 1048576, 4194304}))
+                                           : std::to_string(fuzz_mutator::pick_count(r));
+    const std::string unit = r.chance(50) ? r.pick(kUnits) : r.pick(std::vector<std::string>{"a", " ", "<"});
+    std::string text = "\x01" + count + ":" + unit + "\x02";
     if (r.chance(60)) text += r.pick(std::vector<std::string>{"x", "b", "c", " ", "<t1>", "<|endoftext|>"});
     return std::string(fuzz_recipe::kRecipeMagic) + j + std::string(1, '\0') + text;
 }
