@@ -9,10 +9,10 @@
 //    accepts and give the same values (`--text "" --pieces` is text "" plus the switch --pieces).
 //    Forms the reference does not pin down (a lone "--", single-dash words, odd characters in a flag
 //    name) are skipped.
-// 2. When io/train_commands.hpp declares check_train_arguments / check_grad_arguments (the validation
-//    of `attnviz train` / `grad` without training, tests/fuzz/CMakeLists.txt looks for them), the whole
-//    command line goes through them too: UsageError / attnviz::Error on one line, or an accepted
-//    command whose memory estimate passed (-rss_limit_mb catches a check that allocates the run).
+// 2. The whole command line goes through check_train_arguments / check_grad_arguments (the
+//    validation of `attnviz train` / `grad` without training or writing): UsageError / attnviz::Error on one
+//    line, or an accepted command whose memory estimate passed (-rss_limit_mb catches a check that allocates
+//    the run).
 //    "@MODEL" and "@TOKENS" in an argument stand for a tiny checkpoint and token file made once.
 #include <cstddef>
 #include <cstdint>
@@ -25,41 +25,61 @@
 #include "io/cli.hpp"
 #include "io/train_commands.hpp"
 
-#ifdef ATTNVIZ_HAVE_CHECK_TRAIN_ARGUMENTS
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 
 #include "io/files.hpp"
-#endif
 
 namespace {
 
 using attnviz::CliOption;
 
 const std::vector<CliOption>& table(const std::string& command) {
-    static const std::vector<CliOption> train = {
-        {"--task", "NAME", ""},        {"--text", "FILE", ""},     {"--bpe", "V", ""},
-        {"--modulus", "P", ""},        {"--train-fraction", "F", ""}, {"--length", "L", ""},
-        {"--layers", "L", ""},         {"--heads", "H", ""},       {"--d-model", "D", ""},
-        {"--context", "N", ""},        {"--vocab", "V", ""},       {"--steps", "N", ""},
-        {"--seed", "S", ""},           {"--batch", "B", ""},       {"--lr", "LR", ""},
-        {"--weight-decay", "WD", ""},  {"--eval-every", "K", ""},  {"--no-norm", "", ""},
-        {"--norm", "KIND", ""},        {"--mlp", "KIND", ""},      {"--d-ff", "F", ""},
-        {"--positions", "KIND", ""},   {"--tied", "", ""},         {"--threads", "T", ""},
-        {"--init", "DIR", ""},         {"--out", "DIR", ""}};
-    static const std::vector<CliOption> grad = {
-        {"--model", "DIR", ""}, {"--tokens", "FILE.npy", ""}, {"--out", "OUT", ""},    {"--adamw-steps", "K", ""},
-        {"--lr", "LR", ""},     {"--weight-decay", "WD", ""}, {"--threads", "T", ""}};
-    static const std::vector<CliOption> tokenize = {
-        {"--model", "DIR", ""}, {"--text", "TEXT", ""}, {"--text-file", "FILE", ""}, {"--texts-json", "FILE", ""},
-        {"--pieces", "", ""}};
+    static const std::vector<CliOption> train = {{"--task", "NAME", ""},
+                                                 {"--text", "FILE", ""},
+                                                 {"--bpe", "V", ""},
+                                                 {"--modulus", "P", ""},
+                                                 {"--train-fraction", "F", ""},
+                                                 {"--length", "L", ""},
+                                                 {"--layers", "L", ""},
+                                                 {"--heads", "H", ""},
+                                                 {"--d-model", "D", ""},
+                                                 {"--context", "N", ""},
+                                                 {"--vocab", "V", ""},
+                                                 {"--steps", "N", ""},
+                                                 {"--seed", "S", ""},
+                                                 {"--batch", "B", ""},
+                                                 {"--lr", "LR", ""},
+                                                 {"--weight-decay", "WD", ""},
+                                                 {"--eval-every", "K", ""},
+                                                 {"--no-norm", "", ""},
+                                                 {"--norm", "KIND", ""},
+                                                 {"--mlp", "KIND", ""},
+                                                 {"--d-ff", "F", ""},
+                                                 {"--positions", "KIND", ""},
+                                                 {"--tied", "", ""},
+                                                 {"--threads", "T", ""},
+                                                 {"--init", "DIR", ""},
+                                                 {"--out", "DIR", ""}};
+    static const std::vector<CliOption> grad = {{"--model", "DIR", ""}, {"--tokens", "FILE.npy", ""},
+                                                {"--out", "OUT", ""},   {"--adamw-steps", "K", ""},
+                                                {"--lr", "LR", ""},     {"--weight-decay", "WD", ""},
+                                                {"--threads", "T", ""}};
+    static const std::vector<CliOption> tokenize = {{"--model", "DIR", ""},
+                                                    {"--text", "TEXT", ""},
+                                                    {"--text-file", "FILE", ""},
+                                                    {"--texts-json", "FILE", ""},
+                                                    {"--pieces", "", ""}};
     static const std::vector<CliOption> generate = {
-        {"--model", "DIR", ""},   {"--text", "TEXT", ""},  {"--ids", "IDS", ""},  {"--tokens", "N", ""},
-        {"--temperature", "T", ""}, {"--top-k", "K", ""},   {"--top-p", "P", ""}, {"--seed", "S", ""},
-        {"--set", "KEY=VALUE", "", true}};
-    return command == "grad" ? grad : command == "tokenize" ? tokenize : command == "generate" ? generate : train;
+        {"--model", "DIR", ""}, {"--text", "TEXT", ""},     {"--ids", "IDS", ""},
+        {"--tokens", "N", ""},  {"--temperature", "T", ""}, {"--top-k", "K", ""},
+        {"--top-p", "P", ""},   {"--seed", "S", ""},        {"--set", "KEY=VALUE", "", true}};
+    return command == "grad"       ? grad
+           : command == "tokenize" ? tokenize
+           : command == "generate" ? generate
+                                   : train;
 }
 
 const CliOption* find(const std::vector<CliOption>& options, const std::string& name) {
@@ -97,8 +117,10 @@ Expect reference(const std::vector<std::string>& args, const std::vector<CliOpti
             continue;
         }
         if (o->value_name.empty()) {
-            if (eq != std::string::npos) refuse = true;  // a switch given a value
-            else values[name].push_back("");
+            if (eq != std::string::npos)
+                refuse = true;  // a switch given a value
+            else
+                values[name].push_back("");
             continue;
         }
         if (eq != std::string::npos) {
@@ -124,7 +146,6 @@ Expect reference(const std::vector<std::string>& args, const std::vector<CliOpti
     return refuse ? Expect::Refuse : Expect::Accept;
 }
 
-#ifdef ATTNVIZ_HAVE_CHECK_TRAIN_ARGUMENTS
 /// A checkpoint folder and a token file, made once (removed at exit).
 const std::string& fixture_dir() {
     static const std::string& dir = *new std::string([] {
@@ -136,6 +157,7 @@ const std::string& fixture_dir() {
         c.d_model = 16;
         c.context = 8;
         c.vocab_size = 8;
+        attnviz::make_dirs(t + "/model");
         attnviz::save_train_checkpoint(t + "/model", attnviz::init_params(c, 0));
         // int64 ids [1, 4]
         std::string npy = "\x93NUMPY\x01";
@@ -158,9 +180,9 @@ const std::string& fixture_dir() {
 }
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
-    for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+    for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+        s.replace(p, from.size(), to);
 }
-#endif
 
 }  // namespace
 
@@ -178,7 +200,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     args.push_back(cur);
     if (args.size() > 256) return 0;  // a real command line is short; keep each run fast
-    const std::string command = args[0] == "grad" || args[0] == "tokenize" || args[0] == "generate" ? args[0] : "train";
+    const std::string command =
+        args[0] == "grad" || args[0] == "tokenize" || args[0] == "generate" ? args[0] : "train";
     args[0] = command;
 
     // 1. parse_cli against the documented syntax.
@@ -198,9 +221,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             }
             if (expect == Expect::Accept && got.values != expected) {
                 for (const auto& [k, v] : got.values)
-                    for (const auto& x : v) std::fprintf(stderr, "parse_cli: %s = '%s'\n", k.c_str(), x.c_str());
+                    for (const auto& x : v)
+                        std::fprintf(stderr, "parse_cli: %s = '%s'\n", k.c_str(), x.c_str());
                 for (const auto& [k, v] : expected)
-                    for (const auto& x : v) std::fprintf(stderr, "documented: %s = '%s'\n", k.c_str(), x.c_str());
+                    for (const auto& x : v)
+                        std::fprintf(stderr, "documented: %s = '%s'\n", k.c_str(), x.c_str());
                 FUZZ_CHECK(got.values == expected);
             }
             FUZZ_CHECK(got.positional.empty());
@@ -212,7 +237,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
     }
 
-#ifdef ATTNVIZ_HAVE_CHECK_TRAIN_ARGUMENTS
     // 2. The commands' own checks (train / grad only).
     if (command == "train" || command == "grad") {
         for (std::string& a : args) {
@@ -232,6 +256,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             FUZZ_CHECK(!line.empty() && line.find('\n') == std::string::npos);
         }
     }
-#endif
     return 0;
 }
