@@ -78,7 +78,7 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     r.kept_heads = o.keep_heads.empty() ? std::vector<bool>(std::size_t(s.n_layer), true) : o.keep_heads;
     r.forward = std::make_shared<const ModelForward>(run_model(*model.weights, r.ids, o));
     auto tokens = std::make_shared<std::vector<std::string>>();
-    for (int id : r.ids) tokens->push_back(model.tokenizer->token_text(id));
+    for (int id : r.ids) tokens->push_back(model.tokenizer->token_label(id));
     r.tokens = std::move(tokens);
     for (int l = 0; l < s.n_layer; ++l)
         r.layers.push_back(

@@ -444,7 +444,7 @@ void Shell::update_next_tokens() {
     const Vec probs = next_token_probs(logits.row(logits.rows() - 1), std::max(1e-3f, m.temperature));
     m.top.clear();
     for (const TokenProb& t : top_tokens(probs, 10)) {
-        m.top.push_back({t.id, model_->tokenizer->token_text(t.id), t.p});
+        m.top.push_back({t.id, model_->tokenizer->token_label(t.id), t.p});
         fonts_.add_text(m.top.back().text);
     }
     top_temperature_ = m.temperature;
@@ -460,11 +460,11 @@ void Shell::append_next_token(bool sampled) {
     o.top_p = sampled ? double(m.top_p) : 1.0;
     const double u = std::uniform_real_distribution<double>(0.0, 1.0)(sample_rng_);
     const int id = sample_next_token(logits.row(logits.rows() - 1), o, u);
-    m.last_appended = model_->tokenizer->decode({id});
+    m.last_appended = model_->tokenizer->decode_labelled({id});
     m.text += m.last_appended;
     fonts_.add_text(m.text);
     state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" +
-                         model_->tokenizer->token_text(id) + "\"",
+                         model_->tokenizer->token_label(id) + "\"",
                      false);
 }
 

@@ -76,22 +76,6 @@ std::string token_label(const Input& in, int id) {
     return std::to_string(id);  // ids alone need no tokenizer, and a model may have ids it lacks
 }
 
-/// Generated ids as text: runs of ids the tokenizer knows decoded together (so multi-byte characters
-/// split over tokens join up), any other id as "<id N>".
-std::string ids_text(const Tokenizer& tok, const std::vector<int>& ids) {
-    std::string out;
-    std::vector<int> run;
-    for (int id : ids) {
-        if (tok.has_id(id)) {
-            run.push_back(id);
-            continue;
-        }
-        out += tok.decode(run) + "<id " + std::to_string(id) + ">";
-        run.clear();
-    }
-    return out + tok.decode(run);
-}
-
 const std::vector<CliOption>& model_dump_options() {
     static const std::vector<CliOption> options = {
         {"--model", "DIR", "Hugging Face model folder (config.json, model.safetensors, tokenizer files)",
@@ -277,7 +261,7 @@ int generate_main(int argc, char** argv) {
         generated.push_back(next);
     }
     if (in.tokenizer) {
-        std::cout << ids_text(*in.tokenizer, generated) << "\n";
+        std::cout << in.tokenizer->decode_labelled(generated) << "\n";
     } else {
         std::string line;
         for (std::size_t i = 0; i < generated.size(); ++i)

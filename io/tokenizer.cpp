@@ -1222,6 +1222,25 @@ bool Tokenizer::has_id(int id) const {
     return impl_->entries.count(id) != 0;
 }
 
+std::string Tokenizer::token_label(int id) const {
+    return has_id(id) ? token_text(id) : "<id " + std::to_string(id) + ">";
+}
+
+std::string Tokenizer::decode_labelled(const std::vector<int>& ids) const {
+    // Runs of known ids decode together, so a character split over byte tokens joins up.
+    std::string out;
+    std::vector<int> run;
+    for (int id : ids) {
+        if (has_id(id)) {
+            run.push_back(id);
+            continue;
+        }
+        out += decode(run) + "<id " + std::to_string(id) + ">";
+        run.clear();
+    }
+    return out + decode(run);
+}
+
 int Tokenizer::vocab_size() const {
     return impl_->max_id + 1;
 }

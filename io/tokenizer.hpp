@@ -58,6 +58,11 @@ class Tokenizer {
     std::string token_text(int id) const;                   // readable form of one token (rule above)
     int vocab_size() const;                                 // largest id + 1 (incl. added tokens)
     bool has_id(int id) const;  // false for a gap in the ids (a model's vocabulary may be larger)
+    /// For showing any id a model may produce: token_text(id), or "<id N>" for an id the tokenizer
+    /// does not have (a model's vocabulary is often padded beyond its tokenizer's).
+    std::string token_label(int id) const;
+    /// decode() of the ids the tokenizer has, "<id N>" in place of any other.
+    std::string decode_labelled(const std::vector<int>& ids) const;
     std::optional<int> token_id(std::string_view token) const;  // e.g. "<|endoftext|>"
     std::string description() const;                            // e.g. "GPT-2 byte-level BPE, 50257 tokens"
     /// True for added tokens marked "special" (e.g. "<|endoftext|>").

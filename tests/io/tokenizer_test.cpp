@@ -233,6 +233,13 @@ TEST(Tokenizer, VocabWithGapsHasSizeLargestIdPlusOne) {
     EXPECT_EQ(tok->vocab_size(), 5001);
     EXPECT_EQ(tok->token_text(5000), "zzz");
     EXPECT_EQ(error_of([&] { tok->token_text(4000); }), "token id 4000 is not in the vocabulary");
+    // What a model may produce beyond its tokenizer is shown by number (the app aborted on the shipped
+    // model's id 63 in the next-token list, and `attnviz generate` refused it).
+    EXPECT_FALSE(tok->has_id(4000));
+    EXPECT_TRUE(tok->has_id(5000));
+    EXPECT_EQ(tok->token_label(4000), "<id 4000>");
+    EXPECT_EQ(tok->token_label(5000), "zzz");
+    EXPECT_EQ(tok->decode_labelled({5000, 4000, 5000, -1}), "zzz<id 4000>zzz<id -1>");
 }
 
 TEST(Tokenizer, IgnoreMergesTakesAWordInTheVocabWhole) {
