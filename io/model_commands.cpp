@@ -208,7 +208,7 @@ const std::vector<CliOption>& generate_options() {
         {"--text", "TEXT", "prompt text (needs the folder's tokenizer)", false},
         {"--ids", "1,2,3", "prompt token ids instead of --text", false},
         {"--tokens", "N", "how many tokens to generate (1..4096)", false},
-        {"--temperature", "T", "sampling temperature, 0 = greedy (default 1)", false},
+        {"--temperature", "T", "sampling temperature; 0 = greedy, the most likely token (default 0)", false},
         {"--top-k", "K", "sample among the K most likely tokens (0 = all; default 0)", false},
         {"--top-p", "P", "sample among the smallest set of tokens reaching probability P (default 1)", false},
         {"--seed", "S", "random seed (default 0)", false},
@@ -228,6 +228,7 @@ int generate_main(int argc, char** argv) {
     require_flag(args, options, "--tokens");
     const int count = cli_int("--tokens", *args.get("--tokens"), 1, 4096);
     SamplingOptions sampling;
+    sampling.temperature = 0;  // greedy unless asked: the same continuation every time
     if (auto t = args.get("--temperature")) sampling.temperature = cli_double("--temperature", *t, 0, 1e6);
     if (auto k = args.get("--top-k")) sampling.top_k = cli_int("--top-k", *k, 0, 1 << 30);
     if (auto p = args.get("--top-p")) sampling.top_p = cli_double("--top-p", *p, 1e-9, 1);

@@ -228,6 +228,13 @@ def main():
             texts = [t["text"] for t in json.load(f)["tokens"]]
         check("[7] dump names id 63 by its number", texts[1] == "63", str(texts))
 
+    # (issue 24, defect 6) generate is greedy unless asked: the shipped model continues its sentence
+    # the same way every time (at T = 1 it printed " quic jump. quic jump").
+    a = run(["generate", "--model", SHIPPED, "--text", "the quick brown fox", "--tokens", "6"])
+    b = run(["generate", "--model", SHIPPED, "--text", "the quick brown fox", "--tokens", "6", "--seed", "7"])
+    g = run(["generate", "--model", SHIPPED, "--text", "the quick brown fox", "--tokens", "6", "--temperature", "0"])
+    check("generate is greedy by default", a.rc == 0 and a.out == b.out == g.out, repr(a.out.strip()))
+
     # [8] BPE learning says how far it is.
     text = os.path.join(root, "cjk.txt")
     rng = np.random.default_rng(2)
