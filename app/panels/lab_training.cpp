@@ -2,7 +2,7 @@
 // Trainer on its own thread) and watch the heads form: the loss curves (train, held-out, first
 // occurrences vs repeats), learning rate, tokens/s, the head scores over steps with the phase change
 // marked, a layer × head grid of the probe sequence's attention, and a timeline slider back through
-// the kept snapshots. Save a checkpoint (io/train_commands' save_train_checkpoint), open it in the main view,
+// the kept snapshots. Save a checkpoint (io/checkpoint's save_train_checkpoint), open it in the main view,
 // export the curves (the window) and the current frame (io/figure) as PNG.
 #include <algorithm>
 #include <atomic>
@@ -24,7 +24,7 @@
 #include "io/bpe_train.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
-#include "io/train_commands.hpp"
+#include "io/checkpoint.hpp"
 
 namespace attnviz::app {
 
