@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/task_registry.hpp"
 #include "core/tasks.hpp"
 #include "core/thread_pool.hpp"
 #include "core/train.hpp"
@@ -25,6 +27,7 @@
 #include "io/model_loader.hpp"
 #include "io/npy.hpp"
 #include "io/safetensors.hpp"
+#include "io/task_text.hpp"
 
 namespace attnviz {
 
@@ -32,17 +35,37 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+/// The names of the tasks that take `flag`, joined by `sep` ("copy/reverse/sort").
+std::string tasks_with_flag(const std::string& flag, const std::string& sep) {
+    std::string names;
+    for (const TaskInfo& t : task_registry())
+        for (const TaskOption& o : t.options)
+            if (o.flag == flag) names += (names.empty() ? "" : sep) + t.name;
+    return names;
+}
+
+const TaskOption* option_with_flag(const TaskInfo& task, const std::string& flag) {
+    for (const TaskOption& o : task.options)
+        if (o.flag == flag) return &o;
+    return nullptr;
+}
+
+/// Every task's options (core/task_registry.hpp), each flag once, after --task.
+std::vector<CliOption> task_cli_options() {
+    std::vector<CliOption> out = {{"--task", "NAME", "training task: " + task_names(), false}};
+    for (const TaskInfo& t : task_registry())
+        for (const TaskOption& o : t.options) {
+            const bool listed = std::any_of(out.begin(), out.end(),
+                                            [&](const CliOption& c) { return c.name == o.flag; });
+            if (!listed) out.push_back({o.flag, o.value_name, tasks_with_flag(o.flag, "/") + ": " + o.help, false});
+        }
+    return out;
+}
+
 const std::vector<CliOption>& train_options() {
-    static const std::vector<CliOption> options = {
-        {"--task", "NAME", "training task: induction, copy, reverse, sort, modadd, text", false},
-        {"--text", "FILE", "text task: a UTF-8 text file (character level; Chinese too)", false},
-        {"--bpe", "V",
-         "text task: tokens of a byte-level BPE of V tokens (257-8192) learned from the text, instead of "
-         "characters; its vocab.json and merges.txt are saved with the checkpoint",
-         false},
-        {"--modulus", "P", "modadd: the modulus p, 2-1000 (default 97)", false},
-        {"--train-fraction", "F", "modadd: share of the p² pairs used for training (default 0.3)", false},
-        {"--length", "L", "copy/reverse/sort: symbols per sequence, 1-128 (default 8)", false},
+    static const std::vector<CliOption> options = [] {
+        std::vector<CliOption> all = task_cli_options();
+        const std::vector<CliOption> model = {
         {"--layers", "L", "blocks, 1-6 (default 2)", false},
         {"--heads", "H", "heads per block, 1-8 (default 4)", false},
         {"--d-model", "D", "residual width, 16-256 (default 64)", false},
@@ -65,26 +88,23 @@ const std::vector<CliOption>& train_options() {
         {"--init", "DIR",
          "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
         {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
-    };
+        };
+        all.insert(all.end(), model.begin(), model.end());
+        return all;
+    }();
     return options;
 }
 
-const char* kScoreNames[4] = {"previous_token", "induction", "first_token", "same_token"};
-
-double score_of(const HeadScores& s, int k) {
-    return k == 0 ? s.previous_token : k == 1 ? s.induction : k == 2 ? s.first_token : s.same_token;
-}
-
-std::string metrics_header(const TrainConfig& c) {
+std::string metrics_header(const TrainConfig& c, const std::vector<HeadScore>& scores) {
     std::string h = "step,train_loss,heldout_loss,heldout_first_loss,heldout_repeat_loss";
     for (int l = 0; l < c.n_layer; ++l)
         for (int hd = 0; hd < c.n_head; ++hd)
-            for (const char* name : kScoreNames)
-                h += ",L" + std::to_string(l) + "H" + std::to_string(hd) + "_" + name;
+            for (HeadScore k : scores)
+                h += ",L" + std::to_string(l) + "H" + std::to_string(hd) + "_" + head_score_name(k);
     return h + "\n";
 }
 
-std::string metrics_row(const EvalPoint& e) {
+std::string metrics_row(const EvalPoint& e, const std::vector<HeadScore>& scores) {
     char buf[64];
     std::string r = std::to_string(e.step);
     for (double v : {e.train_loss, e.heldout_loss, e.heldout_split.first, e.heldout_split.repeat}) {
@@ -93,8 +113,8 @@ std::string metrics_row(const EvalPoint& e) {
     }
     for (const auto& layer : e.scores)
         for (const HeadScores& s : layer)
-            for (int k = 0; k < 4; ++k) {
-                std::snprintf(buf, sizeof buf, ",%.6g", score_of(s, k));
+            for (HeadScore k : scores) {
+                std::snprintf(buf, sizeof buf, ",%.6g", head_score_value(s, k));
                 r += buf;
             }
     return r + "\n";
@@ -287,13 +307,13 @@ int grad_main(int argc, char** argv) {
     return 0;
 }
 
-ojson scores_json(const std::vector<std::vector<HeadScores>>& scores) {
+ojson scores_json(const std::vector<std::vector<HeadScores>>& scores, const std::vector<HeadScore>& kinds) {
     ojson layers = ojson::array();
     for (const auto& layer : scores) {
         ojson heads = ojson::array();
         for (const HeadScores& s : layer) {
             ojson h;
-            for (int k = 0; k < 4; ++k) h[kScoreNames[k]] = score_of(s, k);
+            for (HeadScore k : kinds) h[head_score_name(k)] = head_score_value(s, k);
             heads.push_back(h);
         }
         layers.push_back(heads);
@@ -306,6 +326,7 @@ ojson scores_json(const std::vector<std::vector<HeadScores>>& scores) {
 struct TrainSetup {
     bool help = false;
     std::string task_name, out;
+    const TaskInfo* info = nullptr;
     TrainConfig c;
     Task task;
     std::optional<LearnedBpe> bpe;  // --bpe: the tokenizer learned from the text, saved with the model
@@ -325,12 +346,10 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     require_flag(args, options, "--steps");
     require_flag(args, options, "--out");
     const std::string task_name = setup.task_name = *args.get("--task");
-    const bool known = task_name == "induction" || task_name == "copy" || task_name == "reverse" ||
-                       task_name == "sort" || task_name == "modadd" || task_name == "text";
-    if (!known)
-        throw UsageError("--task: unknown task '" + task_name +
-                         "' (known tasks: induction, copy, reverse, sort, modadd, text)");
-    if (task_name == "text") require_flag(args, options, "--text");
+    const TaskInfo* info = setup.info = find_task(task_name);
+    if (!info) throw UsageError("--task: unknown task '" + task_name + "' (known tasks: " + task_names() + ")");
+    const TaskOption* file = info->file_option();
+    if (file) require_flag(args, options, file->flag);
     TrainConfig& c = setup.c;
     c.n_layer = cli_int("--layers", args.get_or("--layers", "2"), 1, 6);
     c.n_head = cli_int("--heads", args.get_or("--heads", "4"), 1, 8);
@@ -368,32 +387,34 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     }
     Task& task = setup.task;
     std::optional<LearnedBpe>& bpe = setup.bpe;
-    if (args.has("--bpe") && task_name != "text") throw UsageError("--bpe goes with --task text");
-    if (task_name == "induction") {
-        InductionTask t;
-        t.vocab_size = c.vocab_size;
-        t.context = c.context;
-        task = induction_task(t);
-    } else if (task_name == "modadd") {
-        ModAddTask t;
-        t.modulus = cli_int("--modulus", args.get_or("--modulus", "97"), 2, 1000);
-        t.train_fraction = cli_double("--train-fraction", args.get_or("--train-fraction", "0.3"), 0.0, 1.0);
-        task = modadd_task(t);
-    } else if (task_name == "text") {
-        const std::string path = *args.get("--text");
-        const int bpe_vocab =
-            args.has("--bpe") ? cli_int("--bpe", *args.get("--bpe"), kMinBpeVocab, kMaxBpeVocab) : 0;
-        if (check_only) {
-            task.vocab_size = c.vocab_size;  // (the text's own vocabulary is known once it is read)
-            task.context = c.context;
-        } else if (bpe_vocab > 0) {
+    for (const CliOption& flag : task_cli_options())
+        if (flag.name != "--task" && args.has(flag.name) && !option_with_flag(*info, flag.name))
+            throw UsageError(flag.name + " goes with --task " + tasks_with_flag(flag.name, " or "));
+    TaskRequest request;  // the model's vocabulary and context, the task's flags
+    request.vocab_size = c.vocab_size;
+    request.context = c.context;
+    for (const TaskOption& o : info->options) {
+        if (o.kind == TaskOption::Kind::File || !args.has(o.flag)) continue;
+        const std::string value = *args.get(o.flag);
+        request.values[o.key] = o.kind == TaskOption::Kind::Int ? cli_int(o.flag, value, int(o.min), int(o.max))
+                                                                : cli_double(o.flag, value, o.min, o.max);
+    }
+    if (file && check_only) {
+        task.name = task_name;
+        task.vocab_size = c.vocab_size;  // (the text's own vocabulary is known once it is read)
+        task.context = c.context;
+    } else if (file) {
+        TaskTextSource text;
+        text.path = *args.get(file->flag);
+        text.bpe_vocab = task_bpe_vocab(request);
+        if (text.bpe_vocab > 0) {
             bpe.emplace();
-            const int vocab = bpe_vocab;
+            text.learned = &*bpe;
             // Learning merges from a long text without spaces takes a while: say how far it is.
             const bool tty = isatty(2) != 0;
             const auto b0 = std::chrono::steady_clock::now();
             auto last = b0;
-            task = bpe_text_task(path, c.context, vocab, &*bpe, nullptr, [&](int merges, int most) {
+            text.progress = [&, path = text.path](int merges, int most) {
                 const auto now = std::chrono::steady_clock::now();
                 const bool done = merges == most;
                 if (!tty && !done && now - last < std::chrono::seconds(5) && merges != 0) return;
@@ -403,22 +424,18 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
                              tty ? "\rlearning BPE tokens from %s: %d/%d merges, %.0f s "
                                  : "learning BPE tokens from %s: %d/%d merges, %.0f s\n",
                              path.c_str(), merges, most, secs);
-            });
+            };
+            request.load_text = task_text_loader(text);
+            task = make_task(*info, request);
             if (tty) std::fprintf(stderr, "\n");
         } else {
-            task = text_task(
-                std::make_shared<const TextCorpus>(text_corpus(read_file(path), path, c.context)), c.context);
+            request.load_text = task_text_loader(text);
+            task = make_task(*info, request);
         }
     } else {
-        SequenceTask t;
-        t.op = task_name == "copy"      ? SequenceOp::Copy
-               : task_name == "reverse" ? SequenceOp::Reverse
-                                        : SequenceOp::Sort;
-        t.symbols = std::min(1000, std::max(2, c.vocab_size - 1));
-        t.length = cli_int("--length", args.get_or("--length", "8"), 1, 128);
-        task = sequence_task(t);
+        task = make_task(*info, request);
     }
-    if (task_name != "induction") {  // the model fits the task's vocabulary and sequences
+    if (info->fits_model) {  // the model fits the task's vocabulary and sequences
         c.vocab_size = task.vocab_size;
         c.context = std::max(c.context, task.context);
     }
@@ -472,9 +489,10 @@ int train_main(int argc, char** argv) {
     const bool tty = isatty(2) != 0;
     const auto t0 = std::chrono::steady_clock::now();
     const double tokens_per_step = double(o.batch) * double(c.context);
-    std::string csv = metrics_header(c);
+    const std::vector<HeadScore>& scores = setup.info->scores;
+    std::string csv = metrics_header(c, scores);
     const TrainResult r = train_task(c, task, o, [&](long step, double loss, const EvalPoint* e) {
-        if (e) csv += metrics_row(*e);
+        if (e) csv += metrics_row(*e, scores);
         if (!tty && !e) return;
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const double tps = secs > 0 ? tokens_per_step * double(step) / secs : 0.0;
@@ -500,8 +518,8 @@ int train_main(int argc, char** argv) {
     const EvalPoint& last = r.evals.back();
     ojson s;
     s["task"] = task_name;
-    if (task_name == "text") s["tokens"] = bpe ? "bpe" : "characters";
-    if (task_name == "text") s["vocab_size"] = c.vocab_size;
+    if (setup.info->file_option()) s["tokens"] = bpe ? "bpe" : "characters";
+    if (setup.info->file_option()) s["vocab_size"] = c.vocab_size;
     if (bpe) s["bpe_merges"] = bpe->merges;
     s["steps"] = o.steps;
     s["seed"] = o.seed;
@@ -514,7 +532,7 @@ int train_main(int argc, char** argv) {
     s["cliff_step"] = r.cliff_step >= 0 ? ojson(r.cliff_step) : ojson(nullptr);
     s["seconds"] = secs;
     s["tokens_per_second"] = secs > 0 ? tokens_per_step * double(o.steps) / secs : 0.0;
-    s["head_scores"] = scores_json(last.scores);
+    s["head_scores"] = scores_json(last.scores, scores);
     files.push_back(stage_file(out + "/summary.json", s.dump(2) + "\n"));
     commit_all(files);
     if (task.files.empty()) {
