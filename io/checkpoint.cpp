@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/architecture.hpp"
 #include "core/error.hpp"
 #include "io/json_limits.hpp"
 #include "io/model_loader.hpp"
@@ -24,41 +25,27 @@ const char* positions_name(PositionKind k) {
     return k == PositionKind::Learned ? "learned" : k == PositionKind::Sinusoidal ? "sinusoidal" : "rope";
 }
 
+/// config.json's fields as JSON, in the order set.
+struct JsonSink final : ConfigSink {
+    ojson& j;
+    explicit JsonSink(ojson& j_) : j(j_) {}
+    void set(const std::string& f, int v) override { j[f] = v; }
+    void set(const std::string& f, double v) override { j[f] = v; }
+    void set(const std::string& f, bool v) override { j[f] = v; }
+    void set(const std::string& f, const char* v) override { j[f] = v; }
+    void set(const std::string& f, const std::vector<std::string>& v) override { j[f] = v; }
+};
+
 }  // namespace
 
-/// config.json in the GPT-2 layout (n_embd, n_layer, ...) or, once a choice is Llama's (RMSNorm,
-/// SwiGLU, RoPE), the Llama one (hidden_size, num_hidden_layers, ...), plus attnviz keys saying which
-/// norm, MLP and positions the blocks have (io/model_loader reads them).
+/// config.json: the fields of the architecture the config is written in (core/architecture.hpp:
+/// GPT-2's n_embd, n_layer, ... or, once a choice is Llama's, Llama's hidden_size, ...), plus attnviz
+/// keys saying which norm, MLP and positions the blocks have (io/model_loader reads them).
 std::string train_config_json(const TrainConfig& c) {
     ojson j;
     const NormKind norm = train_norm(c);
-    if (!llama_layout(c)) {
-        j["model_type"] = "gpt2";
-        j["architectures"] = {"GPT2LMHeadModel"};
-        j["n_layer"] = c.n_layer;
-        j["n_head"] = c.n_head;
-        j["n_embd"] = c.d_model;
-        j["n_inner"] = train_d_ff(c);
-        j["n_positions"] = c.context;
-        j["vocab_size"] = c.vocab_size;
-        j["layer_norm_epsilon"] = c.norm_eps;
-        j["activation_function"] = "gelu_new";
-    } else {
-        j["model_type"] = "llama";
-        j["architectures"] = {"LlamaForCausalLM"};
-        j["num_hidden_layers"] = c.n_layer;
-        j["num_attention_heads"] = c.n_head;
-        j["num_key_value_heads"] = c.n_head;
-        j["hidden_size"] = c.d_model;
-        j["intermediate_size"] = train_d_ff(c);
-        j["max_position_embeddings"] = c.context;
-        j["vocab_size"] = c.vocab_size;
-        j["rms_norm_eps"] = c.norm_eps;
-        j["rope_theta"] = 10000.0;
-        j["hidden_act"] = "silu";
-        j["attention_bias"] = false;
-        j["mlp_bias"] = false;
-    }
+    JsonSink sink(j);
+    train_architecture(c).write(c, sink);
     j["tie_word_embeddings"] = c.tied;
     j["attnviz_attention_only"] = c.mlp == MlpKind::None;
     j["attnviz_layer_norm"] = norm != NormKind::None;
@@ -121,7 +108,7 @@ TrainConfig train_config_from_checkpoint(const std::string& dir) {
     c.norm_eps = s.norm_eps;
     if (c.positions != PositionKind::Learned && s.rope_theta != 10000.0)
         refuse("rope_theta other than 10000");
-    if (llama_layout(c) != (s.family == ModelFamily::Llama))
+    if (train_architecture(c).family != s.family)
         refuse(std::string("its norm, MLP and positions need the ") + (llama_layout(c) ? "Llama" : "GPT-2") +
                " tensor layout");
     try {
