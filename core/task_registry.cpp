@@ -10,6 +10,8 @@
 
 namespace attnviz {
 
+TaskInfo successor_task_info();  // core/task_successor.cpp
+
 namespace {
 
 using Kind = TaskOption::Kind;
@@ -198,6 +200,7 @@ const std::vector<TaskInfo>& task_registry() {
         sequence_info(SequenceOp::Sort, "sort", "sort a sequence"),
         modadd_info(),
         text_info(),
+        successor_task_info(),
     };
     return table;
 }
