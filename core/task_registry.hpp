@@ -3,7 +3,7 @@
 // makes its Task, the head scores it reports and the model and optimiser its lab preset trains. The
 // CLI (io/train_commands), the lab's presets (app/training_session) and the lab (app/panels/
 // lab_training) look tasks up here; adding a task is one line in the table (core/task_registry.cpp)
-// and, for a new generator, its own file.
+// and its own file (e.g. core/task_successor.cpp).
 #pragma once
 
 #include <functional>
@@ -75,7 +75,7 @@ struct TaskInfo {
 const std::vector<TaskInfo>& task_registry();
 /// The entry named `name`, or null.
 const TaskInfo* find_task(const std::string& name);
-/// "induction, copy, reverse, sort, modadd, text".
+/// "induction, copy, reverse, sort, modadd, text, successor".
 std::string task_names();
 /// The value of `option` in `request` (its fallback when absent).
 double task_value(const TaskRequest& request, const TaskOption& option);
