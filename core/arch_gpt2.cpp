@@ -13,8 +13,8 @@ void read_gpt2(const ConfigFields& c, const std::string&, ModelSpec& s) {
     s.n_kv_head = s.n_head;
     s.d_model = c.positive("n_embd");
     if (s.d_model % s.n_head != 0)
-        c.fail("n_head", "(" + std::to_string(s.n_head) + ") must divide n_embd (" + std::to_string(s.d_model) +
-                             ")");
+        c.fail("n_head",
+               "(" + std::to_string(s.n_head) + ") must divide n_embd (" + std::to_string(s.d_model) + ")");
     s.d_head = s.d_model / s.n_head;
     s.d_ff = c.positive("n_inner", 4 * s.d_model);
     s.vocab_size = c.positive("vocab_size");
@@ -26,7 +26,8 @@ void read_gpt2(const ConfigFields& c, const std::string&, ModelSpec& s) {
 }
 
 bool trains_gpt2(const TrainConfig& c) {
-    return train_norm(c) != NormKind::RMSNorm && c.mlp != MlpKind::SwiGLU && c.positions != PositionKind::Rope;
+    return train_norm(c) != NormKind::RMSNorm && c.mlp != MlpKind::SwiGLU &&
+           c.positions != PositionKind::Rope;
 }
 
 void write_gpt2(const TrainConfig& c, ConfigSink& j) {

@@ -22,7 +22,8 @@ const Architecture* find_architecture(const std::string& model_type) {
 
 std::string architecture_names() {
     std::vector<std::string> names;
-    for (const Architecture& a : architectures()) names.insert(names.end(), a.model_types.begin(), a.model_types.end());
+    for (const Architecture& a : architectures())
+        names.insert(names.end(), a.model_types.begin(), a.model_types.end());
     std::string out;
     for (std::size_t i = 0; i < names.size(); ++i)
         out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];

@@ -87,7 +87,8 @@ TaskInfo modadd_info() {
         "general "
         "rule (Power et al. 2022). Watch the two loss curves part and meet again.";
     t.options = {
-        {"modulus", "--modulus", "P", "the modulus p, 2-1000 (default 97)", Kind::Int, 97, 2, 1000, "modulus"},
+        {"modulus", "--modulus", "P", "the modulus p, 2-1000 (default 97)", Kind::Int, 97, 2, 1000,
+         "modulus"},
         {"train_fraction", "--train-fraction", "F", "share of the p² pairs used for training (default 0.3)",
          Kind::Real, 0.3, 0.0, 1.0, "train fraction"},
     };
@@ -123,7 +124,8 @@ TaskInfo text_info() {
     // The text is read in io (io/task_text.hpp), which also reads "bpe": 0 = characters, else the
     // tokens of a BPE of that many tokens (io/bpe_train.hpp's kMinBpeVocab..kMaxBpeVocab).
     t.options = {
-        {"text", "--text", "FILE", "a UTF-8 text file (character level; Chinese too)", Kind::File, 0, 0, 0, ""},
+        {"text", "--text", "FILE", "a UTF-8 text file (character level; Chinese too)", Kind::File, 0, 0, 0,
+         ""},
         {"bpe", "--bpe", "V",
          "tokens of a byte-level BPE of V tokens (257-8192) learned from the text, instead of characters; "
          "its vocab.json and merges.txt are saved with the checkpoint",

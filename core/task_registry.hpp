@@ -31,9 +31,9 @@ struct TaskOption {
     std::string value_name;  // "P": the CLI's help
     std::string help;        // "the modulus p, 2-1000 (default 97)"
     Kind kind = Kind::Int;
-    double fallback = 0;              // the value when not given (may lie outside [min, max]: "off")
-    double min = 0, max = 0;          // a given value's range
-    std::string lab_label;            // the Training lab's knob ("" = not a knob)
+    double fallback = 0;      // the value when not given (may lie outside [min, max]: "off")
+    double min = 0, max = 0;  // a given value's range
+    std::string lab_label;    // the Training lab's knob ("" = not a knob)
 };
 
 /// The text a task reads (a task with a File option): made in io (io/task_text.hpp: a file's

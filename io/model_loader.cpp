@@ -69,9 +69,10 @@ struct ConfigReader final : ConfigFields {
     }
     std::string kind(const std::string& f) const override {
         const json& v = j.at(f);
-        return v.is_object() && v.contains("rope_type") && v["rope_type"].is_string() ? v["rope_type"].get<std::string>()
-               : v.is_object() && v.contains("type") && v["type"].is_string()         ? v["type"].get<std::string>()
-                                                                                       : v.dump();
+        return v.is_object() && v.contains("rope_type") && v["rope_type"].is_string()
+                   ? v["rope_type"].get<std::string>()
+               : v.is_object() && v.contains("type") && v["type"].is_string() ? v["type"].get<std::string>()
+                                                                              : v.dump();
     }
 };
 

@@ -7,7 +7,8 @@
 
 namespace attnviz {
 
-static_assert(kMinBpeVocab == 257 && kMaxBpeVocab == 8192, "the text task's bpe option (core/task_registry.cpp)");
+static_assert(kMinBpeVocab == 257 && kMaxBpeVocab == 8192,
+              "the text task's bpe option (core/task_registry.cpp)");
 
 int task_bpe_vocab(const TaskRequest& request) {
     const auto it = request.values.find("bpe");

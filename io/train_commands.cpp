@@ -55,9 +55,10 @@ std::vector<CliOption> task_cli_options() {
     std::vector<CliOption> out = {{"--task", "NAME", "training task: " + task_names(), false}};
     for (const TaskInfo& t : task_registry())
         for (const TaskOption& o : t.options) {
-            const bool listed = std::any_of(out.begin(), out.end(),
-                                            [&](const CliOption& c) { return c.name == o.flag; });
-            if (!listed) out.push_back({o.flag, o.value_name, tasks_with_flag(o.flag, "/") + ": " + o.help, false});
+            const bool listed =
+                std::any_of(out.begin(), out.end(), [&](const CliOption& c) { return c.name == o.flag; });
+            if (!listed)
+                out.push_back({o.flag, o.value_name, tasks_with_flag(o.flag, "/") + ": " + o.help, false});
         }
     return out;
 }
@@ -66,28 +67,28 @@ const std::vector<CliOption>& train_options() {
     static const std::vector<CliOption> options = [] {
         std::vector<CliOption> all = task_cli_options();
         const std::vector<CliOption> model = {
-        {"--layers", "L", "blocks, 1-6 (default 2)", false},
-        {"--heads", "H", "heads per block, 1-8 (default 4)", false},
-        {"--d-model", "D", "residual width, 16-256 (default 64)", false},
-        {"--context", "N", "tokens per sequence, 8-256 (default 48)", false},
-        {"--vocab", "V", "vocabulary size (default 64)", false},
-        {"--steps", "N", "optimizer steps", false},
-        {"--seed", "S", "seed of the initialisation and the data (default 0)", false},
-        {"--batch", "B", "sequences per step (default 32)", false},
-        {"--lr", "LR", "AdamW learning rate (default 1e-3)", false},
-        {"--weight-decay", "WD", "AdamW decoupled weight decay (default 0.01)", false},
-        {"--eval-every", "K", "held-out loss and head scores every K steps (default 25)", false},
-        {"--no-norm", "", "no norms (the same as --norm none)", false},
-        {"--norm", "KIND",
-         "layernorm (default), rmsnorm or none: before attention, the MLP and the unembedding", false},
-        {"--mlp", "KIND", "none (default: attention-only), gelu or swiglu", false},
-        {"--d-ff", "F", "MLP width, 1-1024 (default 4 x d_model)", false},
-        {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
-        {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
-        {"--threads", "T", "worker threads (default 1; at most the machine's cores)", false},
-        {"--init", "DIR",
-         "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
-        {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
+            {"--layers", "L", "blocks, 1-6 (default 2)", false},
+            {"--heads", "H", "heads per block, 1-8 (default 4)", false},
+            {"--d-model", "D", "residual width, 16-256 (default 64)", false},
+            {"--context", "N", "tokens per sequence, 8-256 (default 48)", false},
+            {"--vocab", "V", "vocabulary size (default 64)", false},
+            {"--steps", "N", "optimizer steps", false},
+            {"--seed", "S", "seed of the initialisation and the data (default 0)", false},
+            {"--batch", "B", "sequences per step (default 32)", false},
+            {"--lr", "LR", "AdamW learning rate (default 1e-3)", false},
+            {"--weight-decay", "WD", "AdamW decoupled weight decay (default 0.01)", false},
+            {"--eval-every", "K", "held-out loss and head scores every K steps (default 25)", false},
+            {"--no-norm", "", "no norms (the same as --norm none)", false},
+            {"--norm", "KIND",
+             "layernorm (default), rmsnorm or none: before attention, the MLP and the unembedding", false},
+            {"--mlp", "KIND", "none (default: attention-only), gelu or swiglu", false},
+            {"--d-ff", "F", "MLP width, 1-1024 (default 4 x d_model)", false},
+            {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
+            {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
+            {"--threads", "T", "worker threads (default 1; at most the machine's cores)", false},
+            {"--init", "DIR",
+             "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
+            {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
         };
         all.insert(all.end(), model.begin(), model.end());
         return all;
@@ -347,7 +348,8 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     require_flag(args, options, "--out");
     const std::string task_name = setup.task_name = *args.get("--task");
     const TaskInfo* info = setup.info = find_task(task_name);
-    if (!info) throw UsageError("--task: unknown task '" + task_name + "' (known tasks: " + task_names() + ")");
+    if (!info)
+        throw UsageError("--task: unknown task '" + task_name + "' (known tasks: " + task_names() + ")");
     const TaskOption* file = info->file_option();
     if (file) require_flag(args, options, file->flag);
     TrainConfig& c = setup.c;
@@ -396,8 +398,9 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     for (const TaskOption& o : info->options) {
         if (o.kind == TaskOption::Kind::File || !args.has(o.flag)) continue;
         const std::string value = *args.get(o.flag);
-        request.values[o.key] = o.kind == TaskOption::Kind::Int ? cli_int(o.flag, value, int(o.min), int(o.max))
-                                                                : cli_double(o.flag, value, o.min, o.max);
+        request.values[o.key] = o.kind == TaskOption::Kind::Int
+                                    ? cli_int(o.flag, value, int(o.min), int(o.max))
+                                    : cli_double(o.flag, value, o.min, o.max);
     }
     if (file && check_only) {
         task.name = task_name;

@@ -24,10 +24,10 @@
 #include "core/error.hpp"
 #include "core/task_registry.hpp"
 #include "io/bpe_train.hpp"
+#include "io/checkpoint.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/task_text.hpp"
-#include "io/checkpoint.hpp"
 
 namespace attnviz::app {
 
@@ -47,12 +47,12 @@ struct TrainLabState {
     bool follow = true;  // show the newest frame while training
     std::uint64_t frame_run = 0;
     std::vector<HeatmapViewState> views;
-    std::string last_saved;  // checkpoint folder of the last save
-    std::string text_path;   // the "characters of a text" preset's file
-    bool text_bpe = false;   // ... read as BPE tokens learned from it (else characters)
-    int bpe_vocab = 512;     // ... of this many tokens
+    std::string last_saved;                     // checkpoint folder of the last save
+    std::string text_path;                      // the "characters of a text" preset's file
+    bool text_bpe = false;                      // ... read as BPE tokens learned from it (else characters)
+    int bpe_vocab = 512;                        // ... of this many tokens
     std::map<std::string, double> task_values;  // the task's knobs, as changed (core/task_registry)
-    std::string load_path;   // a checkpoint folder to continue from
+    std::string load_path;                      // a checkpoint folder to continue from
     bool autostart_done = false;
 };
 
