@@ -35,13 +35,16 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-/// The names of the tasks that take `flag`, joined by `sep` ("copy/reverse/sort").
-std::string tasks_with_flag(const std::string& flag, const std::string& sep) {
-    std::string names;
+/// The names of the tasks that take `flag`: "copy/reverse/sort" (slashes) or "copy, reverse or sort".
+std::string tasks_with_flag(const std::string& flag, bool slashes) {
+    std::vector<std::string> names;
     for (const TaskInfo& t : task_registry())
         for (const TaskOption& o : t.options)
-            if (o.flag == flag) names += (names.empty() ? "" : sep) + t.name;
-    return names;
+            if (o.flag == flag) names.push_back(t.name);
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : slashes ? "/" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return out;
 }
 
 const TaskOption* option_with_flag(const TaskInfo& task, const std::string& flag) {
@@ -58,7 +61,7 @@ std::vector<CliOption> task_cli_options() {
             const bool listed =
                 std::any_of(out.begin(), out.end(), [&](const CliOption& c) { return c.name == o.flag; });
             if (!listed)
-                out.push_back({o.flag, o.value_name, tasks_with_flag(o.flag, "/") + ": " + o.help, false});
+                out.push_back({o.flag, o.value_name, tasks_with_flag(o.flag, true) + ": " + o.help, false});
         }
     return out;
 }
@@ -391,7 +394,7 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     std::optional<LearnedBpe>& bpe = setup.bpe;
     for (const CliOption& flag : task_cli_options())
         if (flag.name != "--task" && args.has(flag.name) && !option_with_flag(*info, flag.name))
-            throw UsageError(flag.name + " goes with --task " + tasks_with_flag(flag.name, " or "));
+            throw UsageError(flag.name + " goes with --task " + tasks_with_flag(flag.name, false));
     TaskRequest request;  // the model's vocabulary and context, the task's flags
     request.vocab_size = c.vocab_size;
     request.context = c.context;
