@@ -10,82 +10,50 @@
 #include "app/clock.hpp"
 #include "app/compute_worker.hpp"
 #include "core/error.hpp"
+#include "core/task_registry.hpp"
 #include "io/bpe_train.hpp"
 #include "io/cli.hpp"
 
 namespace attnviz::app {
 
 TrainingSetup training_preset(const std::string& name) {
+    const TaskInfo* info = find_task(name);
+    if (!info) {
+        std::string names;
+        for (const std::string& n : training_preset_names()) names += (names.empty() ? "" : ", ") + n;
+        throw ConfigError("There is no training preset '" + name + "' (presets: " + names + ").");
+    }
     TrainingSetup s;
     s.preset = name;
     s.options.seed = 1;
     s.options.eval_every = 10;
-    // The model fits the task: its vocabulary, and at least its sequence length.
-    auto fit_model = [&s] {
+    if (info->lab_preset) info->lab_preset(s.model, s.options);
+    if (info->file_option()) {
+        // The task (and the vocabulary) come from the file the learner picks (the lab reads it when
+        // Train is pressed).
+        s.task.name = info->name;
+        return s;
+    }
+    TaskRequest request;
+    request.vocab_size = s.model.vocab_size;
+    request.context = s.model.context;
+    s.task = make_task(*info, request);
+    if (info->fits_model) {  // the model fits the task: its vocabulary, and at least its sequence length
         s.model.vocab_size = s.task.vocab_size;
         s.model.context = std::max(s.model.context, s.task.context);
-    };
-    if (name == "induction") {
-        // The check: 2 layers × 4 heads, d_model 64, attention-only, vocab 64, context 48,
-        // periods 6–23, batch 32, AdamW lr 1e-3; the phase change comes near step 450 at seed 1.
-        InductionTask t;
-        s.task = induction_task(t);
-        s.options.steps = 1500;
-        return s;
     }
-    if (name == "copy" || name == "reverse" || name == "sort") {
-        // 8 symbols of 16, a separator, then the answer: what `attnviz train --task copy` trains.
-        // The same 2-layer attention-only model: copy needs one head that looks 9 tokens back,
-        // reverse a head whose offset grows by 2 per answer token, sort a head that finds the
-        // smallest symbol not yet written.
-        SequenceTask t;
-        t.op = name == "copy" ? SequenceOp::Copy : name == "reverse" ? SequenceOp::Reverse : SequenceOp::Sort;
-        s.task = sequence_task(t);
-        fit_model();
-        s.options.steps = name == "sort" ? 3000 : 1500;
-        return s;
-    }
-    if (name == "modadd") {
-        // Grokking (Power et al. 2022): (a + b) mod 97 from 30 % of the pairs. The training loss falls
-        // first; the held-out loss stays high until weight decay has pruned the memorised solution.
-        // One layer with an MLP, strong weight decay (1.0), large batches.
-        ModAddTask t;
-        s.task = modadd_task(t);
-        fit_model();
-        s.model.n_layer = 1;
-        s.model.d_model = 128;
-        s.model.mlp = MlpKind::Gelu;
-        s.options.batch = 512;
-        s.options.adam.weight_decay = 1.0;
-        s.options.steps = 10000;
-        s.options.eval_every = 50;
-        return s;
-    }
-    if (name == "text") {
-        // Characters of a text: the task (and the vocabulary) come from the file the learner picks
-        // (the lab reads it when Train is pressed).
-        s.task.name = "text";
-        s.model.context = 64;
-        s.options.steps = 3000;
-        return s;
-    }
-    std::string names;
-    for (const std::string& n : training_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    throw ConfigError("There is no training preset '" + name + "' (presets: " + names + ").");
+    return s;
 }
 
 std::vector<std::string> training_preset_names() {
-    return {"induction", "copy", "reverse", "sort", "modadd", "text"};
+    std::vector<std::string> names;
+    for (const TaskInfo& t : task_registry()) names.push_back(t.name);
+    return names;
 }
 
 const char* training_preset_label(const std::string& name) {
-    if (name == "induction") return "induction heads in 2 layers";
-    if (name == "copy") return "copy a sequence";
-    if (name == "reverse") return "reverse a sequence";
-    if (name == "sort") return "sort a sequence";
-    if (name == "modadd") return "grokking mod 97";
-    if (name == "text") return "characters of a text";
-    return "custom";
+    const TaskInfo* info = find_task(name);
+    return info ? info->label.c_str() : "custom";
 }
 
 const char* training_status_name(TrainingStatus s) {

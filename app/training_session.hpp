@@ -40,11 +40,10 @@ struct TrainingSetup {
     std::string preparing;  // shown while make_task runs ("learning 512 BPE tokens from book.txt…")
 };
 
-/// The lab's presets, by name (training_preset_names()): "induction" (induction heads in 2 layers),
-/// "copy", "reverse", "sort" (a sequence, a separator, the sequence transformed), "modadd" (grokking
-/// mod 97) and "text" (characters of a file; its task is read from the file when training starts).
-/// Each is a model that fits its task and options that train it. Throws ConfigError for an unknown
-/// name.
+/// The lab's presets, one per task of core/task_registry (training_preset_names(), in its order):
+/// the task with the model and options its entry's lab_preset trains it with (a model that fits its
+/// task). A task that reads a text ("text") has no task yet: it is read from the file when training
+/// starts. Throws ConfigError for an unknown name.
 TrainingSetup training_preset(const std::string& name);
 std::vector<std::string> training_preset_names();
 /// What the lab's preset menu shows for a preset ("copy a sequence").

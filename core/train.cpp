@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/architecture.hpp"
 #include "core/error.hpp"
 #include "core/train_kernels.hpp"
 
@@ -50,8 +51,7 @@ int train_d_ff(const TrainConfig& c) {
     return c.d_ff > 0 ? c.d_ff : 4 * c.d_model;
 }
 bool llama_layout(const TrainConfig& c) {
-    return train_norm(c) == NormKind::RMSNorm || c.mlp == MlpKind::SwiGLU ||
-           c.positions == PositionKind::Rope;
+    return train_architecture(c).family == ModelFamily::Llama;
 }
 
 std::vector<ParamView> param_layout(const TrainConfig& c) {
@@ -65,52 +65,48 @@ std::vector<ParamView> param_layout(const TrainConfig& c) {
     };
     const int d = c.d_model, f = train_d_ff(c);
     const NormKind nk = train_norm(c);
+    const TensorNames& t = train_architecture(c).tensors;  // the checkpoint's names (core/architecture.hpp)
     auto norm = [&](const std::string& p) {
         if (nk == NormKind::None) return;
         add(p + ".weight", {d});
         if (nk == NormKind::LayerNorm) add(p + ".bias", {d});
     };
-    if (!llama_layout(c)) {
-        add("wte.weight", {c.vocab_size, d});
-        if (c.positions == PositionKind::Learned) add("wpe.weight", {c.context, d});
-        for (int l = 0; l < c.n_layer; ++l) {
-            const std::string p = "h." + std::to_string(l) + ".";
-            norm(p + "ln_1");
-            add(p + "attn.c_attn.weight", {d, 3 * d});
-            add(p + "attn.c_attn.bias", {3 * d});
-            add(p + "attn.c_proj.weight", {d, d});
-            add(p + "attn.c_proj.bias", {d});
-            if (c.mlp == MlpKind::Gelu) {
-                norm(p + "ln_2");
-                add(p + "mlp.c_fc.weight", {d, f});
-                add(p + "mlp.c_fc.bias", {f});
-                add(p + "mlp.c_proj.weight", {f, d});
-                add(p + "mlp.c_proj.bias", {d});
+    // A projection from `in` to `out` features: Conv1D [in, out] + bias [out], or nn.Linear [out, in].
+    auto linear = [&](const std::string& p, int in, int out_features) {
+        if (t.conv1d) {
+            add(p + ".weight", {in, out_features});
+            add(p + ".bias", {out_features});
+        } else {
+            add(p + ".weight", {out_features, in});
+        }
+    };
+    add(t.embed + ".weight", {c.vocab_size, d});
+    if (c.positions == PositionKind::Learned) add(t.positions + ".weight", {c.context, d});
+    for (int l = 0; l < c.n_layer; ++l) {
+        const std::string p = t.block_prefix(l);
+        norm(p + t.attn_norm);
+        if (!t.qkv.empty()) {
+            linear(p + t.qkv, d, 3 * d);
+        } else {  // q, k, v adjacent: together one [3d, d] matrix
+            linear(p + t.q, d, d);
+            linear(p + t.k, d, d);
+            linear(p + t.v, d, d);
+        }
+        linear(p + t.o, d, d);
+        if (c.mlp != MlpKind::None) {
+            norm(p + t.mlp_norm);
+            if (c.mlp == MlpKind::SwiGLU) {  // gate and up adjacent: together one [2f, d] matrix
+                linear(p + t.gate, d, f);
+                linear(p + t.up, d, f);
+                linear(p + t.down, f, d);
+            } else {
+                linear(p + t.fc, d, f);
+                linear(p + t.proj, f, d);
             }
         }
-        norm("ln_f");
-    } else {
-        add("model.embed_tokens.weight", {c.vocab_size, d});
-        if (c.positions == PositionKind::Learned) add("model.embed_positions.weight", {c.context, d});
-        for (int l = 0; l < c.n_layer; ++l) {
-            const std::string p = "model.layers." + std::to_string(l) + ".";
-            norm(p + "input_layernorm");
-            // q, k, v adjacent: together one [3d, d] matrix
-            add(p + "self_attn.q_proj.weight", {d, d});
-            add(p + "self_attn.k_proj.weight", {d, d});
-            add(p + "self_attn.v_proj.weight", {d, d});
-            add(p + "self_attn.o_proj.weight", {d, d});
-            if (c.mlp != MlpKind::None) {
-                norm(p + "post_attention_layernorm");
-                // SwiGLU: gate and up adjacent, together one [2f, d] matrix
-                if (c.mlp == MlpKind::SwiGLU) add(p + "mlp.gate_proj.weight", {f, d});
-                add(p + "mlp.up_proj.weight", {f, d});
-                add(p + "mlp.down_proj.weight", {d, f});
-            }
-        }
-        norm("model.norm");
     }
-    if (!c.tied) add("lm_head.weight", {c.vocab_size, d});
+    norm(t.final_norm);
+    if (!c.tied) add(t.lm_head + ".weight", {c.vocab_size, d});
     return out;
 }
 

@@ -185,8 +185,8 @@ LearnedBpe learn_bpe(std::string_view utf8, int vocab_size, const std::atomic<bo
     return out;
 }
 
-Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned,
-                   const std::atomic<bool>* stop, const BpeProgress& progress) {
+TaskText bpe_task_text(const std::string& path, int context, int vocab_size, LearnedBpe* learned,
+                       const std::atomic<bool>* stop, const BpeProgress& progress) {
     const std::string text = read_file(path);
     if (text.find('\0') != std::string::npos)
         throw Error(path + ": not a text file (it contains NUL bytes); pick a UTF-8 text file.");
@@ -202,10 +202,18 @@ Task bpe_text_task(const std::string& path, int context, int vocab_size, Learned
     } catch (const TextError& e) {
         throw Error(path + ": " + e.what() + "; pick a UTF-8 text file.");
     }
-    auto corpus = std::make_shared<const TextCorpus>(token_corpus(bpe.tokens, std::move(ids), path, context));
-    Task task = text_task(corpus, context);
-    task.files = {{"vocab.json", bpe.vocab_json}, {"merges.txt", bpe.merges_txt}};
+    TaskText out;
+    out.corpus = std::make_shared<const TextCorpus>(token_corpus(bpe.tokens, std::move(ids), path, context));
+    out.files = {{"vocab.json", bpe.vocab_json}, {"merges.txt", bpe.merges_txt}};
     if (learned) *learned = std::move(bpe);
+    return out;
+}
+
+Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned,
+                   const std::atomic<bool>* stop, const BpeProgress& progress) {
+    TaskText text = bpe_task_text(path, context, vocab_size, learned, stop, progress);
+    Task task = text_task(text.corpus, context);
+    task.files = std::move(text.files);
     return task;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/task_registry.hpp"
 #include "core/tasks.hpp"
 #include "io/tokenizer.hpp"
 
@@ -56,5 +57,10 @@ struct BpeCancelled : Error {
 /// vocabulary size.
 Task bpe_text_task(const std::string& path, int context, int vocab_size, LearnedBpe* learned = nullptr,
                    const std::atomic<bool>* stop = nullptr, const BpeProgress& progress = nullptr);
+
+/// The same as the text a registered task reads (core/task_registry.hpp): the corpus of the BPE's
+/// tokens and its two files.
+TaskText bpe_task_text(const std::string& path, int context, int vocab_size, LearnedBpe* learned = nullptr,
+                       const std::atomic<bool>* stop = nullptr, const BpeProgress& progress = nullptr);
 
 }  // namespace attnviz

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/architecture.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json_limits.hpp"
@@ -26,15 +27,16 @@ using json = nlohmann::json;
 
 constexpr std::int64_t kMaxDim = 1 << 20;  // any one size of the model (layers, widths, vocabulary)
 
-struct ConfigReader {
+struct ConfigReader final : ConfigFields {
     const json& j;
     std::string name;
+    ConfigReader(const json& j_, std::string name_) : j(j_), name(std::move(name_)) {}
 
-    [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    [[noreturn]] void fail(const std::string& field, const std::string& what) const override {
         throw Error(name + ": field '" + field + "' " + what);
     }
-    bool present(const std::string& f) const { return j.contains(f) && !j.at(f).is_null(); }
-    int positive(const std::string& f, std::optional<int> fallback = std::nullopt) const {
+    bool present(const std::string& f) const override { return j.contains(f) && !j.at(f).is_null(); }
+    int positive(const std::string& f, std::optional<int> fallback = std::nullopt) const override {
         if (!present(f)) {
             if (fallback) return *fallback;
             fail(f, "is missing");
@@ -46,7 +48,7 @@ struct ConfigReader {
             fail(f, "must be from 1 to " + std::to_string(kMaxDim) + ", got " + v.dump());
         return int(x);
     }
-    double number(const std::string& f, double fallback, bool allow_zero) const {
+    double number(const std::string& f, double fallback, bool allow_zero) const override {
         if (!present(f)) return fallback;
         const json& v = j.at(f);
         if (!v.is_number()) fail(f, "must be a number, got " + v.dump());
@@ -55,15 +57,22 @@ struct ConfigReader {
             fail(f, "must be a positive number, got " + v.dump());
         return x;
     }
-    bool boolean(const std::string& f, bool fallback) const {
+    bool boolean(const std::string& f, bool fallback) const override {
         if (!present(f)) return fallback;
         if (!j.at(f).is_boolean()) fail(f, "must be true or false, got " + j.at(f).dump());
         return j.at(f).get<bool>();
     }
-    std::string string(const std::string& f, const std::string& fallback) const {
+    std::string string(const std::string& f, const std::string& fallback) const override {
         if (!present(f)) return fallback;
         if (!j.at(f).is_string()) fail(f, "must be a string, got " + j.at(f).dump());
         return j.at(f).get<std::string>();
+    }
+    std::string kind(const std::string& f) const override {
+        const json& v = j.at(f);
+        return v.is_object() && v.contains("rope_type") && v["rope_type"].is_string()
+                   ? v["rope_type"].get<std::string>()
+               : v.is_object() && v.contains("type") && v["type"].is_string() ? v["type"].get<std::string>()
+                                                                              : v.dump();
     }
 };
 
@@ -115,60 +124,10 @@ ModelSpec parse_model_config(std::string_view text, const std::string& name) {
     const std::string type = c.string("model_type", "");
     ModelSpec s;
     s.architecture = type;
-    if (type == "gpt2") {
-        s.family = ModelFamily::Gpt2;
-        s.n_layer = c.positive("n_layer");
-        s.n_head = c.positive("n_head");
-        s.n_kv_head = s.n_head;
-        s.d_model = c.positive("n_embd");
-        if (s.d_model % s.n_head != 0)
-            c.fail("n_head", "(" + std::to_string(s.n_head) + ") must divide n_embd (" +
-                                 std::to_string(s.d_model) + ")");
-        s.d_head = s.d_model / s.n_head;
-        s.d_ff = c.positive("n_inner", 4 * s.d_model);
-        s.vocab_size = c.positive("vocab_size");
-        s.max_positions = c.positive("n_positions");
-        s.norm_eps = c.number("layer_norm_epsilon", 1e-5, true);
-        const std::string act = c.string("activation_function", "gelu_new");
-        if (act != "gelu_new" && act != "gelu_pytorch_tanh")
-            c.fail("activation_function", "'" + act + "' is not supported (only gelu_new, the tanh form)");
-    } else if (type == "llama" || type == "qwen2" || type == "mistral") {
-        s.family = ModelFamily::Llama;
-        s.n_layer = c.positive("num_hidden_layers");
-        s.n_head = c.positive("num_attention_heads");
-        s.n_kv_head = c.positive("num_key_value_heads", s.n_head);
-        s.d_model = c.positive("hidden_size");
-        if (!c.present("head_dim") && s.d_model % s.n_head != 0)
-            c.fail("num_attention_heads", "must divide hidden_size when head_dim is not given");
-        s.d_head = c.positive("head_dim", s.d_model / s.n_head);
-        if (s.n_head % s.n_kv_head != 0) c.fail("num_key_value_heads", "must divide num_attention_heads");
-        s.d_ff = c.positive("intermediate_size");
-        s.vocab_size = c.positive("vocab_size");
-        s.max_positions = c.positive("max_position_embeddings", 2048);
-        s.norm_eps = c.number("rms_norm_eps", 1e-6, true);
-        s.rope_theta = c.number("rope_theta", 10000.0, false);
-        const std::string act = c.string("hidden_act", "silu");
-        if (act != "silu") c.fail("hidden_act", "'" + act + "' is not supported (only silu)");
-        if (c.present("rope_scaling")) {
-            const json& rs = j.at("rope_scaling");
-            const std::string kind = rs.is_object() && rs.contains("rope_type") && rs["rope_type"].is_string()
-                                         ? rs["rope_type"].get<std::string>()
-                                     : rs.is_object() && rs.contains("type") && rs["type"].is_string()
-                                         ? rs["type"].get<std::string>()
-                                         : rs.dump();
-            if (kind != "default") c.fail("rope_scaling", "'" + kind + "' is not supported (only null)");
-        }
-        if (c.boolean("mlp_bias", false)) c.fail("mlp_bias", "true is not supported");
-        if (type == "qwen2" && c.boolean("use_sliding_window", false))
-            c.fail("use_sliding_window", "true is not supported (sliding-window attention)");
-        if (type == "mistral" && c.present("sliding_window")) {
-            // Below the window, sliding-window attention is plain causal attention: accept inputs up to it.
-            const int window = c.positive("sliding_window");
-            s.max_positions = std::min(s.max_positions, window);
-        }
-    } else {
-        c.fail("model_type", "'" + type + "' is not supported (gpt2, llama, qwen2 or mistral)");
-    }
+    const Architecture* arch = find_architecture(type);
+    if (!arch) c.fail("model_type", "'" + type + "' is not supported (" + architecture_names() + ")");
+    s.family = arch->family;
+    arch->read(c, type, s);
     read_attnviz_options(c, s);
     return s;
 }
@@ -250,84 +209,55 @@ class TensorSource {
     std::string fallback_;
 };
 
-ModelWeights load_gpt2(const ModelSpec& s, Checkpoint& ck, bool tied) {
-    // GPT2Model checkpoints name tensors "h.0...."; GPT2LMHeadModel ones "transformer.h.0....".
-    TensorSource t(ck, "transformer.");
-    ModelWeights m;
-    m.spec = s;
-    const int d = s.d_model, f = s.d_ff;
-    const NormKind nk = norm_kind(s);
-    const MlpKind mk = mlp_kind(s);
-    m.wte = t.matrix("wte.weight", s.vocab_size, d);
-    if (position_kind(s) == PositionKind::Learned) m.wpe = t.matrix("wpe.weight", s.max_positions, d);
-    m.lm_head = tied ? m.wte : t.matrix("lm_head.weight", s.vocab_size, d);
-    auto norm = [&](const std::string& p) {
-        if (nk == NormKind::None) return Norm{};
-        return Norm{t.vector(p + ".weight", d),
-                    nk == NormKind::LayerNorm ? t.vector(p + ".bias", d) : nullptr, d};
-    };
-    auto conv = [&](const std::string& p, int in, int out) {
-        return Linear{t.matrix(p + ".weight", in, out), false, t.vector(p + ".bias", out)};
-    };
-    m.ln_f = norm("ln_f");
-    for (int l = 0; l < s.n_layer; ++l) {
-        const std::string p = "h." + std::to_string(l) + ".";
-        BlockWeights b;
-        b.ln_1 = norm(p + "ln_1");
-        if (mk != MlpKind::None) b.ln_2 = norm(p + "ln_2");
-        const Linear qkv = conv(p + "attn.c_attn", d, 3 * d);  // [d, 3d]: q | k | v column blocks
-        b.q = Linear{qkv.weight.cols_slice(0, d), false, qkv.bias};
-        b.k = Linear{qkv.weight.cols_slice(d, d), false, qkv.bias + d};
-        b.v = Linear{qkv.weight.cols_slice(2 * d, d), false, qkv.bias + 2 * d};
-        b.o = conv(p + "attn.c_proj", d, d);
-        if (mk == MlpKind::Gelu) {
-            b.fc = conv(p + "mlp.c_fc", d, f);
-            b.proj = conv(p + "mlp.c_proj", f, d);
-        }
-        m.blocks.push_back(b);
-    }
-    return m;
-}
-
-ModelWeights load_llama(const ModelSpec& s, Checkpoint& ck, bool tied, bool attention_bias) {
-    TensorSource t(ck);
+/// The weights of any architecture of the table, by its tensor names and layout.
+ModelWeights load_weights(const ModelSpec& s, const TensorNames& names, Checkpoint& ck, bool tied,
+                          bool attention_bias, bool qkv_bias) {
+    TensorSource t(ck, names.fallback_prefix);
     ModelWeights m;
     m.spec = s;
     const int d = s.d_model, qd = s.n_head * s.d_head, kvd = s.n_kv_head * s.d_head;
     const NormKind nk = norm_kind(s);
     const MlpKind mk = mlp_kind(s);
-    m.wte = t.matrix("model.embed_tokens.weight", s.vocab_size, d);
+    m.wte = t.matrix(names.embed + ".weight", s.vocab_size, d);
     if (position_kind(s) == PositionKind::Learned)
-        m.wpe = t.matrix("model.embed_positions.weight", s.max_positions, d);
-    m.lm_head = tied ? m.wte : t.matrix("lm_head.weight", s.vocab_size, d);
+        m.wpe = t.matrix(names.positions + ".weight", s.max_positions, d);
+    m.lm_head = tied ? m.wte : t.matrix(names.lm_head + ".weight", s.vocab_size, d);
     auto norm = [&](const std::string& p) {
         if (nk == NormKind::None) return Norm{};
         return Norm{t.vector(p + ".weight", d),
                     nk == NormKind::LayerNorm ? t.vector(p + ".bias", d) : nullptr, d};
     };
-    m.ln_f = norm("model.norm");
-    const bool qwen2 = s.architecture == "qwen2";
+    // Conv1D: [in, out] and a bias, always; nn.Linear: [out, in], a bias when required or present.
     auto linear = [&](const std::string& p, int in, int out, bool bias) {
+        if (names.conv1d) return Linear{t.matrix(p + ".weight", in, out), false, t.vector(p + ".bias", out)};
         Linear L{t.matrix(p + ".weight", out, in), true, nullptr};
         if (bias || t.has(p + ".bias")) L.bias = t.vector(p + ".bias", out);
         return L;
     };
+    m.ln_f = norm(names.final_norm);
     for (int l = 0; l < s.n_layer; ++l) {
-        const std::string p = "model.layers." + std::to_string(l) + ".";
+        const std::string p = names.block_prefix(l);
         BlockWeights b;
-        b.ln_1 = norm(p + "input_layernorm");
-        if (mk != MlpKind::None) b.ln_2 = norm(p + "post_attention_layernorm");
-        b.q = linear(p + "self_attn.q_proj", d, qd, attention_bias || qwen2);
-        b.k = linear(p + "self_attn.k_proj", d, kvd, attention_bias || qwen2);
-        b.v = linear(p + "self_attn.v_proj", d, kvd, attention_bias || qwen2);
-        b.o = linear(p + "self_attn.o_proj", qd, d, attention_bias);
+        b.ln_1 = norm(p + names.attn_norm);
+        if (mk != MlpKind::None) b.ln_2 = norm(p + names.mlp_norm);
+        if (!names.qkv.empty()) {
+            const Linear qkv = linear(p + names.qkv, d, 3 * d, true);  // [d, 3d]: q | k | v column blocks
+            b.q = Linear{qkv.weight.cols_slice(0, d), false, qkv.bias};
+            b.k = Linear{qkv.weight.cols_slice(d, d), false, qkv.bias + d};
+            b.v = Linear{qkv.weight.cols_slice(2 * d, d), false, qkv.bias + 2 * d};
+        } else {
+            b.q = linear(p + names.q, d, qd, attention_bias || qkv_bias);
+            b.k = linear(p + names.k, d, kvd, attention_bias || qkv_bias);
+            b.v = linear(p + names.v, d, kvd, attention_bias || qkv_bias);
+        }
+        b.o = linear(p + names.o, qd, d, attention_bias);
         if (mk == MlpKind::SwiGLU) {
-            b.gate = linear(p + "mlp.gate_proj", d, s.d_ff, false);
-            b.up = linear(p + "mlp.up_proj", d, s.d_ff, false);
-            b.down = linear(p + "mlp.down_proj", s.d_ff, d, false);
-        } else if (mk == MlpKind::Gelu) {  // attnviz checkpoints: GELU(x·up_projᵀ)·down_projᵀ
-            b.fc = linear(p + "mlp.up_proj", d, s.d_ff, false);
-            b.proj = linear(p + "mlp.down_proj", s.d_ff, d, false);
+            b.gate = linear(p + names.gate, d, s.d_ff, false);
+            b.up = linear(p + names.up, d, s.d_ff, false);
+            b.down = linear(p + names.down, s.d_ff, d, false);
+        } else if (mk == MlpKind::Gelu) {
+            b.fc = linear(p + names.fc, d, s.d_ff, false);
+            b.proj = linear(p + names.proj, s.d_ff, d, false);
         }
         m.blocks.push_back(b);
     }
@@ -348,10 +278,9 @@ ModelWeights load_model_dir(const std::string& dir) {
     auto flag = [&](const char* f, bool fallback) {
         return j.contains(f) && j[f].is_boolean() ? j[f].get<bool>() : fallback;
     };
-    if (spec.family == ModelFamily::Gpt2)
-        m = load_gpt2(spec, ck, flag("tie_word_embeddings", true));
-    else
-        m = load_llama(spec, ck, flag("tie_word_embeddings", false), flag("attention_bias", false));
+    const Architecture& arch = *find_architecture(spec.architecture);
+    m = load_weights(spec, arch.tensors, ck, flag("tie_word_embeddings", arch.tied_by_default),
+                     !arch.tensors.conv1d && flag("attention_bias", false), arch.qkv_bias);
     m.storage = std::move(ck.storage);
     m.weight_bytes = ck.weight_bytes;
     validate_model(m);

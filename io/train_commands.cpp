@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/task_registry.hpp"
 #include "core/tasks.hpp"
 #include "core/thread_pool.hpp"
 #include "core/train.hpp"
@@ -25,6 +27,7 @@
 #include "io/model_loader.hpp"
 #include "io/npy.hpp"
 #include "io/safetensors.hpp"
+#include "io/task_text.hpp"
 
 namespace attnviz {
 
@@ -32,59 +35,80 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+/// The names of the tasks that take `flag`: "copy/reverse/sort" (slashes) or "copy, reverse or sort".
+std::string tasks_with_flag(const std::string& flag, bool slashes) {
+    std::vector<std::string> names;
+    for (const TaskInfo& t : task_registry())
+        for (const TaskOption& o : t.options)
+            if (o.flag == flag) names.push_back(t.name);
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : slashes ? "/" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return out;
+}
+
+const TaskOption* option_with_flag(const TaskInfo& task, const std::string& flag) {
+    for (const TaskOption& o : task.options)
+        if (o.flag == flag) return &o;
+    return nullptr;
+}
+
+/// Every task's options (core/task_registry.hpp), each flag once, after --task.
+std::vector<CliOption> task_cli_options() {
+    std::vector<CliOption> out = {{"--task", "NAME", "training task: " + task_names(), false}};
+    for (const TaskInfo& t : task_registry())
+        for (const TaskOption& o : t.options) {
+            const bool listed =
+                std::any_of(out.begin(), out.end(), [&](const CliOption& c) { return c.name == o.flag; });
+            if (!listed)
+                out.push_back({o.flag, o.value_name, tasks_with_flag(o.flag, true) + ": " + o.help, false});
+        }
+    return out;
+}
+
 const std::vector<CliOption>& train_options() {
-    static const std::vector<CliOption> options = {
-        {"--task", "NAME", "training task: induction, copy, reverse, sort, modadd, text", false},
-        {"--text", "FILE", "text task: a UTF-8 text file (character level; Chinese too)", false},
-        {"--bpe", "V",
-         "text task: tokens of a byte-level BPE of V tokens (257-8192) learned from the text, instead of "
-         "characters; its vocab.json and merges.txt are saved with the checkpoint",
-         false},
-        {"--modulus", "P", "modadd: the modulus p, 2-1000 (default 97)", false},
-        {"--train-fraction", "F", "modadd: share of the p² pairs used for training (default 0.3)", false},
-        {"--length", "L", "copy/reverse/sort: symbols per sequence, 1-128 (default 8)", false},
-        {"--layers", "L", "blocks, 1-6 (default 2)", false},
-        {"--heads", "H", "heads per block, 1-8 (default 4)", false},
-        {"--d-model", "D", "residual width, 16-256 (default 64)", false},
-        {"--context", "N", "tokens per sequence, 8-256 (default 48)", false},
-        {"--vocab", "V", "vocabulary size (default 64)", false},
-        {"--steps", "N", "optimizer steps", false},
-        {"--seed", "S", "seed of the initialisation and the data (default 0)", false},
-        {"--batch", "B", "sequences per step (default 32)", false},
-        {"--lr", "LR", "AdamW learning rate (default 1e-3)", false},
-        {"--weight-decay", "WD", "AdamW decoupled weight decay (default 0.01)", false},
-        {"--eval-every", "K", "held-out loss and head scores every K steps (default 25)", false},
-        {"--no-norm", "", "no norms (the same as --norm none)", false},
-        {"--norm", "KIND",
-         "layernorm (default), rmsnorm or none: before attention, the MLP and the unembedding", false},
-        {"--mlp", "KIND", "none (default: attention-only), gelu or swiglu", false},
-        {"--d-ff", "F", "MLP width, 1-1024 (default 4 x d_model)", false},
-        {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
-        {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
-        {"--threads", "T", "worker threads (default 1; at most the machine's cores)", false},
-        {"--init", "DIR",
-         "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
-        {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
-    };
+    static const std::vector<CliOption> options = [] {
+        std::vector<CliOption> all = task_cli_options();
+        const std::vector<CliOption> model = {
+            {"--layers", "L", "blocks, 1-6 (default 2)", false},
+            {"--heads", "H", "heads per block, 1-8 (default 4)", false},
+            {"--d-model", "D", "residual width, 16-256 (default 64)", false},
+            {"--context", "N", "tokens per sequence, 8-256 (default 48)", false},
+            {"--vocab", "V", "vocabulary size (default 64)", false},
+            {"--steps", "N", "optimizer steps", false},
+            {"--seed", "S", "seed of the initialisation and the data (default 0)", false},
+            {"--batch", "B", "sequences per step (default 32)", false},
+            {"--lr", "LR", "AdamW learning rate (default 1e-3)", false},
+            {"--weight-decay", "WD", "AdamW decoupled weight decay (default 0.01)", false},
+            {"--eval-every", "K", "held-out loss and head scores every K steps (default 25)", false},
+            {"--no-norm", "", "no norms (the same as --norm none)", false},
+            {"--norm", "KIND",
+             "layernorm (default), rmsnorm or none: before attention, the MLP and the unembedding", false},
+            {"--mlp", "KIND", "none (default: attention-only), gelu or swiglu", false},
+            {"--d-ff", "F", "MLP width, 1-1024 (default 4 x d_model)", false},
+            {"--positions", "KIND", "learned (default), sinusoidal or rope", false},
+            {"--tied", "", "unembedding tied to wte (default: its own lm_head.weight)", false},
+            {"--threads", "T", "worker threads (default 1; at most the machine's cores)", false},
+            {"--init", "DIR",
+             "continue from this checkpoint (its config.json sets the model; fresh AdamW moments)", false},
+            {"--out", "DIR", "directory for the checkpoint, metrics.csv and summary.json", false},
+        };
+        all.insert(all.end(), model.begin(), model.end());
+        return all;
+    }();
     return options;
 }
 
-const char* kScoreNames[4] = {"previous_token", "induction", "first_token", "same_token"};
-
-double score_of(const HeadScores& s, int k) {
-    return k == 0 ? s.previous_token : k == 1 ? s.induction : k == 2 ? s.first_token : s.same_token;
-}
-
-std::string metrics_header(const TrainConfig& c) {
+std::string metrics_header(const TrainConfig& c, const std::vector<HeadScore>& scores) {
     std::string h = "step,train_loss,heldout_loss,heldout_first_loss,heldout_repeat_loss";
     for (int l = 0; l < c.n_layer; ++l)
         for (int hd = 0; hd < c.n_head; ++hd)
-            for (const char* name : kScoreNames)
-                h += ",L" + std::to_string(l) + "H" + std::to_string(hd) + "_" + name;
+            for (HeadScore k : scores)
+                h += ",L" + std::to_string(l) + "H" + std::to_string(hd) + "_" + head_score_name(k);
     return h + "\n";
 }
 
-std::string metrics_row(const EvalPoint& e) {
+std::string metrics_row(const EvalPoint& e, const std::vector<HeadScore>& scores) {
     char buf[64];
     std::string r = std::to_string(e.step);
     for (double v : {e.train_loss, e.heldout_loss, e.heldout_split.first, e.heldout_split.repeat}) {
@@ -93,153 +117,14 @@ std::string metrics_row(const EvalPoint& e) {
     }
     for (const auto& layer : e.scores)
         for (const HeadScores& s : layer)
-            for (int k = 0; k < 4; ++k) {
-                std::snprintf(buf, sizeof buf, ",%.6g", score_of(s, k));
+            for (HeadScore k : scores) {
+                std::snprintf(buf, sizeof buf, ",%.6g", head_score_value(s, k));
                 r += buf;
             }
     return r + "\n";
 }
 
-const char* norm_name(NormKind k) {
-    return k == NormKind::LayerNorm ? "layernorm" : k == NormKind::RMSNorm ? "rmsnorm" : "none";
-}
-const char* mlp_name(MlpKind k) {
-    return k == MlpKind::Gelu ? "gelu" : k == MlpKind::SwiGLU ? "swiglu" : "none";
-}
-const char* positions_name(PositionKind k) {
-    return k == PositionKind::Learned ? "learned" : k == PositionKind::Sinusoidal ? "sinusoidal" : "rope";
-}
-
-/// config.json in the GPT-2 layout (n_embd, n_layer, ...) or, once a choice is Llama's (RMSNorm,
-/// SwiGLU, RoPE), the Llama one (hidden_size, num_hidden_layers, ...), plus attnviz keys saying which
-/// norm, MLP and positions the blocks have (io/model_loader reads them).
-std::string config_json(const TrainConfig& c) {
-    ojson j;
-    const NormKind norm = train_norm(c);
-    if (!llama_layout(c)) {
-        j["model_type"] = "gpt2";
-        j["architectures"] = {"GPT2LMHeadModel"};
-        j["n_layer"] = c.n_layer;
-        j["n_head"] = c.n_head;
-        j["n_embd"] = c.d_model;
-        j["n_inner"] = train_d_ff(c);
-        j["n_positions"] = c.context;
-        j["vocab_size"] = c.vocab_size;
-        j["layer_norm_epsilon"] = c.norm_eps;
-        j["activation_function"] = "gelu_new";
-    } else {
-        j["model_type"] = "llama";
-        j["architectures"] = {"LlamaForCausalLM"};
-        j["num_hidden_layers"] = c.n_layer;
-        j["num_attention_heads"] = c.n_head;
-        j["num_key_value_heads"] = c.n_head;
-        j["hidden_size"] = c.d_model;
-        j["intermediate_size"] = train_d_ff(c);
-        j["max_position_embeddings"] = c.context;
-        j["vocab_size"] = c.vocab_size;
-        j["rms_norm_eps"] = c.norm_eps;
-        j["rope_theta"] = 10000.0;
-        j["hidden_act"] = "silu";
-        j["attention_bias"] = false;
-        j["mlp_bias"] = false;
-    }
-    j["tie_word_embeddings"] = c.tied;
-    j["attnviz_attention_only"] = c.mlp == MlpKind::None;
-    j["attnviz_layer_norm"] = norm != NormKind::None;
-    j["attnviz_norm"] = norm_name(norm);
-    j["attnviz_mlp"] = mlp_name(c.mlp);
-    j["attnviz_positions"] = positions_name(c.positions);
-    return j.dump(2) + "\n";
-}
-
 }  // namespace
-
-std::vector<StagedFile> stage_train_checkpoint(const std::string& dir, const Params<float>& p) {
-    std::vector<SafetensorsWriteTensor> tensors;
-    for (const ParamView& v : p.layout) {
-        SafetensorsWriteTensor t;
-        t.name = v.name;
-        t.dtype = "F32";
-        for (int s : v.shape) t.shape.push_back(s);
-        t.data = p.data.data() + v.offset;
-        t.count = v.size;
-        tensors.push_back(std::move(t));
-    }
-    check_replaceable(dir + "/model.safetensors");
-    check_replaceable(dir + "/config.json");
-    std::vector<StagedFile> files;
-    files.push_back(stage_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}}));
-    files.push_back(stage_file(dir + "/config.json", config_json(p.config)));
-    return files;
-}
-
-void save_train_checkpoint(const std::string& dir, const Params<float>& p) {
-    std::vector<StagedFile> files = stage_train_checkpoint(dir, p);
-    commit_all(files);
-}
-
-TrainConfig train_config_from_checkpoint(const std::string& dir) {
-    const std::string path = dir + "/config.json";
-    const std::string text = read_file(path, 4ull << 20);
-    const ModelSpec s = parse_model_config(text, path);
-    const nlohmann::json j = parse_json_limited(text, path, "the file");
-    auto flag = [&](const char* f, bool fallback) {
-        return j.contains(f) && j[f].is_boolean() ? j[f].get<bool>() : fallback;
-    };
-    auto refuse = [&](const std::string& why) {
-        throw Error(path + ": not a model the trainer computes (" + why + ")");
-    };
-    if (s.n_kv_head != s.n_head) refuse("grouped-query attention");
-    if (s.d_head * s.n_head != s.d_model) refuse("head_dim × heads differs from hidden_size");
-    if (flag("attention_bias", false)) refuse("attention biases in the Llama layout");
-    TrainConfig c;
-    c.n_layer = s.n_layer;
-    c.n_head = s.n_head;
-    c.d_model = s.d_model;
-    c.context = s.max_positions;
-    c.vocab_size = s.vocab_size;
-    c.layer_norm = norm_kind(s) != NormKind::None;
-    if (c.layer_norm) c.norm = norm_kind(s);
-    c.mlp = mlp_kind(s);
-    c.positions = position_kind(s);
-    c.d_ff = c.mlp == MlpKind::None ? 0 : s.d_ff;
-    c.tied = flag("tie_word_embeddings", s.family == ModelFamily::Gpt2);
-    c.norm_eps = s.norm_eps;
-    if (c.positions != PositionKind::Learned && s.rope_theta != 10000.0)
-        refuse("rope_theta other than 10000");
-    if (llama_layout(c) != (s.family == ModelFamily::Llama))
-        refuse(std::string("its norm, MLP and positions need the ") + (llama_layout(c) ? "Llama" : "GPT-2") +
-               " tensor layout");
-    try {
-        validate_train_config(c);
-    } catch (const Error& e) {
-        throw Error(path + ": " + e.what());
-    }
-    return c;
-}
-
-Params<float> load_train_checkpoint(const std::string& dir) {
-    const TrainConfig c = train_config_from_checkpoint(dir);
-    Params<float> p = make_params<float>(c);
-    const SafetensorsTable table = open_safetensors_dir(dir);
-    for (const ParamView& v : p.layout) {
-        auto it = table.tensors.find(v.name);
-        if (it == table.tensors.end()) throw Error(dir + ": the checkpoint has no tensor '" + v.name + "'");
-        const SafetensorsTensor& t = it->second;
-        const std::vector<std::int64_t> want(v.shape.begin(), v.shape.end());
-        if (t.shape != want) {
-            auto text = [](const std::vector<std::int64_t>& sh) {
-                std::string r = "[";
-                for (std::size_t i = 0; i < sh.size(); ++i) r += (i ? ", " : "") + std::to_string(sh[i]);
-                return r + "]";
-            };
-            throw Error(t.file + ": tensor '" + v.name + "' has shape " + text(t.shape) +
-                        ", the config implies " + text(want));
-        }
-        to_float32(t, p.data.data() + v.offset);
-    }
-    return p;
-}
 
 namespace {
 
@@ -426,13 +311,13 @@ int grad_main(int argc, char** argv) {
     return 0;
 }
 
-ojson scores_json(const std::vector<std::vector<HeadScores>>& scores) {
+ojson scores_json(const std::vector<std::vector<HeadScores>>& scores, const std::vector<HeadScore>& kinds) {
     ojson layers = ojson::array();
     for (const auto& layer : scores) {
         ojson heads = ojson::array();
         for (const HeadScores& s : layer) {
             ojson h;
-            for (int k = 0; k < 4; ++k) h[kScoreNames[k]] = score_of(s, k);
+            for (HeadScore k : kinds) h[head_score_name(k)] = head_score_value(s, k);
             heads.push_back(h);
         }
         layers.push_back(heads);
@@ -445,6 +330,7 @@ ojson scores_json(const std::vector<std::vector<HeadScores>>& scores) {
 struct TrainSetup {
     bool help = false;
     std::string task_name, out;
+    const TaskInfo* info = nullptr;
     TrainConfig c;
     Task task;
     std::optional<LearnedBpe> bpe;  // --bpe: the tokenizer learned from the text, saved with the model
@@ -464,12 +350,11 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     require_flag(args, options, "--steps");
     require_flag(args, options, "--out");
     const std::string task_name = setup.task_name = *args.get("--task");
-    const bool known = task_name == "induction" || task_name == "copy" || task_name == "reverse" ||
-                       task_name == "sort" || task_name == "modadd" || task_name == "text";
-    if (!known)
-        throw UsageError("--task: unknown task '" + task_name +
-                         "' (known tasks: induction, copy, reverse, sort, modadd, text)");
-    if (task_name == "text") require_flag(args, options, "--text");
+    const TaskInfo* info = setup.info = find_task(task_name);
+    if (!info)
+        throw UsageError("--task: unknown task '" + task_name + "' (known tasks: " + task_names() + ")");
+    const TaskOption* file = info->file_option();
+    if (file) require_flag(args, options, file->flag);
     TrainConfig& c = setup.c;
     c.n_layer = cli_int("--layers", args.get_or("--layers", "2"), 1, 6);
     c.n_head = cli_int("--heads", args.get_or("--heads", "4"), 1, 8);
@@ -507,32 +392,35 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     }
     Task& task = setup.task;
     std::optional<LearnedBpe>& bpe = setup.bpe;
-    if (args.has("--bpe") && task_name != "text") throw UsageError("--bpe goes with --task text");
-    if (task_name == "induction") {
-        InductionTask t;
-        t.vocab_size = c.vocab_size;
-        t.context = c.context;
-        task = induction_task(t);
-    } else if (task_name == "modadd") {
-        ModAddTask t;
-        t.modulus = cli_int("--modulus", args.get_or("--modulus", "97"), 2, 1000);
-        t.train_fraction = cli_double("--train-fraction", args.get_or("--train-fraction", "0.3"), 0.0, 1.0);
-        task = modadd_task(t);
-    } else if (task_name == "text") {
-        const std::string path = *args.get("--text");
-        const int bpe_vocab =
-            args.has("--bpe") ? cli_int("--bpe", *args.get("--bpe"), kMinBpeVocab, kMaxBpeVocab) : 0;
-        if (check_only) {
-            task.vocab_size = c.vocab_size;  // (the text's own vocabulary is known once it is read)
-            task.context = c.context;
-        } else if (bpe_vocab > 0) {
+    for (const CliOption& flag : task_cli_options())
+        if (flag.name != "--task" && args.has(flag.name) && !option_with_flag(*info, flag.name))
+            throw UsageError(flag.name + " goes with --task " + tasks_with_flag(flag.name, false));
+    TaskRequest request;  // the model's vocabulary and context, the task's flags
+    request.vocab_size = c.vocab_size;
+    request.context = c.context;
+    for (const TaskOption& o : info->options) {
+        if (o.kind == TaskOption::Kind::File || !args.has(o.flag)) continue;
+        const std::string value = *args.get(o.flag);
+        request.values[o.key] = o.kind == TaskOption::Kind::Int
+                                    ? cli_int(o.flag, value, int(o.min), int(o.max))
+                                    : cli_double(o.flag, value, o.min, o.max);
+    }
+    if (file && check_only) {
+        task.name = task_name;
+        task.vocab_size = c.vocab_size;  // (the text's own vocabulary is known once it is read)
+        task.context = c.context;
+    } else if (file) {
+        TaskTextSource text;
+        text.path = *args.get(file->flag);
+        text.bpe_vocab = task_bpe_vocab(request);
+        if (text.bpe_vocab > 0) {
             bpe.emplace();
-            const int vocab = bpe_vocab;
+            text.learned = &*bpe;
             // Learning merges from a long text without spaces takes a while: say how far it is.
             const bool tty = isatty(2) != 0;
             const auto b0 = std::chrono::steady_clock::now();
             auto last = b0;
-            task = bpe_text_task(path, c.context, vocab, &*bpe, nullptr, [&](int merges, int most) {
+            text.progress = [&, path = text.path](int merges, int most) {
                 const auto now = std::chrono::steady_clock::now();
                 const bool done = merges == most;
                 if (!tty && !done && now - last < std::chrono::seconds(5) && merges != 0) return;
@@ -542,22 +430,18 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
                              tty ? "\rlearning BPE tokens from %s: %d/%d merges, %.0f s "
                                  : "learning BPE tokens from %s: %d/%d merges, %.0f s\n",
                              path.c_str(), merges, most, secs);
-            });
+            };
+            request.load_text = task_text_loader(text);
+            task = make_task(*info, request);
             if (tty) std::fprintf(stderr, "\n");
         } else {
-            task = text_task(
-                std::make_shared<const TextCorpus>(text_corpus(read_file(path), path, c.context)), c.context);
+            request.load_text = task_text_loader(text);
+            task = make_task(*info, request);
         }
     } else {
-        SequenceTask t;
-        t.op = task_name == "copy"      ? SequenceOp::Copy
-               : task_name == "reverse" ? SequenceOp::Reverse
-                                        : SequenceOp::Sort;
-        t.symbols = std::min(1000, std::max(2, c.vocab_size - 1));
-        t.length = cli_int("--length", args.get_or("--length", "8"), 1, 128);
-        task = sequence_task(t);
+        task = make_task(*info, request);
     }
-    if (task_name != "induction") {  // the model fits the task's vocabulary and sequences
+    if (info->fits_model) {  // the model fits the task's vocabulary and sequences
         c.vocab_size = task.vocab_size;
         c.context = std::max(c.context, task.context);
     }
@@ -611,9 +495,10 @@ int train_main(int argc, char** argv) {
     const bool tty = isatty(2) != 0;
     const auto t0 = std::chrono::steady_clock::now();
     const double tokens_per_step = double(o.batch) * double(c.context);
-    std::string csv = metrics_header(c);
+    const std::vector<HeadScore>& scores = setup.info->scores;
+    std::string csv = metrics_header(c, scores);
     const TrainResult r = train_task(c, task, o, [&](long step, double loss, const EvalPoint* e) {
-        if (e) csv += metrics_row(*e);
+        if (e) csv += metrics_row(*e, scores);
         if (!tty && !e) return;
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const double tps = secs > 0 ? tokens_per_step * double(step) / secs : 0.0;
@@ -639,8 +524,8 @@ int train_main(int argc, char** argv) {
     const EvalPoint& last = r.evals.back();
     ojson s;
     s["task"] = task_name;
-    if (task_name == "text") s["tokens"] = bpe ? "bpe" : "characters";
-    if (task_name == "text") s["vocab_size"] = c.vocab_size;
+    if (setup.info->file_option()) s["tokens"] = bpe ? "bpe" : "characters";
+    if (setup.info->file_option()) s["vocab_size"] = c.vocab_size;
     if (bpe) s["bpe_merges"] = bpe->merges;
     s["steps"] = o.steps;
     s["seed"] = o.seed;
@@ -653,7 +538,7 @@ int train_main(int argc, char** argv) {
     s["cliff_step"] = r.cliff_step >= 0 ? ojson(r.cliff_step) : ojson(nullptr);
     s["seconds"] = secs;
     s["tokens_per_second"] = secs > 0 ? tokens_per_step * double(o.steps) / secs : 0.0;
-    s["head_scores"] = scores_json(last.scores);
+    s["head_scores"] = scores_json(last.scores, scores);
     files.push_back(stage_file(out + "/summary.json", s.dump(2) + "\n"));
     commit_all(files);
     if (task.files.empty()) {

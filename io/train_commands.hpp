@@ -25,6 +25,7 @@
 
 #include "core/train.hpp"
 
+#include "io/checkpoint.hpp"  // the checkpoint folders train writes and --init reads
 #include "io/files.hpp"
 
 namespace attnviz {
@@ -37,14 +38,6 @@ int run_grad_command(int argc, char** argv);   // argv[0] == "grad"
 void check_train_arguments(int argc, char** argv);
 void check_grad_arguments(int argc, char** argv);
 
-/// Writes DIR/model.safetensors (the checkpoint's tensor names, F32) and DIR/config.json, both or
-/// neither (io/files.hpp commit_all).
-void save_train_checkpoint(const std::string& dir, const Params<float>& params);
-/// The same two files, staged beside their targets, not yet in place: for a folder written together.
-std::vector<StagedFile> stage_train_checkpoint(const std::string& dir, const Params<float>& params);
-/// The TrainConfig of a checkpoint folder's config.json; throws attnviz::Error (naming the file) for a
-/// model the trainer does not compute.
-TrainConfig train_config_from_checkpoint(const std::string& dir);
 /// Largest token file `attnviz grad` reads: 64 MiB (8 M int64 ids).
 inline constexpr std::uint64_t kMaxTokenFileBytes = 64ull << 20;
 /// Token ids from the bytes of a .npy file (`path` names it in messages): integer dtype (i1/i2/i4/i8,
@@ -52,7 +45,5 @@ inline constexpr std::uint64_t kMaxTokenFileBytes = 64ull << 20;
 /// for [n]), cols n; the ids are [B, n] in C order. Throws attnviz::Error naming the file.
 std::vector<std::int64_t> parse_token_npy(const std::string& bytes, const std::string& path, int& rows,
                                           int& cols);
-/// Loads a checkpoint `attnviz train` wrote (or any with the same config and tensors) to continue from.
-Params<float> load_train_checkpoint(const std::string& dir);
 
 }  // namespace attnviz

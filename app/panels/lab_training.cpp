@@ -2,13 +2,14 @@
 // Trainer on its own thread) and watch the heads form: the loss curves (train, held-out, first
 // occurrences vs repeats), learning rate, tokens/s, the head scores over steps with the phase change
 // marked, a layer × head grid of the probe sequence's attention, and a timeline slider back through
-// the kept snapshots. Save a checkpoint (io/train_commands' save_train_checkpoint), open it in the main view,
+// the kept snapshots. Save a checkpoint (io/checkpoint's save_train_checkpoint), open it in the main view,
 // export the curves (the window) and the current frame (io/figure) as PNG.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,10 +22,12 @@
 #include "app/panels/panels.hpp"
 #include "app/training_session.hpp"
 #include "core/error.hpp"
+#include "core/task_registry.hpp"
 #include "io/bpe_train.hpp"
+#include "io/checkpoint.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
-#include "io/train_commands.hpp"
+#include "io/task_text.hpp"
 
 namespace attnviz::app {
 
@@ -44,11 +47,12 @@ struct TrainLabState {
     bool follow = true;  // show the newest frame while training
     std::uint64_t frame_run = 0;
     std::vector<HeatmapViewState> views;
-    std::string last_saved;  // checkpoint folder of the last save
-    std::string text_path;   // the "characters of a text" preset's file
-    bool text_bpe = false;   // ... read as BPE tokens learned from it (else characters)
-    int bpe_vocab = 512;     // ... of this many tokens
-    std::string load_path;   // a checkpoint folder to continue from
+    std::string last_saved;                     // checkpoint folder of the last save
+    std::string text_path;                      // the "characters of a text" preset's file
+    bool text_bpe = false;                      // ... read as BPE tokens learned from it (else characters)
+    int bpe_vocab = 512;                        // ... of this many tokens
+    std::map<std::string, double> task_values;  // the task's knobs, as changed (core/task_registry)
+    std::string load_path;                      // a checkpoint folder to continue from
     bool autostart_done = false;
 };
 
@@ -142,29 +146,31 @@ double score_value(const HeadScores& s, int kind) {
     return kind == 0 ? s.previous_token : kind == 1 ? s.induction : kind == 2 ? s.first_token : s.same_token;
 }
 
-// What the chosen preset teaches (the lab's explanation line).
+// What the chosen preset teaches (the lab's explanation line): its task's description.
 const char* preset_explanation(const std::string& preset) {
-    if (preset == "copy" || preset == "reverse" || preset == "sort")
-        return "Train a small transformer and watch attention heads form. Each sequence is 8 random symbols, "
-               "a separator, then the same symbols copied, reversed or sorted; only the answer is scored. "
-               "Copying needs a head that looks a fixed 9 tokens back (a shifted diagonal in the grid), "
-               "reversing a head whose target moves back 2 tokens per answer symbol (an anti-diagonal), "
-               "sorting a head that finds the smallest symbol not yet written.";
-    if (preset == "modadd")
-        return "Grokking: (a + b) mod 97 learned from 30 % of all pairs. The training loss falls within a "
-               "few hundred steps (the pairs are memorised); the held-out loss stays high for thousands of "
-               "steps and then falls too, once weight decay has pushed the model from memorising to the "
-               "general "
-               "rule (Power et al. 2022). Watch the two loss curves part and meet again.";
-    if (preset == "text")
-        return "Characters of a text (any UTF-8 file, Chinese too): the model learns which character comes "
-               "next. Early heads attend to the previous few characters; the loss on held-out text falls as "
-               "common words and pairs are learned.";
-    return "Train a small transformer and watch attention heads form. On the induction task every sequence "
-           "is random tokens repeated once: the first copy cannot be predicted, the repeat can \u2014 by a "
-           "two-head circuit: a previous-token head in layer 0 and an induction head in layer 1 (attend to "
-           "the token after the earlier occurrence of the current token). The loss on repeats falls "
-           "suddenly when the circuit forms: the phase change.";
+    const TaskInfo* info = find_task(preset);
+    return (info ? info : &task_registry().front())->description.c_str();
+}
+
+// The task's own knobs (its options with a lab label), on the line of its name.
+void draw_task_knobs(AppState& state, TrainLabState& ls, const TaskInfo& info) {
+    for (const TaskOption& o : info.options) {
+        if (o.lab_label.empty() || o.kind == TaskOption::Kind::File) continue;
+        auto it = ls.task_values.find(o.key);
+        double value = it == ls.task_values.end() ? o.fallback : it->second;
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(em(110));
+        bool changed = false;
+        if (o.kind == TaskOption::Kind::Int) {
+            int v = int(value);
+            changed = ImGui::InputInt(o.lab_label.c_str(), &v);
+            value = double(v);
+        } else {
+            changed = ImGui::InputDouble(o.lab_label.c_str(), &value, 0.05, 0.1, "%.2f");
+        }
+        remember_item_rect(state, "training_task_" + o.key);
+        if (changed) ls.task_values[o.key] = std::clamp(value, o.min, o.max);
+    }
 }
 
 // The knobs: preset, model size, steps, learning rate, seed, threads.
@@ -186,6 +192,7 @@ void draw_setup(AppState& state, TrainLabState& ls) {
             if (ImGui::Selectable(training_preset_label(names[std::size_t(i)]), i == ls.preset)) {
                 ls.preset = i;
                 ls.have_setup = false;
+                ls.task_values.clear();
             }
             remember_item_rect(state, "training_preset_" + names[std::size_t(i)]);
         }
@@ -197,7 +204,8 @@ void draw_setup(AppState& state, TrainLabState& ls) {
         ls.have_setup = true;
     }
     ImGui::SameLine();
-    if (ls.setup.preset == "text") {
+    const TaskInfo* info = find_task(ls.setup.preset);
+    if (info && info->file_option()) {
         ImGui::SetNextItemWidth(em(360));
         ImGui::InputTextWithHint("text file", "path of a UTF-8 text file (Chinese works too)", &ls.text_path);
         remember_item_rect(state, "training_text_path");
@@ -219,6 +227,7 @@ void draw_setup(AppState& state, TrainLabState& ls) {
             "its tokens as text.");
     } else {
         ImGui::TextDisabled("task: %s", ls.setup.task.name.c_str());
+        if (info) draw_task_knobs(state, ls, *info);
     }
     TrainConfig& c = ls.setup.model;
     TrainOptions& o = ls.setup.options;
@@ -250,24 +259,47 @@ void draw_setup(AppState& state, TrainLabState& ls) {
         "however you pause.");
 }
 
-// The setup to train: the text preset's task is read from its file now (one line on failure).
+// The setup to train: the task again when its knobs were changed; a task that reads a text has it
+// read from its file now, or learned (BPE) on the session's thread (one line on failure).
 bool setup_to_train(AppState& state, TrainLabState& ls, TrainingSetup* out) {
     *out = ls.setup;
-    if (ls.setup.preset != "text") return true;
+    const TaskInfo* info = find_task(ls.setup.preset);
+    if (!info) return true;
+    TaskRequest request;
+    request.vocab_size = ls.setup.model.vocab_size;
+    request.context = ls.setup.model.context;
+    request.values = ls.task_values;
     try {
+        if (!info->file_option()) {
+            if (ls.task_values.empty()) return true;  // the preset's task as it is
+            out->task = make_task(*info, request);
+            if (info->fits_model) {
+                out->model.vocab_size = out->task.vocab_size;
+                out->model.context = std::max(out->model.context, out->task.context);
+            }
+            return true;
+        }
         if (ls.text_path.empty()) throw Error("Pick a UTF-8 text file first (the path field above).");
-        const int n = ls.setup.model.context;
         if (ls.text_bpe) {  // learned on the session's thread when the run starts
-            out->make_task = [path = ls.text_path, n, v = ls.bpe_vocab](const std::atomic<bool>& stop) {
-                return bpe_text_task(path, n, v, nullptr, &stop);
+            request.values["bpe"] = ls.bpe_vocab;
+            out->make_task = [info, request, path = ls.text_path,
+                              v = ls.bpe_vocab](const std::atomic<bool>& stop) {
+                TaskRequest r = request;
+                TaskTextSource text;
+                text.path = path;
+                text.bpe_vocab = v;
+                text.stop = &stop;
+                r.load_text = task_text_loader(text);
+                return attnviz::make_task(*info, r);
             };
             out->preparing = "learning " + std::to_string(ls.bpe_vocab) + " BPE tokens from " +
                              std::filesystem::path(ls.text_path).filename().string() + "…";
             return true;
         }
-        auto corpus =
-            std::make_shared<const TextCorpus>(text_corpus(read_file(ls.text_path), ls.text_path, n));
-        out->task = text_task(corpus, n);
+        TaskTextSource text;
+        text.path = ls.text_path;
+        request.load_text = task_text_loader(text);
+        out->task = make_task(*info, request);
         out->model.vocab_size = out->task.vocab_size;
         return true;
     } catch (const Error& e) {
@@ -332,13 +364,14 @@ void draw_load(AppState& state, TrainLabState& ls) {
             TrainingSetup setup = training_preset("induction");
             setup.options = ls.setup.options;
             setup.model = params->config;
-            InductionTask t;
-            t.vocab_size = params->config.vocab_size;
-            t.context = params->config.context;
-            setup.task = induction_task(t);
+            TaskRequest request;  // the induction task in the checkpoint's vocabulary and context
+            request.vocab_size = params->config.vocab_size;
+            request.context = params->config.context;
+            setup.task = make_task(*find_task("induction"), request);
             setup.initial = params;
             ls.setup = setup;
             ls.preset = 0;
+            ls.task_values.clear();
             ls.session->start(setup);
             ls.follow = true;
             state.set_status("Continuing to train " + ls.load_path, false);
