@@ -18,8 +18,9 @@ namespace attnviz::app {
 
 enum class MainView { Stage, HeadsGrid, Compare, Model };
 
-/// A real model opened with File ▸ Open model… or `--model DIR` (the shell's ModelSession runs it).
-/// Panels read it and leave requests in it; the shell acts on the requests at the next frame.
+/// A real model opened with File ▸ Open model… or `--model DIR` (app/model_session.hpp runs it).
+/// Panels read it and leave requests in it; ModelSession::frame() carries them out at the start of
+/// the next frame (never while a panel draws).
 struct ModelUi {
     bool active = false;  // a model is open and its layer is the trace on screen
     std::string name, dir, description;
@@ -43,17 +44,16 @@ struct ModelUi {
     };
     std::vector<Candidate> top;  // the 10 most likely next tokens at temperature T
     std::string last_appended;   // text of the last token appended
-    // Model-view thumbnails: head-mean / per-head weights of every kept layer come from the shell.
-    // Requests from panels and commands (the shell clears them).
     // The workspace's model (app/workspace.cpp): the folder it reopens at start and where the learner
-    // was in it. The shell applies it once that folder has loaded, and drops it when the load fails,
-    // another model is opened or the model is closed.
+    // was in it. The model session applies it once that folder has loaded, and drops it when the load
+    // fails, another model is opened or the model is closed.
     struct Resume {
         std::string dir;  // "" = nothing to resume
         int layer = 0, head = 0, pinned_row = -1;
         bool model_view = false;  // the layers x heads view was on screen
     };
     Resume resume;
+    // Requests from panels, dialogs and commands (ModelSession::frame() carries them out and clears them).
     std::string open_request;          // a folder to load
     bool close_request = false;        // back to the single layer
     bool close_for_scene = false;      // ... because a scene was opened (its "Opened" line stays)

@@ -18,6 +18,8 @@
 #include <random>
 #include <sstream>
 
+#include "core/utf8.hpp"
+
 extern char** environ;
 
 namespace attnviz::app {
@@ -86,8 +88,10 @@ std::string session_bus_address() {
 
 // libdbus aborts the process when a string it is given is not UTF-8, and a title or file name taken
 // from a path need not be: such a string is left out of the request instead.
+// (core/utf8.hpp refuses exactly what dbus_validate_utf8 refuses; NUL ends a C string, so it is
+// refused too.)
 bool valid_utf8(const std::string& s) {
-    return s.find('\0') == std::string::npos && dbus_validate_utf8(s.c_str(), nullptr);
+    return s.find('\0') == std::string::npos && is_valid_utf8(s);
 }
 
 void append_variant_bool(DBusMessageIter* dict, const char* key, bool value) {

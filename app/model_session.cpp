@@ -1,9 +1,11 @@
 #include "app/model_session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
 #include "app/compute_worker.hpp"
+#include "app/settings.hpp"
 #include "core/error.hpp"
 #include "core/model_trace.hpp"
 #include "io/cli.hpp"
@@ -231,6 +233,201 @@ void ModelSession::thread_main() {
         working_ = false;
         if (!pending_load_ && !pending_run_) idle_.notify_all();
     }
+}
+
+// --- the GUI thread's side ----------------------------------------------------------------------
+
+void ModelSession::start(AppState& state, Startup startup) {
+    startup_ = std::move(startup);
+    if (startup_.model_dir.empty()) return;
+    state.model.resume = {};  // --model DIR replaces the workspace's model
+    state.model.open_request = startup_.model_dir;
+    startup_pending_ = true;
+}
+
+ModelSession::FrameEvents ModelSession::frame(AppState& state) {
+    FrameEvents ev;
+    ModelUi& m = state.model;
+    if (m.cancel_load) {
+        m.cancel_load = false;
+        cancel_load();
+        m.resume = {};
+        startup_pending_ = false;
+    }
+    if (!m.open_request.empty()) {
+        load(m.open_request);
+        m.open_request.clear();
+    }
+    if (m.close_request) {
+        const bool for_scene = m.close_for_scene;
+        m.close_request = m.close_for_scene = false;
+        leave_model(state);
+        ev.left_model = true;
+        if (!for_scene)
+            state.set_status("Back to the single layer: the random weights and every knob", false);
+    }
+    const Progress p = progress();
+    m.loading = p.loading;
+    m.load_phase = p.phase;
+    m.load_fraction = p.fraction;
+    if (auto loaded = poll_load()) {
+        const bool at_start = startup_pending_;
+        startup_pending_ = false;
+        if (loaded->model) {
+            enter_model(state, std::move(*loaded->model));
+            if (at_start && startup_.layer) {
+                if (*startup_.layer >= m.n_layer) {
+                    ev.exit_code = 2;
+                    ev.exit_message = "--layer: " + std::to_string(*startup_.layer) +
+                                      " is out of range; this model has layers 0 to " +
+                                      std::to_string(m.n_layer - 1);
+                    return ev;
+                }
+                m.layer = *startup_.layer;
+            }
+            if (at_start && startup_.view) state.view = *startup_.view;
+            resume_model(state);
+        } else {
+            m.resume = {};  // the workspace's model is gone: the single layer stays
+            // The same line the command line prints; the current model (or the single layer) stays.
+            state.set_status(loaded->error, true);
+            if (at_start && startup_.batch) {
+                ev.exit_code = 1;
+                ev.exit_message = loaded->error;
+            }
+        }
+    }
+    if (!m.active || !model_) return ev;
+
+    if (m.append_request != 0) {
+        const bool sampled = m.append_request == 2;
+        m.append_request = 0;
+        append_next_token(state, sampled);
+    }
+    m.layer = std::clamp(m.layer, 0, std::max(0, m.n_layer - 1));
+    const bool layer_kept =
+        run_ && std::size_t(m.layer) < run_->kept_heads.size() && run_->kept_heads[std::size_t(m.layer)];
+    if (!run_submitted_ || m.text != run_text_ || (!layer_kept && m.layer != run_layer_))
+        submit_model_run(state);
+    else if (run_ && layer_kept && m.layer != shown_layer_)
+        show_model_layer(state);
+
+    if (auto r = poll_run()) {
+        state.compute_ms = r->ms;
+        if (r->run) {
+            run_ = std::move(*r->run);
+            m.n = int(run_->ids.size());
+            m.kept_heads = run_->kept_heads;
+            m.note = run_->note;
+            ++m.run_generation;
+            shown_layer_ = -1;
+            show_model_layer(state);
+            top_temperature_ = -1;
+            ev.run_done = true;
+        } else {
+            state.set_status(r->error, true);
+            ev.run_error = r->error;
+        }
+    }
+    if (run_ && m.temperature != top_temperature_) update_next_tokens(state);
+    return ev;
+}
+
+void ModelSession::enter_model(AppState& state, LoadedModel model) {
+    ModelUi& m = state.model;
+    const ModelSpec& s = model.weights->spec;
+    const bool same_shape = m.active && m.n_layer == s.n_layer && m.n_head == s.n_head;
+    m.active = true;
+    m.name = model.name;
+    m.dir = model.dir;
+    m.description = model.tokenizer->description();
+    m.n_layer = s.n_layer;
+    m.n_head = s.n_head;
+    m.n_kv_head = s.n_kv_head;
+    if (!same_shape) {
+        m.layer = 0;
+        state.head = 0;
+    }
+    if (state.view == MainView::Compare) state.view = MainView::Stage;
+    model_ = std::move(model);
+    run_.reset();
+    if (!startup_.batch) {  // (a screenshot run is a batch job: it leaves the settings alone)
+        remember_recent(state.recent_files, m.dir);  // File ▸ Open recent lists model folders too
+        (void)save_settings(state);
+    }
+    run_submitted_ = false;
+    state.pinned_row = -1;
+    state.set_status("Opened " + m.name + " from " + m.dir, false);
+}
+
+void ModelSession::resume_model(AppState& state) {
+    ModelUi& m = state.model;
+    const ModelUi::Resume r = m.resume;
+    m.resume = {};
+    if (r.dir.empty() || r.dir != m.dir) return;  // another model was opened meanwhile
+    m.layer = std::clamp(r.layer, 0, std::max(0, m.n_layer - 1));
+    state.head = std::clamp(r.head, 0, std::max(0, m.n_head - 1));
+    state.pinned_row = r.pinned_row;
+    if (r.model_view) state.view = MainView::Model;
+}
+
+void ModelSession::leave_model(AppState& state) {
+    cancel_runs();
+    model_.reset();
+    run_.reset();
+    run_submitted_ = false;
+    shown_layer_ = -1;
+    const std::string text = state.model.text;
+    state.model = ModelUi{};
+    state.model.text = text;
+    state.model_layers.clear();
+    state.trace = nullptr;
+    ++state.trace_generation;
+    state.pinned_row = -1;
+    if (state.view == MainView::Model) state.view = MainView::Stage;
+}
+
+void ModelSession::submit_model_run(const AppState& state) {
+    run(*model_, state.model.text, state.model.layer);
+    run_text_ = state.model.text;
+    run_layer_ = state.model.layer;
+    run_submitted_ = true;
+}
+
+void ModelSession::show_model_layer(AppState& state) {
+    state.model_layers.assign(run_->layers.size(), nullptr);
+    for (std::size_t l = 0; l < run_->layers.size(); ++l)
+        if (run_->kept_heads[l]) state.model_layers[l] = run_->layers[l];
+    const std::size_t layer = std::min(std::size_t(state.model.layer), run_->layers.size() - 1);
+    accept_trace(state, run_->layers[layer], state.compute_ms);
+    shown_layer_ = int(layer);
+}
+
+void ModelSession::update_next_tokens(AppState& state) {
+    ModelUi& m = state.model;
+    const Mat& logits = run_->forward->logits;  // [1, V]
+    const Vec probs = next_token_probs(logits.row(logits.rows() - 1), std::max(1e-3f, m.temperature));
+    m.top.clear();
+    for (const TokenProb& t : top_tokens(probs, 10))
+        m.top.push_back({t.id, model_->tokenizer->token_label(t.id), t.p});
+    top_temperature_ = m.temperature;
+}
+
+void ModelSession::append_next_token(AppState& state, bool sampled) {
+    if (!run_ || run_text_ != state.model.text) return;  // the ranking belongs to an older text
+    ModelUi& m = state.model;
+    const Mat& logits = run_->forward->logits;  // [1, V]
+    SamplingOptions o;
+    o.temperature = sampled ? double(m.temperature) : 0.0;
+    o.top_k = sampled ? m.top_k : 0;
+    o.top_p = sampled ? double(m.top_p) : 1.0;
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(sample_rng_);
+    const int id = sample_next_token(logits.row(logits.rows() - 1), o, u);
+    m.last_appended = model_->tokenizer->decode_labelled({id});
+    m.text += m.last_appended;
+    state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" +
+                         model_->tokenizer->token_label(id) + "\"",
+                     false);
 }
 
 }  // namespace attnviz::app

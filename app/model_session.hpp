@@ -2,7 +2,9 @@
 // both on one background thread so a frame never blocks. Latest wins, as in ComputeWorker: a newer run
 // request replaces one not yet started and cancels the one running (ModelRunOptions::cancel). A load
 // that fails leaves the current model alone: the caller keeps what it has and shows the error line.
-// No OpenGL, no ImGui.
+// On the GUI thread, frame() does the rest once per frame: the panels' requests in AppState::model
+// (open, close, cancel a load, append a token), entering and leaving the model, the layer on screen,
+// the next-token ranking. No OpenGL, no ImGui.
 #pragma once
 
 #include <atomic>
@@ -12,10 +14,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "app/app_state.hpp"
 #include "core/model.hpp"
 #include "core/trace.hpp"
 #include "io/tokenizer.hpp"
@@ -101,7 +105,44 @@ class ModelSession {
     void cancel_runs();
     void shutdown();
 
+    // --- the GUI thread's side: frame() drives the calls above; a caller uses one or the other ------
+
+    /// How the app was started. `model_dir` (--model DIR) is loaded at once while the single layer
+    /// waits; --layer and --view apply to it. A batch run (--screenshot) leaves the settings alone and
+    /// ends the app when that model cannot be opened.
+    struct Startup {
+        std::string model_dir;
+        std::optional<int> layer;
+        std::optional<MainView> view;
+        bool batch = false;
+    };
+    void start(AppState& state, Startup startup);
+    /// The model asked for at start is still loading (the single layer's trace is not computed).
+    bool startup_pending() const { return startup_pending_; }
+
+    /// What one frame did that the shell acts on.
+    struct FrameEvents {
+        bool left_model = false;  // back to the single layer: its trace must be computed again
+        bool run_done = false;    // a run arrived and is on screen
+        std::string run_error;    // a run failed (one line, already in the status bar)
+        int exit_code = 0;        // nonzero: the start-up model failed; print `exit_message` and quit
+        std::string exit_message;
+    };
+    /// Once per frame, before the panels draw: carries out the requests in state.model, takes a
+    /// finished load (entering the model, or the error line) and a finished run (its layer on screen
+    /// as state.trace, every kept layer in state.model_layers), submits a run when the text or an
+    /// unkept layer changed, and ranks the next tokens at the current temperature.
+    FrameEvents frame(AppState& state);
+
   private:
+    void enter_model(AppState& state, LoadedModel model);
+    void resume_model(AppState& state);  // the workspace's layer, head, pinned row and view, once loaded
+    void leave_model(AppState& state);
+    void submit_model_run(const AppState& state);
+    void show_model_layer(AppState& state);
+    void update_next_tokens(AppState& state);
+    void append_next_token(AppState& state, bool sampled);
+
     struct RunRequest {
         std::uint64_t id;
         LoadedModel model;
@@ -125,6 +166,17 @@ class ModelSession {
     std::optional<LoadResult> load_result_;
     std::optional<RunResult> run_result_;
     std::thread thread_;
+
+    // The GUI thread's state (frame() and what it calls).
+    Startup startup_;
+    bool startup_pending_ = false;
+    std::optional<LoadedModel> model_;       // the open model (kept when another fails to load)
+    std::optional<ModelRun> run_;            // its last finished run
+    std::string run_text_;                   // text of the last submitted run
+    int run_layer_ = -1, shown_layer_ = -1;  // layer whose heads the last request kept / on screen
+    bool run_submitted_ = false;
+    float top_temperature_ = -1;  // temperature the next-token ranking was computed at
+    std::mt19937_64 sample_rng_{1};
 };
 
 }  // namespace attnviz::app

@@ -18,7 +18,6 @@
 #include "app/render/heatmap_texture.hpp"
 #include "app/settings.hpp"
 #include "core/error.hpp"
-#include "core/model_trace.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/scene.hpp"
@@ -71,6 +70,7 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text(state.model.text);
     fonts.add_text(state.model.note);
     fonts.add_text(state.model.description);
+    for (const auto& c : state.model.top) fonts.add_text(c.text);
     fonts.add_text(state.config.text);
     fonts.add_text(state.config.source_text);
     fonts.add_text(state.scene_title);
@@ -126,12 +126,8 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     if (!chooser_error.empty()) state.set_status(chooser_error, true);
     worker_ = std::make_unique<ComputeWorker>(state.compute_threads);
     session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
-    if (!opt_.model.empty()) {
-        if (opt_.text) state.model.text = *opt_.text;
-        state.model.resume = {};  // --model DIR replaces the workspace's model
-        state.model.open_request = opt_.model;
-        startup_model_pending_ = true;
-    }
+    if (!opt_.model.empty() && opt_.text) state.model.text = *opt_.text;
+    session_->start(state, {opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty()});
 }
 
 Shell::~Shell() = default;
@@ -184,7 +180,7 @@ void Shell::begin_frame(double wait_ms) {
     state.chooser_open = dialogs.chooser_open();
     state.chooser_backend = dialogs.chooser_backend;
     model_frame();
-    const bool model_mode = state.model.active || startup_model_pending_;
+    const bool model_mode = state.model.active || session_->startup_pending();
 
     // --- results from the worker ------------------------------------------------------------------
     if (auto result = worker_->poll(); result && model_mode) {
@@ -192,7 +188,6 @@ void Shell::begin_frame(double wait_ms) {
     } else if (result) {
         if (result->ok()) {
             accept_trace(state, result->trace, result->ms);
-            feed_trace_text(fonts_, *state.trace);
             if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
             compute_error_shown_ = false;
         } else {
@@ -218,9 +213,11 @@ void Shell::begin_frame(double wait_ms) {
     }
     if (worker_->threads() != state.compute_threads) worker_->set_threads(state.compute_threads);
     state.updating = model_mode ? session_->busy() : worker_->busy();
-    if (state.trace && !startup_model_pending_) apply_startup_requests();
+    if (state.trace && !session_->startup_pending()) apply_startup_requests();
 
     // --- fonts and scale (between frames, never inside one) -----------------------------------------
+    if (state.trace && state.trace_generation != fed_trace_generation_) feed_trace_text(fonts_, *state.trace);
+    fed_trace_generation_ = state.trace_generation;
     feed_state_text(fonts_, state);
     if (state.ui_scale != applied_scale_) {
         apply_style(state.ui_scale);
@@ -272,200 +269,22 @@ void Shell::apply_startup_requests() {
     }
 }
 
-// --- a real model ------------------------------------------------------------------------------
+// --- a real model (app/model_session.hpp does the work) ------------------------------------------
 
 void Shell::model_frame() {
-    ModelUi& m = state.model;
-    if (m.cancel_load) {
-        m.cancel_load = false;
-        session_->cancel_load();
-        m.resume = {};
-        startup_model_pending_ = false;
+    const ModelSession::FrameEvents ev = session_->frame(state);
+    if (ev.exit_code != 0) {
+        std::fprintf(stderr, "attnviz: %s\n", ev.exit_message.c_str());
+        exit_code_ = ev.exit_code;
+        quit_ = true;
     }
-    if (!m.open_request.empty()) {
-        session_->load(m.open_request);
-        m.open_request.clear();
+    if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
+    if (ev.run_done) {
+        if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
+        compute_error_shown_ = false;
+    } else if (!ev.run_error.empty()) {
+        compute_error_shown_ = true;
     }
-    if (m.close_request) {
-        const bool for_scene = m.close_for_scene;
-        m.close_request = m.close_for_scene = false;
-        leave_model();
-        if (!for_scene)
-            state.set_status("Back to the single layer: the random weights and every knob", false);
-    }
-    const ModelSession::Progress p = session_->progress();
-    m.loading = p.loading;
-    m.load_phase = p.phase;
-    m.load_fraction = p.fraction;
-    if (auto loaded = session_->poll_load()) {
-        const bool at_start = startup_model_pending_;
-        startup_model_pending_ = false;
-        if (loaded->model) {
-            enter_model(std::move(*loaded->model));
-            if (at_start && opt_.layer) {
-                if (*opt_.layer >= m.n_layer) {
-                    std::fprintf(stderr,
-                                 "attnviz: --layer: %d is out of range; this model has layers 0 to %d\n",
-                                 *opt_.layer, m.n_layer - 1);
-                    exit_code_ = 2;
-                    quit_ = true;
-                    return;
-                }
-                m.layer = *opt_.layer;
-            }
-            if (at_start && opt_.view) state.view = *opt_.view;
-            resume_model();
-        } else {
-            m.resume = {};  // the workspace's model is gone: the single layer stays
-            // The same line the command line prints; the current model (or the single layer) stays.
-            state.set_status(loaded->error, true);
-            if (at_start && !opt_.screenshot.empty()) {
-                std::fprintf(stderr, "attnviz: %s\n", loaded->error.c_str());
-                exit_code_ = 1;
-                quit_ = true;
-            }
-        }
-    }
-    if (!m.active || !model_) return;
-
-    if (m.append_request != 0) {
-        const bool sampled = m.append_request == 2;
-        m.append_request = 0;
-        append_next_token(sampled);
-    }
-    m.layer = std::clamp(m.layer, 0, std::max(0, m.n_layer - 1));
-    const bool layer_kept =
-        run_ && std::size_t(m.layer) < run_->kept_heads.size() && run_->kept_heads[std::size_t(m.layer)];
-    if (!run_submitted_ || m.text != run_text_ || (!layer_kept && m.layer != run_layer_))
-        submit_model_run();
-    else if (run_ && layer_kept && m.layer != shown_layer_)
-        show_model_layer();
-
-    if (auto r = session_->poll_run()) {
-        state.compute_ms = r->ms;
-        if (r->run) {
-            run_ = std::move(*r->run);
-            m.n = int(run_->ids.size());
-            m.kept_heads = run_->kept_heads;
-            m.note = run_->note;
-            ++m.run_generation;
-            shown_layer_ = -1;
-            show_model_layer();
-            top_temperature_ = -1;
-            if (compute_error_shown_ && state.status_is_error) state.set_status("", false);
-            compute_error_shown_ = false;
-        } else {
-            state.set_status(r->error, true);
-            compute_error_shown_ = true;
-        }
-    }
-    if (run_ && m.temperature != top_temperature_) update_next_tokens();
-}
-
-void Shell::enter_model(LoadedModel model) {
-    ModelUi& m = state.model;
-    const ModelSpec& s = model.weights->spec;
-    const bool same_shape = m.active && m.n_layer == s.n_layer && m.n_head == s.n_head;
-    m.active = true;
-    m.name = model.name;
-    m.dir = model.dir;
-    m.description = model.tokenizer->description();
-    m.n_layer = s.n_layer;
-    m.n_head = s.n_head;
-    m.n_kv_head = s.n_kv_head;
-    if (!same_shape) {
-        m.layer = 0;
-        state.head = 0;
-    }
-    if (state.view == MainView::Compare) state.view = MainView::Stage;
-    model_ = std::move(model);
-    run_.reset();
-    if (opt_.screenshot.empty()) {  // (a screenshot run is a batch job: it leaves the settings alone)
-        remember_recent(state.recent_files, m.dir);  // File ▸ Open recent lists model folders too
-        (void)save_settings(state);
-    }
-    run_submitted_ = false;
-    state.pinned_row = -1;
-    state.set_status("Opened " + m.name + " from " + m.dir, false);
-    fonts_.add_text(m.name);
-    fonts_.add_text(m.text);
-}
-
-void Shell::resume_model() {
-    ModelUi& m = state.model;
-    const ModelUi::Resume r = m.resume;
-    m.resume = {};
-    if (r.dir.empty() || r.dir != m.dir) return;  // another model was opened meanwhile
-    m.layer = std::clamp(r.layer, 0, std::max(0, m.n_layer - 1));
-    state.head = std::clamp(r.head, 0, std::max(0, m.n_head - 1));
-    state.pinned_row = r.pinned_row;
-    if (r.model_view) state.view = MainView::Model;
-}
-
-void Shell::leave_model() {
-    session_->cancel_runs();
-    model_.reset();
-    run_.reset();
-    run_submitted_ = false;
-    shown_layer_ = -1;
-    const std::string text = state.model.text;
-    state.model = ModelUi{};
-    state.model.text = text;
-    state.model_layers.clear();
-    state.trace = nullptr;
-    ++state.trace_generation;
-    state.pinned_row = -1;
-    if (state.view == MainView::Model) state.view = MainView::Stage;
-    submitted_any_ = false;
-    validated_any_ = false;
-}
-
-void Shell::submit_model_run() {
-    session_->run(*model_, state.model.text, state.model.layer);
-    run_text_ = state.model.text;
-    run_layer_ = state.model.layer;
-    run_submitted_ = true;
-}
-
-void Shell::show_model_layer() {
-    state.model_layers.assign(run_->layers.size(), nullptr);
-    for (std::size_t l = 0; l < run_->layers.size(); ++l)
-        if (run_->kept_heads[l]) state.model_layers[l] = run_->layers[l];
-    const std::size_t layer = std::min(std::size_t(state.model.layer), run_->layers.size() - 1);
-    const std::shared_ptr<const Trace>& trace = run_->layers[layer];
-    accept_trace(state, trace, state.compute_ms);
-    feed_trace_text(fonts_, *trace);
-    shown_layer_ = int(layer);
-}
-
-void Shell::update_next_tokens() {
-    ModelUi& m = state.model;
-    const Mat& logits = run_->forward->logits;  // [1, V]
-    const Vec probs = next_token_probs(logits.row(logits.rows() - 1), std::max(1e-3f, m.temperature));
-    m.top.clear();
-    for (const TokenProb& t : top_tokens(probs, 10)) {
-        m.top.push_back({t.id, model_->tokenizer->token_label(t.id), t.p});
-        fonts_.add_text(m.top.back().text);
-    }
-    top_temperature_ = m.temperature;
-}
-
-void Shell::append_next_token(bool sampled) {
-    if (!run_ || run_text_ != state.model.text) return;  // the ranking belongs to an older text
-    ModelUi& m = state.model;
-    const Mat& logits = run_->forward->logits;  // [1, V]
-    SamplingOptions o;
-    o.temperature = sampled ? double(m.temperature) : 0.0;
-    o.top_k = sampled ? m.top_k : 0;
-    o.top_p = sampled ? double(m.top_p) : 1.0;
-    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(sample_rng_);
-    const int id = sample_next_token(logits.row(logits.rows() - 1), o, u);
-    m.last_appended = model_->tokenizer->decode_labelled({id});
-    m.text += m.last_appended;
-    fonts_.add_text(m.text);
-    state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" +
-                         model_->tokenizer->token_label(id) + "\"",
-                     false);
 }
 
 void Shell::feed_input(GLFWwindow* window) {

@@ -7,9 +7,9 @@
 //     shell.end_frame(...)  after rendering, before the swap: F12, screenshots, logs
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 
 #include "app/app_state.hpp"
@@ -67,15 +67,8 @@ class Shell {
 
   private:
     void apply_startup_requests();
-    // A real model (app/model_session.hpp): requests, loading, runs, the layer on screen.
+    // A real model: session_->frame(), and what it asks of the shell (quit, recompute, status).
     void model_frame();
-    void enter_model(LoadedModel model);
-    void resume_model();  // the workspace's layer, head, pinned row and view, once its model loaded
-    void leave_model();
-    void submit_model_run();
-    void show_model_layer();
-    void update_next_tokens();
-    void append_next_token(bool sampled);
     void draw_layout();
     void draw_menu_bar();
     void draw_help_windows();
@@ -84,15 +77,8 @@ class Shell {
     Options opt_;
     std::unique_ptr<ComputeWorker> worker_;
     std::unique_ptr<ModelSession> session_;
-    std::optional<LoadedModel> model_;       // the open model (kept when another fails to load)
-    std::optional<ModelRun> run_;            // its last finished run
-    std::string run_text_;                   // text of the last submitted run
-    int run_layer_ = -1, shown_layer_ = -1;  // layer whose heads the last request kept / on screen
-    bool run_submitted_ = false;
-    float top_temperature_ = -1;          // temperature the next-token ranking was computed at
-    bool startup_model_pending_ = false;  // --model DIR is loading: the single layer waits
-    std::mt19937_64 sample_rng_{1};
     FontManager fonts_;
+    std::uint64_t fed_trace_generation_ = ~std::uint64_t(0);  // the trace whose texts the font atlas has
     float applied_scale_ = 0;
     TestHooks hooks_;
     WorkspaceKeeper workspace_;

@@ -9,7 +9,6 @@
 #include "core/tokenize.hpp"
 
 #include <cstdint>
-#include <cstdio>
 
 #include "core/error.hpp"
 
@@ -23,72 +22,16 @@ struct CodePoint {
     std::size_t end;    // one past the last byte
 };
 
-std::string hex_byte(unsigned char b) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "0x%02X", unsigned(b));
-    return buf;
-}
-
-[[noreturn]] void fail(std::size_t offset, const std::string& why) {
-    throw TextError("invalid UTF-8 at byte " + std::to_string(offset) + ": " + why);
-}
-
-// Strict UTF-8 decoder (RFC 3629): rejects overlong forms, surrogates (U+D800..U+DFFF), code points
-// above U+10FFFF, truncated sequences and continuation bytes that start nothing.
+// The text as code points with their byte ranges (core/utf8.hpp's strict decoder); throws
+// TextError("invalid UTF-8 at byte N: ...") at the first sequence that is not UTF-8.
 std::vector<CodePoint> decode_with_offsets(std::string_view text) {
     std::vector<CodePoint> out;
     out.reserve(text.size());
-    const std::size_t size = text.size();
-    std::size_t i = 0;
-    while (i < size) {
-        const unsigned char b0 = static_cast<unsigned char>(text[i]);
-        if (b0 < 0x80) {
-            out.push_back({char32_t(b0), i, i + 1});
-            ++i;
-            continue;
-        }
-        int len = 0;
-        char32_t cp = 0;
-        char32_t min_cp = 0;
-        if ((b0 & 0xE0) == 0xC0) {
-            len = 2;
-            cp = b0 & 0x1F;
-            min_cp = 0x80;
-        } else if ((b0 & 0xF0) == 0xE0) {
-            len = 3;
-            cp = b0 & 0x0F;
-            min_cp = 0x800;
-        } else if ((b0 & 0xF8) == 0xF0) {
-            len = 4;
-            cp = b0 & 0x07;
-            min_cp = 0x10000;
-        } else if ((b0 & 0xC0) == 0x80) {
-            fail(i, "stray continuation byte " + hex_byte(b0) + " does not follow a lead byte");
-        } else {
-            fail(i, "byte " + hex_byte(b0) + " never appears in UTF-8");
-        }
-        for (int k = 1; k < len; ++k) {
-            if (i + k >= size) {
-                fail(i, "truncated sequence (" + std::to_string(len) + "-byte character cut off at the end)");
-            }
-            const unsigned char b = static_cast<unsigned char>(text[i + k]);
-            if ((b & 0xC0) != 0x80) {
-                fail(i, "truncated sequence (" + std::to_string(len) + "-byte character has only " +
-                            std::to_string(k) + " byte" + (k == 1 ? "" : "s") + ")");
-            }
-            cp = (cp << 6) | (b & 0x3F);
-        }
-        if (cp < min_cp)
-            fail(
-                i, "overlong encoding of U+" + [&] {
-                    char buf[16];
-                    std::snprintf(buf, sizeof buf, "%04X", unsigned(cp));
-                    return std::string(buf);
-                }());
-        if (cp >= 0xD800 && cp <= 0xDFFF) fail(i, "UTF-16 surrogate code point encoded in UTF-8");
-        if (cp > 0x10FFFF) fail(i, "code point above U+10FFFF");
-        out.push_back({cp, i, i + std::size_t(len)});
-        i += std::size_t(len);
+    for (std::size_t i = 0; i < text.size();) {
+        const Utf8Step step = decode_utf8_step(text, i);
+        if (step.length == 0) throw TextError(utf8_error(text, i));
+        out.push_back({step.cp, i, i + std::size_t(step.length)});
+        i += std::size_t(step.length);
     }
     return out;
 }
@@ -172,35 +115,6 @@ bool is_joiner(char32_t cp) {
 }
 
 }  // namespace
-
-std::u32string decode_utf8(std::string_view text) {
-    std::u32string out;
-    for (const CodePoint& c : decode_with_offsets(text)) out.push_back(c.cp);
-    return out;
-}
-
-std::string encode_utf8(char32_t cp) {
-    std::string out;
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        if (cp >= 0xD800 && cp <= 0xDFFF) throw TextError("cannot encode a UTF-16 surrogate as UTF-8");
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp <= 0x10FFFF) {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else {
-        throw TextError("cannot encode a code point above U+10FFFF as UTF-8");
-    }
-    return out;
-}
 
 bool is_cjk_ideograph(char32_t cp) {
     return in(cp, 0x2E80, 0x2FDF) ||    // CJK radicals supplement, Kangxi radicals

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/utf8.hpp"  // decode_utf8, encode_utf8
+
 namespace attnviz {
 
 struct Token {
@@ -15,13 +17,6 @@ struct Token {
     std::size_t byte_begin;  // offset of its first byte in the input
     std::size_t byte_end;    // one past its last byte
 };
-
-/// Decodes UTF-8 into code points. Throws TextError("invalid UTF-8 at byte 17: ...") on overlong
-/// forms, surrogates, truncated sequences, stray continuation bytes or code points > U+10FFFF.
-std::u32string decode_utf8(std::string_view text);
-
-/// Encodes one code point as UTF-8.
-std::string encode_utf8(char32_t cp);
 
 /// True for code points that are tokenized one per character (Han ideographs, kana, CJK
 /// compatibility ideographs and their extensions).

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/utf8.hpp"
+
 namespace attnviz {
 
 struct FontRaster::Font {
@@ -44,32 +46,10 @@ std::vector<unsigned char> load_first(const char* const (&paths)[N]) {
 std::vector<char32_t> utf8_decode(std::string_view s) {
     std::vector<char32_t> out;
     out.reserve(s.size());
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-        if (len == 0 || i + std::size_t(len) > s.size()) {
-            out.push_back(0xFFFD);
-            ++i;
-            continue;
-        }
-        char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-        bool ok = true;
-        for (int k = 1; k < len; ++k) {
-            const unsigned char cc = static_cast<unsigned char>(s[i + std::size_t(k)]);
-            if ((cc >> 6) != 0x2) {
-                ok = false;
-                break;
-            }
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        if (!ok) {
-            out.push_back(0xFFFD);
-            ++i;
-            continue;
-        }
-        out.push_back(cp);
-        i += std::size_t(len);
+    for (std::size_t i = 0; i < s.size();) {
+        const Utf8Step step = decode_utf8_step(s, i);
+        out.push_back(step.length > 0 ? step.cp : char32_t(0xFFFD));  // one U+FFFD per invalid byte
+        i += std::size_t(step.length > 0 ? step.length : 1);
     }
     return out;
 }

@@ -22,8 +22,8 @@ struct TextMask {
     std::vector<std::uint8_t> alpha;  // width * height, row-major
 };
 
-/// Decodes UTF-8 into code points; invalid bytes become U+FFFD (never throws: labels are shown,
-/// not validated, here).
+/// Decodes UTF-8 into code points (core/utf8.hpp's strict decoder); each byte that starts no valid
+/// sequence becomes U+FFFD (never throws: labels are shown, not validated, here).
 std::vector<char32_t> utf8_decode(std::string_view s);
 
 /// The loaded fonts. Read-only after construction, so one instance serves every thread.

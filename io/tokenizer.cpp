@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 
 namespace attnviz {
 
@@ -52,54 +53,7 @@ constexpr const char* kGpt2Pattern =
 // UTF-8
 // ------------------------------------------------------------------------------------------------
 
-/// Length of the valid UTF-8 sequence starting at s[i] (1..4), or 0 if there is none; then
-/// `*bad` is the length of the maximal subpart (>= 1) that a decoder replaces by one U+FFFD.
-int utf8_sequence(std::string_view s, std::size_t i, std::uint32_t* cp, int* bad) {
-    const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char b0 = at(i);
-    *bad = 1;
-    if (b0 < 0x80) {
-        *cp = b0;
-        return 1;
-    }
-    int len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        len = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        len = 3;
-        if (b0 == 0xE0) lo = 0xA0;
-        if (b0 == 0xED) hi = 0x9F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        len = 4;
-        if (b0 == 0xF0) lo = 0x90;
-        if (b0 == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    std::uint32_t c = b0 & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (int k = 1; k < len; ++k) {
-        if (i + k >= s.size()) return 0;
-        const unsigned char b = at(i + k);
-        if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
-        c = (c << 6) | (b & 0x3F);
-        *bad = k + 1 < len ? k + 1 : k;
-    }
-    *cp = c;
-    return len;
-}
-
-/// Byte offset of the first invalid UTF-8 sequence, or npos.
-std::size_t first_invalid_utf8(std::string_view s) {
-    std::uint32_t cp;
-    int bad;
-    for (std::size_t i = 0; i < s.size();) {
-        const int n = utf8_sequence(s, i, &cp, &bad);
-        if (n == 0) return i;
-        i += n;
-    }
-    return std::string_view::npos;
-}
+// Decoding: core/utf8.hpp (decode_utf8_step, first_invalid_utf8, walk_utf8).
 
 void append_utf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {
@@ -116,23 +70,6 @@ void append_utf8(std::string& out, std::uint32_t cp) {
         out += char(0x80 | ((cp >> 12) & 0x3F));
         out += char(0x80 | ((cp >> 6) & 0x3F));
         out += char(0x80 | (cp & 0x3F));
-    }
-}
-
-/// Walks bytes as UTF-8: on_valid(sequence) for each valid sequence; at an invalid one,
-/// on_invalid(maximal invalid subpart) returns how many bytes to skip (1 or the subpart's length).
-template <typename OnValid, typename OnInvalid>
-void walk_utf8(std::string_view bytes, OnValid on_valid, OnInvalid on_invalid) {
-    std::uint32_t cp;
-    int bad;
-    for (std::size_t i = 0; i < bytes.size();) {
-        const int n = utf8_sequence(bytes, i, &cp, &bad);
-        if (n > 0) {
-            on_valid(bytes.substr(i, std::size_t(n)));
-            i += std::size_t(n);
-        } else {
-            i += on_invalid(bytes.substr(i, std::size_t(bad)));
-        }
     }
 }
 
@@ -201,15 +138,14 @@ const ByteTable& byte_table() {
 std::string token_bytes(std::string_view token) {
     const ByteTable& t = byte_table();
     std::string out;
-    std::uint32_t cp;
-    int bad;
     for (std::size_t i = 0; i < token.size();) {
-        const int n = utf8_sequence(token, i, &cp, &bad);
+        const Utf8Step step = decode_utf8_step(token, i);
+        const int n = step.length;
         if (n == 0) {  // cannot happen for validated strings; keep the byte
             out += token[i++];
             continue;
         }
-        const auto it = t.to_byte.find(cp);
+        const auto it = t.to_byte.find(step.cp);
         if (it != t.to_byte.end())
             out += static_cast<char>(it->second);
         else
