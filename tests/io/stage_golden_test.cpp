@@ -44,7 +44,9 @@ std::string hex(std::uint64_t h) {
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;
 }
-std::string hash_text(const std::string& s) { return hex(fnv1a(s.data(), s.size())); }
+std::string hash_text(const std::string& s) {
+    return hex(fnv1a(s.data(), s.size()));
+}
 std::string hash_matrix(const Mat& M) {
     std::uint64_t h = 1469598103934665603ull;
     const Eigen::Index r = M.rows(), c = M.cols();
@@ -84,37 +86,62 @@ std::vector<std::pair<std::string, Config>> scenarios() {
     out.emplace_back("mask_padding", with({{"text", text}, {"mask", "padding"}, {"valid_length", "7"}}));
     out.emplace_back("mask_window", with({{"text", text}, {"mask", "window"}, {"window", "2"}}));
     out.emplace_back("dot_temperature", with({{"text", text}, {"scoring", "dot"}, {"temperature", "0.5"}}));
-    out.emplace_back("additive", with({{"text", text}, {"scoring", "additive"}, {"additive_hidden", "6"},
-                                       {"mask", "causal"}}));
-    out.emplace_back("bilinear_rope", with({{"text", text}, {"scoring", "bilinear"}, {"positional", "rope"}}));
-    out.emplace_back("boxcar_alibi",
-                     with({{"text", text}, {"scoring", "boxcar"}, {"positional", "alibi"}, {"bandwidth", "3"}}));
-    out.emplace_back("epanechnikov_padding", with({{"text", text}, {"scoring", "epanechnikov"},
-                                                   {"mask", "padding"}, {"valid_length", "5"}}));
+    out.emplace_back(
+        "additive",
+        with({{"text", text}, {"scoring", "additive"}, {"additive_hidden", "6"}, {"mask", "causal"}}));
+    out.emplace_back("bilinear_rope",
+                     with({{"text", text}, {"scoring", "bilinear"}, {"positional", "rope"}}));
+    out.emplace_back(
+        "boxcar_alibi",
+        with({{"text", text}, {"scoring", "boxcar"}, {"positional", "alibi"}, {"bandwidth", "3"}}));
+    out.emplace_back(
+        "epanechnikov_padding",
+        with({{"text", text}, {"scoring", "epanechnikov"}, {"mask", "padding"}, {"valid_length", "5"}}));
     out.emplace_back("alibi_causal_8heads",
                      with({{"text", text}, {"positional", "alibi"}, {"mask", "causal"}, {"heads", "8"}}));
-    out.emplace_back("learned_pre_ln", with({{"text", text}, {"positional", "learned"}, {"layernorm", "pre"}}));
-    out.emplace_back("none_post_ln_no_residual", with({{"text", text}, {"positional", "none"},
-                                                       {"layernorm", "post"}, {"residual", "false"}}));
+    out.emplace_back("learned_pre_ln",
+                     with({{"text", text}, {"positional", "learned"}, {"layernorm", "pre"}}));
+    out.emplace_back(
+        "none_post_ln_no_residual",
+        with({{"text", text}, {"positional", "none"}, {"layernorm", "post"}, {"residual", "false"}}));
     out.emplace_back("post_ln", with({{"text", text}, {"layernorm", "post"}, {"d_k", "8"}, {"d_v", "4"}}));
-    out.emplace_back("cross_pre_ln", with({{"text", text}, {"source_text", "le chat est assis sur le tapis"},
-                                           {"layernorm", "pre"}, {"mask", "causal"}, {"heads", "2"}}));
-    out.emplace_back("cross_linear", with({{"text", text}, {"source_text", "le chat est assis"},
-                                           {"attention", "linear"}, {"phi", "relu"}}));
-    out.emplace_back("linear_causal_rope", with({{"text", text}, {"attention", "linear"}, {"mask", "causal"},
-                                                 {"positional", "rope"}, {"phi", "softmax"}}));
-    out.emplace_back("linear_padding_alibi", with({{"text", text}, {"attention", "linear"}, {"mask", "padding"},
-                                                   {"valid_length", "6"}, {"positional", "alibi"}}));
-    out.emplace_back("linear_padding_softmax_phi", with({{"text", text}, {"attention", "linear"},
-                                                         {"mask", "padding"}, {"valid_length", "6"},
+    out.emplace_back("cross_pre_ln", with({{"text", text},
+                                           {"source_text", "le chat est assis sur le tapis"},
+                                           {"layernorm", "pre"},
+                                           {"mask", "causal"},
+                                           {"heads", "2"}}));
+    out.emplace_back("cross_linear", with({{"text", text},
+                                           {"source_text", "le chat est assis"},
+                                           {"attention", "linear"},
+                                           {"phi", "relu"}}));
+    out.emplace_back("linear_causal_rope", with({{"text", text},
+                                                 {"attention", "linear"},
+                                                 {"mask", "causal"},
+                                                 {"positional", "rope"},
+                                                 {"phi", "softmax"}}));
+    out.emplace_back("linear_padding_alibi", with({{"text", text},
+                                                   {"attention", "linear"},
+                                                   {"mask", "padding"},
+                                                   {"valid_length", "6"},
+                                                   {"positional", "alibi"}}));
+    out.emplace_back("linear_padding_softmax_phi", with({{"text", text},
+                                                         {"attention", "linear"},
+                                                         {"mask", "padding"},
+                                                         {"valid_length", "6"},
                                                          {"phi", "softmax"}}));
     out.emplace_back("linear_window", with({{"text", text}, {"attention", "linear"}, {"mask", "window"}}));
     for (const char* p : {"previous_token", "first_token", "same_token", "adjective_noun"})
         out.emplace_back(std::string("preset_") + p,
-                         with({{"text", "a fluffy blue creature roamed the verdant forest"}, {"preset", p},
-                               {"heads", "2"}, {"d_model", "32"}}));
-    out.emplace_back("tiled_length", with({{"text", "x y z"}, {"length", "11"}, {"heads", "1"},
-                                           {"d_model", "8"}, {"seed", "7"}, {"pe_base", "100"}}));
+                         with({{"text", "a fluffy blue creature roamed the verdant forest"},
+                               {"preset", p},
+                               {"heads", "2"},
+                               {"d_model", "32"}}));
+    out.emplace_back("tiled_length", with({{"text", "x y z"},
+                                           {"length", "11"},
+                                           {"heads", "1"},
+                                           {"d_model", "8"},
+                                           {"seed", "7"},
+                                           {"pe_base", "100"}}));
     return out;
 }
 
@@ -157,7 +184,9 @@ Dump dump_trace(const Trace& t) {
             if (st.name == "weights") continue;
             const StageText w = layer_stage_text(t.config, x, st.name, st.head);
             tx << "## no implied weights: " << st.name << " " << st.head << "\n"
-               << w.title << "\n" << w.formula << "\n" << w.explanation << "\n";
+               << w.title << "\n"
+               << w.formula << "\n"
+               << w.explanation << "\n";
         }
     }
     d.texts = tx.str();
@@ -177,17 +206,22 @@ std::vector<std::pair<std::string, ModelSpec>> model_specs() {
     bare.norm = NormKind::None, bare.positions = PositionKind::Rope;
     ModelSpec mixed = llama;
     mixed.norm = NormKind::LayerNorm, mixed.mlp = MlpKind::Gelu, mixed.positions = PositionKind::Learned;
-    return {{"model_gpt2", gpt2}, {"model_llama_gqa", llama}, {"model_no_norm_rope", bare},
+    return {{"model_gpt2", gpt2},
+            {"model_llama_gqa", llama},
+            {"model_no_norm_rope", bare},
             {"model_llama_layernorm_gelu", mixed}};
 }
 
 std::string dump_model_texts(const ModelSpec& spec) {
     std::ostringstream o;
-    for (const char* name : {"ln_1", "Q", "K", "V", "scores", "weights", "head_output", "attn_out", "resid_mid",
-                             "ln_2", "mlp_out", "resid_post", "residual_stream", "rollout", "no_such_stage"})
+    for (const char* name :
+         {"ln_1", "Q", "K", "V", "scores", "weights", "head_output", "attn_out", "resid_mid", "ln_2",
+          "mlp_out", "resid_post", "residual_stream", "rollout", "no_such_stage"})
         for (int head : {-1, 0, 3}) {
             const StageText w = model_stage_text(spec, name, head);
-            o << "## " << name << " " << head << "\n" << w.title << "\n" << w.formula << "\n"
+            o << "## " << name << " " << head << "\n"
+              << w.title << "\n"
+              << w.formula << "\n"
               << w.explanation << "\n";
         }
     return o.str();
