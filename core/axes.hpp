@@ -1,4 +1,5 @@
-// Building a stage's axes (core/trace.cpp for the single layer, core/model_trace.cpp for a model).
+// Building a stage's axes (core/trace.cpp and core/stages/*.cpp for the single layer,
+// core/model_trace.cpp for a model).
 #pragma once
 
 #include <algorithm>

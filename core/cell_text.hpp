@@ -1,4 +1,4 @@
-// Numbers as the hover derivations write them (core/explain.cpp for the single layer,
+// Numbers as the hover derivations write them (core/stages/*.cpp for the single layer,
 // core/model_trace.cpp for a real model's layers): a Unicode minus, ±∞, subscript indices.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The parameters of one attention layer, as an input to compute_trace(): the trace computes with
-// these and keeps a shared pointer to them, so hover explanations (explain.cpp) read the very
+// these and keeps a shared pointer to them, so hover explanations (core/stages/) read the very
 // matrices the trace used instead of re-deriving them from a seed.
 //
 // Sources (each returns a LayerWeights for a config and the tokenised vocabulary):

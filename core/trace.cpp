@@ -1,6 +1,7 @@
 // compute_trace(): one attention layer, stage by stage, recorded for the learner. The math itself
-// lives in core/ops.cpp; this file decides the order, the shapes, the seeds, what is stored and
-// what is derived lazily, how the heads are spread over threads, and what each stage says.
+// lives in core/ops.cpp and core/attention.cpp; this file runs the forward pass (heads spread over
+// threads, the fused products) and hands its matrices to the stage entries (core/stages/*.cpp),
+// which decide what each stage records, stored or derived lazily, and what it says.
 // GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 intrinsics when Eigen packs a
 // row-major GEMM operand (Eigen's ptranspose); it is not about our code.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -21,6 +22,7 @@
 #include "core/ops.hpp"
 #include "core/presets.hpp"
 #include "core/stage_catalogue.hpp"
+#include "core/stages/layer_run.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tokenize.hpp"
 #include "core/trace_internal.hpp"
@@ -201,36 +203,10 @@ Tokenized tokenize_config(const Config& cfg) {
 
 namespace {
 
-using MatPtr = std::shared_ptr<const Mat>;
 using Clock = std::chrono::steady_clock;
 
 using axes::dim_axis;
 using axes::token_axis;
-
-Axis single_axis(const std::string& name) {
-    Axis a;
-    a.kind = Axis::Kind::Single;
-    a.name = name;
-    a.size = 1;
-    return a;
-}
-
-// Everything one head computes. Heads run in parallel and only write their own HeadResult.
-struct HeadResult {
-    MatPtr W_Q, W_K, W_V;                 // d_model x d_k, d_model x d_k, d_model x d_v
-    MatPtr Q, K, V;                       // n x d_k, m x d_k, m x d_v
-    MatPtr Q_rot, K_rot;                  // RoPE only
-    MatPtr S;                             // n x m scores (softmax attention)
-    MatPtr A;                             // n x m weights (null for linear attention too large to show)
-    MatPtr phi_Q, phi_K, KV, normalizer;  // linear attention
-    MatPtr out;                           // n x d_v
-    Vec entropy;                          // n (empty when A is null)
-    std::string preset_text;              // designed-head explanation
-};
-
-}  // namespace
-
-namespace {
 
 // Row of the weights' embedding table for each vocabulary entry of the trace: [V].
 std::vector<int> embedding_rows(const LayerWeights& w, const std::vector<std::string>& vocab) {
@@ -256,6 +232,8 @@ Mat plus_bias(Mat M, const RowVec& b) {
     return M;
 }
 
+// The forward pass, then every stage recorded by its catalogue entry (core/stages/*.cpp) in the
+// layer's plan: the stages before the heads, each head's stages, the stages after the heads.
 Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<const LayerWeights> weights,
                            const ComputeOptions& options, Clock::time_point t_start) {
     auto poll = [&] {
@@ -267,13 +245,14 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
     Trace T;
     T.config = cfg;
     T.weights = weights;
-    const bool cross = cfg.cross_attention();
-    const int n = int(tk.query_tokens.size());
-    const int m = int(tk.key_tokens.size());
-    const int d = cfg.d_model;
-    const int h = cfg.heads;
-    const int d_k = cfg.resolved_d_k();
-    const int d_v = cfg.resolved_d_v();
+    LayerRun run(cfg);
+    const bool cross = run.cross = cfg.cross_attention();
+    const int n = run.n = int(tk.query_tokens.size());
+    const int m = run.m = int(tk.key_tokens.size());
+    const int d = run.d = cfg.d_model;
+    const int h = run.h = cfg.heads;
+    const int d_k = run.d_k = cfg.resolved_d_k();
+    const int d_v = run.d_v = cfg.resolved_d_v();
     const int V = int(tk.vocab.size());
     T.n = n, T.m = m, T.d_model = d, T.heads = h, T.d_k = d_k, T.d_v = d_v;
     T.query_tokens = std::make_shared<const std::vector<std::string>>(std::move(tk.query_tokens));
@@ -281,7 +260,7 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
         cross ? std::make_shared<const std::vector<std::string>>(std::move(tk.key_tokens)) : T.query_tokens;
     T.vocab = std::make_shared<const std::vector<std::string>>(tk.vocab);
 
-    const LayerModes modes = layer_modes(cfg);
+    const LayerModes& modes = run.modes;
     const bool linear = modes.linear, kernel = modes.kernel, rope = modes.rope, alibi = modes.alibi;
     const bool pre_ln = modes.pre_ln, post_ln = modes.post_ln;
     // Starting threads costs ~50 µs; below a few million multiply-adds one thread is faster.
@@ -289,41 +268,19 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
         double(cfg.heads) * (double(n) * m * cfg.resolved_d_k() +
                              double(n + m) * cfg.d_model * (cfg.resolved_d_k() + cfg.resolved_d_v()));
     const int threads = work < 4e6 ? 1 : resolve_threads(options.threads);
-    const double nf = n, mf = m, df = d, dkf = d_k, dvf = d_v;
+    run.nf = n, run.mf = m, run.df = d, run.dkf = d_k, run.dvf = d_v;
+    const double nf = n, mf = m;
 
-    const Axis q_ax = token_axis(Axis::Kind::QueryTokens, T.query_tokens);
-    const Axis k_ax = token_axis(Axis::Kind::KeyTokens, T.key_tokens);
-    const Axis v_ax = token_axis(Axis::Kind::Vocabulary, T.vocab);
-    const Axis dm_ax = dim_axis("d_model", d), dk_ax = dim_axis("d_k", d_k), dv_ax = dim_axis("d_v", d_v);
-    const Axis hdv_ax = dim_axis("h·d_v", h * d_v);
-
-    using TextFn = std::function<StageText(const std::string&, int)>;
-    TextFn text;  // set once the heads are computed (the texts read what they found)
-    auto add = [&](const std::string& name, int head, const Axis& rows, const Axis& cols, ValueKind kind,
-                   double flops, MatPtr data, std::function<Mat()> derive = nullptr,
-                   std::function<float(int, int)> derive_cell = nullptr) {
-        StageText words = text(name, head);
-        Stage s;
-        s.name = name;
-        s.head = head;
-        s.title = std::move(words.title);
-        s.formula = std::move(words.formula);
-        s.explanation = std::move(words.explanation);
-        s.rows = rows;
-        s.cols = cols;
-        s.kind = kind;
-        s.flops = flops;
-        s.bytes = double(rows.size) * double(cols.size) * sizeof(float);
-        s.data = std::move(data);
-        s.derive = std::move(derive);
-        s.derive_cell = std::move(derive_cell);
-        T.stages.push_back(std::move(s));
-    };
+    run.q_ax = token_axis(Axis::Kind::QueryTokens, T.query_tokens);
+    run.k_ax = token_axis(Axis::Kind::KeyTokens, T.key_tokens);
+    run.v_ax = token_axis(Axis::Kind::Vocabulary, T.vocab);
+    run.dm_ax = dim_axis("d_model", d), run.dk_ax = dim_axis("d_k", d_k), run.dv_ax = dim_axis("d_v", d_v);
+    run.hdv_ax = dim_axis("h·d_v", h * d_v);
 
     // --- tokens -> vectors --------------------------------------------------------------------
-    auto OH = std::make_shared<const Mat>(one_hot(tk.query_ids, V));  // n x V
-    const Mat& table = *W.embedding;                                  // V_w x d_model
-    const std::vector<int> table_row = embedding_rows(W, tk.vocab);   // V
+    run.OH = std::make_shared<const Mat>(one_hot(tk.query_ids, V));  // n x V
+    const Mat& table = *W.embedding;                                 // V_w x d_model
+    const std::vector<int> table_row = embedding_rows(W, tk.vocab);  // V
     auto lookup = [&](const std::vector<int>& ids) {
         // one_hot × table picks rows; we pick them directly (same numbers, no n×V×d multiply).
         Mat E(int(ids.size()), d);  // rows x d_model
@@ -341,20 +298,23 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
                 return Mat(Mat::Zero(count, d));
         }
     };
-    auto E = std::make_shared<const Mat>(lookup(tk.query_ids));  // n x d_model
-    auto P = std::make_shared<const Mat>(positions(n));          // n x d_model
-    auto X = std::make_shared<const Mat>(*E + *P);               // n x d_model
-    MatPtr Y = X;                                                // m x d_model
+    run.E = std::make_shared<const Mat>(lookup(tk.query_ids));              // n x d_model
+    run.P = std::make_shared<const Mat>(positions(n));                      // n x d_model
+    const MatPtr X = run.X = std::make_shared<const Mat>(*run.E + *run.P);  // n x d_model
+    MatPtr Y = X;                                                           // m x d_model
     if (cross) Y = std::make_shared<const Mat>(lookup(tk.key_ids) + positions(m));
+    run.Y = Y;
     MatPtr Xn = X, Yn = Y;  // what Q and K, V read: LN(X), LN(Y) with pre-LayerNorm
     if (pre_ln) {
         Xn = std::make_shared<const Mat>(layernorm_rows(*X));
         Yn = cross ? std::make_shared<const Mat>(layernorm_rows(*Y)) : Xn;
     }
+    run.Xn = Xn;
     poll();
 
     std::shared_ptr<const BoolMat> allowed;  // n x m, null = every key visible
     if (cfg.mask != MaskKind::None) allowed = std::make_shared<const BoolMat>(make_mask(cfg, n, m));
+    run.allowed = allowed;
     const bool linear_native_mask = modes.linear_native_mask;
     const bool linear_weights_fit = double(h) * nf * mf * 4.0 <= kMaxLinearWeightsBytes;
     if (linear && !linear_native_mask && !linear_weights_fit) {
@@ -371,7 +331,8 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
     }
 
     // --- heads, in parallel -------------------------------------------------------------------
-    std::vector<HeadResult> heads(static_cast<std::size_t>(h));
+    std::vector<HeadResult>& heads = run.heads;
+    heads.resize(static_cast<std::size_t>(h));
     auto run_head = [&](int hd) {
         HeadResult& R = heads[std::size_t(hd)];
         const HeadWeights& HW = W.heads[std::size_t(hd)];
@@ -479,100 +440,26 @@ Trace compute_with_weights(const Config& cfg, Tokenized tk, std::shared_ptr<cons
             },
             options.cancel);
     }
-    MatPtr residual;
-    if (cfg.residual) residual = std::make_shared<const Mat>(*X + *output);
-    MatPtr post;
-    if (post_ln) post = std::make_shared<const Mat>(layernorm_rows(residual ? *residual : *output));
+    run.concat = concat, run.W_O = W_O, run.output = output;
+    if (cfg.residual) run.residual = std::make_shared<const Mat>(*X + *output);
+    if (post_ln)
+        run.post = std::make_shared<const Mat>(layernorm_rows(run.residual ? *run.residual : *output));
     poll();
 
-    // --- record the stages (their texts: layer_stage_text in core/stage_catalogue.cpp) -----------
+    // --- record the stages: each entry's record function (core/stages/*.cpp) --------------------
     LayerTextContext text_ctx;
     text_ctx.n = n, text_ctx.m = m, text_ctx.V = V;
     text_ctx.embedding_note = W.embedding_note;
     for (const HeadWeights& hw : W.heads) text_ctx.designed.push_back(hw.designed);
     text_ctx.implied_weights = h == 0 || heads[0].A != nullptr;
-    text = [&](const std::string& name, int head) { return layer_stage_text(cfg, text_ctx, name, head); };
-    add("one_hot", -1, q_ax, v_ax, ValueKind::Indicator, 0, OH);
-    add("embedding", -1, q_ax, dm_ax, ValueKind::Signed, nf * df, E);
-    // Rows are positions, not words: P depends only on where a token is.
-    add("positional", -1, axes::position_axis(n), dm_ax, ValueKind::Signed, nf * df * 2, P);
-    add("input", -1, q_ax, dm_ax, ValueKind::Signed, nf * df, X);
-    if (cross) add("source", -1, k_ax, dm_ax, ValueKind::Signed, mf * df * 2, Y);
-    if (pre_ln) add("layernorm", -1, q_ax, dm_ax, ValueKind::Signed, 5 * nf * df, Xn);
+    LayerRecorder recorder(run, text_ctx, T);
+    const LayerStagePlan& plan = layer_stage_plan();
+    for (const StageEntry* e : plan.before) recorder.record(*e, -1);
     for (int hd = 0; hd < h; ++hd) {
-        const HeadResult& R = heads[std::size_t(hd)];
-        add("W_Q", hd, dm_ax, dk_ax, ValueKind::Signed, 0, R.W_Q);
-        add("W_K", hd, dm_ax, dk_ax, ValueKind::Signed, 0, R.W_K);
-        add("W_V", hd, dm_ax, dv_ax, ValueKind::Signed, 0, R.W_V);
-        add("Q", hd, q_ax, dk_ax, ValueKind::Signed, 2 * nf * df * dkf, R.Q);
-        add("K", hd, k_ax, dk_ax, ValueKind::Signed, 2 * mf * df * dkf, R.K);
-        add("V", hd, k_ax, dv_ax, ValueKind::Signed, 2 * mf * df * dvf, R.V);
-        if (rope) {
-            add("Q_rot", hd, q_ax, dk_ax, ValueKind::Signed, 3 * nf * dkf, R.Q_rot);
-            add("K_rot", hd, k_ax, dk_ax, ValueKind::Signed, 3 * mf * dkf, R.K_rot);
-        }
-        if (!linear) {
-            const double slope = alibi ? alibi_slope(hd, h) : 0.0;
-            if (alibi) {
-                add(
-                    "alibi", hd, q_ax, k_ax, ValueKind::Signed, nf * mf, nullptr,
-                    [n, m, slope] { return alibi_bias(n, m, slope); },
-                    [slope](int i, int j) { return float(-slope * std::abs(i - j)); });
-            }
-            const ValueKind skind = kernel ? ValueKind::NonNegative : ValueKind::Signed;
-            const double hid = cfg.resolved_additive_hidden();
-            const double sflops = cfg.scoring == Scoring::Additive
-                                      ? 2 * (nf + mf) * dkf * hid + 4 * nf * mf * hid
-                                  : cfg.scoring == Scoring::Bilinear ? 2 * nf * mf * dkf + 2 * nf * dkf * dkf
-                                  : kernel                           ? 3 * nf * mf * dkf
-                                                                     : 2 * nf * mf * dkf;
-            add("scores", hd, q_ax, k_ax, skind, sflops, R.S);
-
-            const double scale = kernel ? 1.0 : score_scale(cfg.scoring, d_k);
-            const MatPtr S = R.S;
-            const bool use_alibi = alibi;
-            auto scaled_fn = [S, scale, use_alibi, slope] {
-                Mat r = *S * float(scale);  // n x m
-                if (use_alibi) r += alibi_bias(int(r.rows()), int(r.cols()), slope);
-                return r;
-            };
-            // One cell of scaled_fn, the same float operations in the same order.
-            auto scaled_cell = [S, scale, use_alibi, slope](int i, int j) {
-                float r = (*S)(i, j) * float(scale);
-                if (use_alibi) r += float(-slope * std::abs(i - j));
-                return r;
-            };
-            add("scaled", hd, q_ax, k_ax, skind, nf * mf * (alibi ? 2 : 1), nullptr, scaled_fn, scaled_cell);
-            const std::shared_ptr<const BoolMat> mask = allowed;
-            add(
-                "masked", hd, q_ax, k_ax, skind, nf * mf, nullptr,
-                [scaled_fn, mask] {
-                    Mat r = scaled_fn();
-                    return mask ? apply_mask(r, *mask) : r;
-                },
-                [scaled_cell, mask](int i, int j) {
-                    return mask && !(*mask)(i, j) ? -std::numeric_limits<float>::infinity()
-                                                  : scaled_cell(i, j);
-                });
-            add("weights", hd, q_ax, k_ax, ValueKind::Probability, (kernel ? 2 : 5) * nf * mf, R.A);
-            add("head_output", hd, q_ax, dv_ax, ValueKind::Signed, 2 * nf * mf * dvf, R.out);
-        } else {
-            add("phi_Q", hd, q_ax, dk_ax, ValueKind::NonNegative, nf * dkf * 2, R.phi_Q);
-            add("phi_K", hd, k_ax, dk_ax, ValueKind::NonNegative, mf * dkf * 2, R.phi_K);
-            add("KV", hd, dk_ax, dv_ax, ValueKind::Signed, 2 * mf * dkf * dvf, R.KV);
-            add("normalizer", hd, q_ax, single_axis("z"), ValueKind::NonNegative, 2 * nf * dkf + mf * dkf,
-                R.normalizer);
-            if (R.A)
-                add("weights", hd, q_ax, k_ax, ValueKind::Probability, 2 * nf * mf * dkf + 2 * nf * mf, R.A);
-            add("head_output", hd, q_ax, dv_ax, ValueKind::Signed, 2 * nf * dkf * dvf + nf * dvf, R.out);
-        }
-        T.row_entropy.push_back(R.entropy);
+        for (const StageEntry* e : plan.per_head) recorder.record(*e, hd);
+        T.row_entropy.push_back(heads[std::size_t(hd)].entropy);
     }
-    add("concat", -1, q_ax, hdv_ax, ValueKind::Signed, 0, concat);
-    add("W_O", -1, hdv_ax, dm_ax, ValueKind::Signed, 0, W_O);
-    add("output", -1, q_ax, dm_ax, ValueKind::Signed, 2 * nf * h * dvf * df, output);
-    if (residual) add("residual", -1, q_ax, dm_ax, ValueKind::Signed, nf * df, residual);
-    if (post) add("layernorm_post", -1, q_ax, dm_ax, ValueKind::Signed, 5 * nf * df, post);
+    for (const StageEntry* e : plan.after) recorder.record(*e, -1);
     T.compute_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
     return T;
 }

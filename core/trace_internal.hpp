@@ -1,6 +1,7 @@
 // Pieces of the seeded weight source (core/layer_weights.cpp) and of compute_trace() that the tests
 // need to reproduce a number exactly: how each random weight matrix is seeded and how each scoring
-// function scales its scores. explain.cpp reads weights from the trace, never from these seeds.
+// function scales its scores. The hover derivations (core/stages/*.cpp) read weights from the trace,
+// never from these seeds.
 #pragma once
 
 #include <cstdint>

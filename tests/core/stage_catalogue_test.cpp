@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace attnviz {
@@ -77,6 +78,73 @@ TEST(StageCatalogue, NamesAreUniqueAndPhasesKnown) {
     EXPECT_EQ(stage_phase_of("no_such_stage"), "combine");
     EXPECT_EQ(stage_phase_of("scores"), "score");
     EXPECT_EQ(stage_phase_of("ln_1"), "embed");
+}
+
+// The catalogue is the phases' tables one after the other; the single layer records the entries that
+// have a record function, the per-head ones inside the heads' loop.
+TEST(StageCatalogue, IsThePhasesTablesInOrder) {
+    std::vector<std::string> expected;
+    for (const auto& table : {embed_stages(), project_stages(), score_stages(), normalise_stages(),
+                              combine_stages(), block_stages()})
+        for (const StageEntry& e : table) expected.push_back(e.name);
+    std::vector<std::string> names;
+    for (const StageEntry& e : stage_catalogue()) {
+        names.push_back(e.name);
+        // A stage of the single layer has its texts, its hover and its record together.
+        EXPECT_EQ(e.layer_text != nullptr, e.record != nullptr) << e.name;
+        if (e.record) {
+            EXPECT_NE(e.explain, nullptr) << e.name;
+        } else {
+            EXPECT_NE(e.model_text, nullptr) << e.name << " belongs to no trace";
+        }
+    }
+    EXPECT_EQ(names, expected);
+    EXPECT_EQ(names.size(), 37u);
+
+    const LayerStagePlan& plan = layer_stage_plan();
+    auto names_of = [](const std::vector<const StageEntry*>& v) {
+        std::vector<std::string> out;
+        for (const StageEntry* e : v) out.push_back(e->name);
+        return out;
+    };
+    EXPECT_EQ(names_of(plan.before), (std::vector<std::string>{"one_hot", "embedding", "positional", "input",
+                                                               "source", "layernorm"}));
+    EXPECT_EQ(names_of(plan.per_head),
+              (std::vector<std::string>{"W_Q", "W_K", "W_V", "Q", "K", "V", "Q_rot", "K_rot", "alibi",
+                                        "scores", "scaled", "masked", "phi_Q", "phi_K", "KV", "normalizer",
+                                        "weights", "head_output"}));
+    EXPECT_EQ(names_of(plan.after),
+              (std::vector<std::string>{"concat", "W_O", "output", "residual", "layernorm_post"}));
+}
+
+// Adding a stage is one entry: a fixture entry placed after "weights" in a copy of the table is
+// recorded per head right there; a per-head entry after the heads' stages is refused.
+TEST(StageCatalogue, AddingAnEntryAddsOneStageToThePlan) {
+    std::vector<StageEntry> table = stage_catalogue();
+    const StageEntry fixture = {"fixture",
+                                "normalise",
+                                ValueKind::Signed,
+                                false,
+                                "a test fixture",
+                                true,
+                                [](const LayerWords&) {
+                                    return StageText{"Fixture", "f = 0", ""};
+                                },
+                                nullptr,
+                                [](const CellQuery&, std::vector<std::string>&) {},
+                                [](LayerRecorder&, int) {}};
+    auto at = table.begin();
+    while (std::string(at->name) != "weights") ++at;
+    table.insert(at + 1, fixture);
+    const LayerStagePlan plan = make_layer_stage_plan(table);
+    const LayerStagePlan& shipped = layer_stage_plan();
+    EXPECT_EQ(plan.before.size(), shipped.before.size());
+    EXPECT_EQ(plan.after.size(), shipped.after.size());
+    ASSERT_EQ(plan.per_head.size(), shipped.per_head.size() + 1);
+    EXPECT_STREQ(plan.per_head[plan.per_head.size() - 2]->name, "fixture");
+
+    table.push_back(fixture);
+    EXPECT_THROW(make_layer_stage_plan(table), std::logic_error);
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+// A real model's block (core/model_trace.hpp): the stages around attention that the single layer
+// does not have — the norms, attention's output, the residual stream, the MLP — and the two views
+// over every layer (residual norms, rollout). Their texts are worded for the model's family; their
+// hover comes from core/model_trace.cpp. Q, K, V, scores, weights and head_output are shared with the
+// single layer and live in their phases' files.
+#include "core/stages/common.hpp"
+
+namespace attnviz {
+namespace {
+
+using namespace stages;
+
+StageText ln_1_text(const ModelWords& w) {
+    if (norm_kind(w.s) == NormKind::None)
+        return {
+            "Block input x (no norm)", "x̂ = x",
+            "This model has no norms: queries, keys and values are read from the residual stream x itself."};
+    return {w.norm + " before attention  x̂ = " + w.norm + "(x)", "x̂ = " + w.norm_formula,
+            "The block's input x (the residual stream) normalised per token. " + w.norm_why +
+                " Queries, keys and values are all read from x̂."};
+}
+
+StageText attn_out_text(const ModelWords& w) {
+    return {"Attention output", "attn = concat(O₀ … O" + sub(w.s.n_head - 1) + ") W_O" + w.bias,
+            "The heads' outputs side by side, projected back to d_model by W_O. This is what attention "
+            "adds to the residual stream."};
+}
+
+StageText resid_mid_text(const ModelWords&) {
+    return {"Residual after attention", "r = x + attn",
+            "The block's input plus what attention computed: the residual connection keeps the "
+            "original information and adds the update."};
+}
+
+StageText ln_2_text(const ModelWords& w) {
+    return {w.norm + " before the MLP", "r̂ = " + w.norm + "(r)",
+            "The residual stream normalised again. " + w.norm_why};
+}
+
+StageText mlp_out_text(const ModelWords& w) {
+    return {"MLP output",
+            w.gelu ? "mlp = GELU(r̂ W_fc" + w.bias + ") W_proj" + w.bias
+                   : "mlp = (SiLU(r̂ W_gate) ⊙ r̂ W_up) W_down",
+            w.gelu ? "Each token on its own (no mixing between tokens): widen to d_ff = " +
+                         std::to_string(w.s.d_ff) + ", GELU, narrow back to d_model."
+                   : "Each token on its own (no mixing between tokens): SwiGLU, a SiLU gate times a linear "
+                     "branch, both of width d_ff = " +
+                         std::to_string(w.s.d_ff) + ", then back to d_model."};
+}
+
+StageText resid_post_text(const ModelWords&) {
+    return {"Residual after the block", "x' = r + mlp",
+            "The layer's output: the next layer's input x (the residual stream)."};
+}
+
+StageText residual_stream_text(const ModelWords&) {
+    return {"Residual stream norms", "‖x'_ℓ[t]‖₂ for every layer ℓ and token t",
+            "How large each token's residual vector is after every layer. Rows are layers, columns "
+            "tokens. A token whose norm grows a lot is being written to heavily (the first token often "
+            "becomes very large: an 'attention sink')."};
+}
+
+StageText rollout_text(const ModelWords&) {
+    return {"Attention rollout", "R_ℓ = Â_ℓ R_ℓ₋₁,  Â = rownorm(½ mean_h A + ½ I)",
+            "Attention followed through every layer (Abnar & Zuidema 2020): how much each output token "
+            "draws on each input token overall, counting the residual connection as half."};
+}
+
+}  // namespace
+
+std::vector<StageEntry> block_stages() {
+    using K = ValueKind;
+    // name, phase, kind, kind varies, role, per head, layer text, model text, explain, record
+    return {
+        {"ln_1", "embed", K::Signed, false, "the block's input normalised before attention", false, nullptr,
+         ln_1_text, nullptr, nullptr},
+        {"attn_out", "combine", K::Signed, false, "the heads projected back to d_model by W_O", false,
+         nullptr, attn_out_text, nullptr, nullptr},
+        {"resid_mid", "combine", K::Signed, false, "the residual stream after attention", false, nullptr,
+         resid_mid_text, nullptr, nullptr},
+        {"ln_2", "combine", K::Signed, false, "the residual stream normalised before the MLP", false, nullptr,
+         ln_2_text, nullptr, nullptr},
+        {"mlp_out", "combine", K::Signed, false, "the MLP's output, token by token", false, nullptr,
+         mlp_out_text, nullptr, nullptr},
+        {"resid_post", "combine", K::Signed, false, "the block's output, the next block's input", false,
+         nullptr, resid_post_text, nullptr, nullptr},
+        {"residual_stream", "combine", K::NonNegative, false, "residual norms for every layer and token",
+         false, nullptr, residual_stream_text, nullptr, nullptr},
+        {"rollout", "combine", K::Probability, false, "attention followed through every layer", false,
+         nullptr, rollout_text, nullptr, nullptr},
+    };
+}
+
+}  // namespace attnviz
