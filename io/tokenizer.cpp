@@ -53,24 +53,10 @@ constexpr const char* kGpt2Pattern =
 // UTF-8
 // ------------------------------------------------------------------------------------------------
 
-// Decoding: core/utf8.hpp (decode_utf8_step, first_invalid_utf8, walk_utf8).
+// Decoding and encoding: core/utf8.hpp (decode_utf8_step, first_invalid_utf8, walk_utf8, encode_utf8).
 
 void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
+    out += encode_utf8(char32_t(cp));
 }
 
 /// Bytes as readable text: valid UTF-8 sequences as they are, every other byte as "\xNN".

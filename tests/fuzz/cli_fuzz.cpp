@@ -8,23 +8,13 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "fuzz_argv.hpp"
 #include "fuzz_check.hpp"
 #include "io/cli.hpp"
 #include "io/commands.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    std::vector<std::string> args;
-    std::string cur;
-    for (std::size_t i = 0; i < size; ++i) {
-        const char c = char(data[i]);
-        if (c == '\n' || c == '\0') {
-            args.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    args.push_back(cur);
+    std::vector<std::string> args = fuzz_argv(data, size);
     if (args.size() > 256) return 0;  // a real command line is short; keep each run fast
     const bool render = args[0] == "render";
     args[0] = render ? "render" : "dump";

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "fuzz_argv.hpp"
 #include "fuzz_check.hpp"
 #include "io/cli.hpp"
 #include "io/train_commands.hpp"
@@ -187,18 +188,7 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    std::vector<std::string> args;
-    std::string cur;
-    for (std::size_t i = 0; i < size; ++i) {
-        const char c = char(data[i]);
-        if (c == '\n' || c == '\0') {
-            args.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    args.push_back(cur);
+    std::vector<std::string> args = fuzz_argv(data, size);
     if (args.size() > 256) return 0;  // a real command line is short; keep each run fast
     const std::string command =
         args[0] == "grad" || args[0] == "tokenize" || args[0] == "generate" ? args[0] : "train";
