@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/nn_ops.hpp"
 
 namespace attnviz {
 
@@ -468,15 +469,14 @@ Vec row_entropy(const Mat& A) {
 }
 
 Mat layernorm_rows(const Mat& X, double eps) {
-    Mat Y(X.rows(), X.cols());  // rows x d
-    const double d = double(X.cols());
-    for (Eigen::Index i = 0; i < X.rows(); ++i) {
-        const Eigen::ArrayXd x = X.row(i).transpose().cast<double>().array();
-        const double mean = x.sum() / d;
-        const double var = (x - mean).square().sum() / d;  // population variance, as LayerNorm uses
-        Y.row(i) = ((x - mean) / std::sqrt(var + eps)).cast<float>().transpose().matrix();
-    }
-    return Y;
+    // The model's LayerNorm (core/nn_ops.hpp), in double: the single layer shows exact arithmetic.
+    using MD = nn::M<double>;
+    const MD x = X.cast<double>();  // rows x d
+    const std::vector<double> ones(std::size_t(X.cols()), 1.0);
+    MD y, xhat;
+    std::vector<double> rstd;
+    nn::norm_forward<double>(x, ones.data(), nullptr, false, eps, y, xhat, rstd);
+    return y.cast<float>();
 }
 
 // ---------------------------------------------------------------------------------------------
