@@ -14,7 +14,7 @@ TaskInfo successor_task_info();  // core/task_successor.cpp
 
 namespace {
 
-using Kind = TaskOption::Kind;
+using OptKind = TaskOption::Kind;
 
 std::string number_text(double v) {
     char buf[32];
@@ -57,7 +57,7 @@ TaskInfo sequence_info(SequenceOp op, const char* name, const char* label) {
     t.name = name;
     t.label = label;
     t.description = kSequenceExplanation;
-    t.options = {{"length", "--length", "L", "symbols per sequence, 1-128 (default 8)", Kind::Int, 8, 1, 128,
+    t.options = {{"length", "--length", "L", "symbols per sequence, 1-128 (default 8)", OptKind::Int, 8, 1, 128,
                   "length"}};
     t.make = [op](const TaskRequest& r) {
         SequenceTask task;
@@ -87,10 +87,10 @@ TaskInfo modadd_info() {
         "general "
         "rule (Power et al. 2022). Watch the two loss curves part and meet again.";
     t.options = {
-        {"modulus", "--modulus", "P", "the modulus p, 2-1000 (default 97)", Kind::Int, 97, 2, 1000,
+        {"modulus", "--modulus", "P", "the modulus p, 2-1000 (default 97)", OptKind::Int, 97, 2, 1000,
          "modulus"},
         {"train_fraction", "--train-fraction", "F", "share of the p² pairs used for training (default 0.3)",
-         Kind::Real, 0.3, 0.0, 1.0, "train fraction"},
+         OptKind::Real, 0.3, 0.0, 1.0, "train fraction"},
     };
     t.make = [](const TaskRequest& r) {
         ModAddTask task;
@@ -124,12 +124,12 @@ TaskInfo text_info() {
     // The text is read in io (io/task_text.hpp), which also reads "bpe": 0 = characters, else the
     // tokens of a BPE of that many tokens (io/bpe_train.hpp's kMinBpeVocab..kMaxBpeVocab).
     t.options = {
-        {"text", "--text", "FILE", "a UTF-8 text file (character level; Chinese too)", Kind::File, 0, 0, 0,
+        {"text", "--text", "FILE", "a UTF-8 text file (character level; Chinese too)", OptKind::File, 0, 0, 0,
          ""},
         {"bpe", "--bpe", "V",
          "tokens of a byte-level BPE of V tokens (257-8192) learned from the text, instead of characters; "
          "its vocab.json and merges.txt are saved with the checkpoint",
-         Kind::Int, 0, 257, 8192, ""},
+         OptKind::Int, 0, 257, 8192, ""},
     };
     t.make = [](const TaskRequest& r) {
         if (!r.load_text) throw ConfigError("The text task needs a text file.");
