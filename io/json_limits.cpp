@@ -6,9 +6,31 @@
 
 namespace attnviz {
 
-std::size_t json_too_deep_at(std::string_view text, int max_depth) {
+namespace {
+
+// What one value (or key) costs as nlohmann::json, with its allocation (a string's characters apart).
+constexpr std::uint64_t kPerValue = 112;
+
+struct Prescan {
+    std::size_t too_deep_at = std::string_view::npos;  // the bracket that opens level max_depth + 1
+    std::size_t too_big_at = std::string_view::npos;   // the token whose cost crosses kMaxJsonDomBytes
+    std::uint64_t tokens = 0;                          // tokens up to and including that one
+};
+
+/// One linear pass over the text, outside strings: the nesting depth, and a lower bound of the
+/// document's memory -- kPerValue for every token that becomes a value or key (a string, a bracket, a
+/// number or true/false/null), the strings' characters left out. For valid JSON this never exceeds
+/// ScanSax's count, so a document this pass refuses the scan would refuse too, only later: after
+/// nlohmann's lexer has read up to 1 GiB / 112 values (a 100 MiB header of empty strings, a
+/// million-tensor header) instead of this loop.
+Prescan prescan(std::string_view text, int max_depth) {
+    Prescan r;
     int depth = 0;
-    bool in_string = false;
+    bool in_string = false, in_scalar = false;
+    const std::uint64_t max_tokens = kMaxJsonDomBytes / kPerValue;  // one more is over
+    auto token = [&](std::size_t i) {
+        if (++r.tokens > max_tokens && r.too_big_at == std::string_view::npos) r.too_big_at = i;
+    };
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (in_string) {
@@ -16,15 +38,32 @@ std::size_t json_too_deep_at(std::string_view text, int max_depth) {
                 ++i;
             else if (c == '"')
                 in_string = false;
-        } else if (c == '"') {
+            continue;
+        }
+        const bool scalar_char = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                 c == '-' || c == '+' || c == '.';
+        if (scalar_char && !in_scalar && r.too_big_at == std::string_view::npos) token(i);
+        in_scalar = scalar_char;
+        if (c == '"') {
             in_string = true;
+            if (r.too_big_at == std::string_view::npos) token(i);
         } else if (c == '[' || c == '{') {
-            if (++depth > max_depth) return i;
+            if (++depth > max_depth) {
+                r.too_deep_at = i;
+                return r;
+            }
+            if (r.too_big_at == std::string_view::npos) token(i);
         } else if (c == ']' || c == '}') {
             --depth;
         }
     }
-    return std::string_view::npos;
+    return r;
+}
+
+}  // namespace
+
+std::size_t json_too_deep_at(std::string_view text, int max_depth) {
+    return prescan(text, max_depth).too_deep_at;
 }
 
 std::string json_error_reason(const std::string& what) {
@@ -104,8 +143,6 @@ class ScanSax {
     std::size_t error_byte() const { return error_byte_; }
 
   private:
-    // What one value costs as nlohmann::json, with its allocation (a string's characters apart).
-    static constexpr std::uint64_t kPerValue = 112;
     bool value(std::uint64_t extra) {
         ++values_;
         bytes_ += kPerValue + extra;
@@ -124,9 +161,14 @@ class ScanSax {
 void check_json_limited(std::string_view text, const std::string& name, const char* what,
                         const DuplicateKeyMessage& duplicate) {
     constexpr int kMaxDepth = 64;
-    if (const std::size_t at = json_too_deep_at(text, kMaxDepth); at != std::string_view::npos)
+    const Prescan pre = prescan(text, kMaxDepth);
+    if (pre.too_deep_at != std::string_view::npos)
         throw Error(name + ": " + what + " nests deeper than " + std::to_string(kMaxDepth) +
-                    " levels (at byte " + std::to_string(at) + ")");
+                    " levels (at byte " + std::to_string(pre.too_deep_at) + ")");
+    if (pre.too_big_at != std::string_view::npos)
+        throw Error(name + ": " + what + " holds over " + std::to_string(pre.tokens) + " values by byte " +
+                    std::to_string(pre.too_big_at) + ", more than the app can hold in memory (" +
+                    std::to_string(kMaxJsonDomBytes >> 20) + " MiB)");
     ScanSax scan(duplicate ? &duplicate : nullptr);
     const bool ok = nlohmann::json::sax_parse(text, &scan);
     if (!scan.duplicate_error().empty()) throw Error(scan.duplicate_error());

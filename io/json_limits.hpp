@@ -29,7 +29,8 @@ using DuplicateKeyMessage =
 /// Parses `text` with nesting capped at 64 levels and the document's memory at kMaxJsonDomBytes.
 /// Throws attnviz::Error naming `name` and `what`, in one line: "model.safetensors: the header is not
 /// valid JSON at byte 17 (unexpected end of input; expected string literal)", "... nests deeper than
-/// 64 levels (at byte 64)", "... holds 33554432 values, more than the app can hold in memory". With
+/// 64 levels (at byte 64)", "... holds over 9586981 values by byte 28760937, more than the app can hold
+/// in memory (1024 MiB)" (a cheap first pass finds both before nlohmann's lexer runs). With
 /// `duplicate`, a key twice in one object is refused with its message (nlohmann keeps the last).
 /// Linear in the text.
 nlohmann::json parse_json_limited(std::string_view text, const std::string& name, const char* what,

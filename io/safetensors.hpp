@@ -58,7 +58,7 @@ class SafetensorsFile {
     const std::string& path() const { return path_; }
     /// Every tensor, in data order (by byte range).
     const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
-    /// The tensor called `name`, or nullptr.
+    /// The tensor called `name`, or nullptr. O(log n): a caller may look up every tensor.
     const SafetensorsTensor* find(const std::string& name) const;
     /// `__metadata__` (empty when absent or null).
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
@@ -70,6 +70,7 @@ class SafetensorsFile {
                                  std::uint64_t size, const std::string& path);
     std::string path_;
     std::vector<SafetensorsTensor> tensors_;
+    std::vector<std::size_t> by_name_;  // indices into tensors_, sorted by name (names are unique)
     std::map<std::string, std::string> metadata_;
     std::shared_ptr<const void> owner_;
 };

@@ -133,8 +133,12 @@ Expect reference(const std::vector<std::string>& args, const std::vector<CliOpti
             continue;
         }
         const std::string& next = args[i + 1];
-        if (find(options, next.substr(0, next.find('=')))) {
-            refuse = true;  // "--out --set x": the value was forgotten
+        const std::string next_name = next.substr(0, next.find('='));
+        if (find(options, next_name) || next_name == "--help") {
+            // "--out --set x": the value was forgotten. --help is every command's flag too (io/cli.hpp:
+            // always accepted as a switch), so "--bpe --help" is a forgotten value; "-h" is not a
+            // "--" flag and is taken as the value.
+            refuse = true;
             continue;
         }
         values[name].push_back(next);
