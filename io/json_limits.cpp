@@ -23,11 +23,12 @@ struct Prescan {
 /// ScanSax's count, so a document this pass refuses the scan would refuse too, only later: after
 /// nlohmann's lexer has read up to 1 GiB / 112 values (a 100 MiB header of empty strings, a
 /// million-tensor header) instead of this loop.
-Prescan prescan(std::string_view text, int max_depth) {
+Prescan prescan(std::string_view text, int max_depth, std::uint64_t max_values) {
     Prescan r;
     int depth = 0;
     bool in_string = false, in_scalar = false;
-    const std::uint64_t max_tokens = kMaxJsonDomBytes / kPerValue;  // one more is over
+    std::uint64_t max_tokens = kMaxJsonDomBytes / kPerValue;  // one more is over
+    if (max_values > 0 && max_values < max_tokens) max_tokens = max_values;
     auto token = [&](std::size_t i) {
         if (++r.tokens > max_tokens && r.too_big_at == std::string_view::npos) r.too_big_at = i;
     };
@@ -63,7 +64,7 @@ Prescan prescan(std::string_view text, int max_depth) {
 }  // namespace
 
 std::size_t json_too_deep_at(std::string_view text, int max_depth) {
-    return prescan(text, max_depth).too_deep_at;
+    return prescan(text, max_depth, 0).too_deep_at;
 }
 
 std::string json_error_reason(const std::string& what) {
@@ -159,12 +160,16 @@ class ScanSax {
 }  // namespace
 
 void check_json_limited(std::string_view text, const std::string& name, const char* what,
-                        const DuplicateKeyMessage& duplicate) {
+                        const DuplicateKeyMessage& duplicate, std::uint64_t max_values) {
     constexpr int kMaxDepth = 64;
-    const Prescan pre = prescan(text, kMaxDepth);
+    const Prescan pre = prescan(text, kMaxDepth, max_values);
     if (pre.too_deep_at != std::string_view::npos)
         throw Error(name + ": " + what + " nests deeper than " + std::to_string(kMaxDepth) +
                     " levels (at byte " + std::to_string(pre.too_deep_at) + ")");
+    if (pre.too_big_at != std::string_view::npos && max_values > 0 && pre.tokens > max_values &&
+        max_values < kMaxJsonDomBytes / kPerValue)
+        throw Error(name + ": " + what + " holds over " + std::to_string(max_values) + " values (by byte " +
+                    std::to_string(pre.too_big_at) + "), more than any real one");
     if (pre.too_big_at != std::string_view::npos)
         throw Error(name + ": " + what + " holds over " + std::to_string(pre.tokens) + " values by byte " +
                     std::to_string(pre.too_big_at) + ", more than the app can hold in memory (" +
@@ -182,8 +187,8 @@ void check_json_limited(std::string_view text, const std::string& name, const ch
 }
 
 nlohmann::json parse_json_limited(std::string_view text, const std::string& name, const char* what,
-                                  const DuplicateKeyMessage& duplicate) {
-    check_json_limited(text, name, what, duplicate);
+                                  const DuplicateKeyMessage& duplicate, std::uint64_t max_values) {
+    check_json_limited(text, name, what, duplicate, max_values);
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {  // (the scan above accepted it: not expected)

@@ -33,13 +33,15 @@ using DuplicateKeyMessage =
 /// in memory (1024 MiB)" (a cheap first pass finds both before nlohmann's lexer runs). With
 /// `duplicate`, a key twice in one object is refused with its message (nlohmann keeps the last).
 /// Linear in the text.
+/// `max_values` (0: none) caps the values (and keys) too, for a kind of file that never holds many.
 nlohmann::json parse_json_limited(std::string_view text, const std::string& name, const char* what,
-                                  const DuplicateKeyMessage& duplicate = nullptr);
+                                  const DuplicateKeyMessage& duplicate = nullptr,
+                                  std::uint64_t max_values = 0);
 
 /// The checks of parse_json_limited alone (for a caller that builds another kind of document, e.g.
 /// nlohmann::ordered_json): after it returns, parsing `text` succeeds within the limits.
 void check_json_limited(std::string_view text, const std::string& name, const char* what,
-                        const DuplicateKeyMessage& duplicate = nullptr);
+                        const DuplicateKeyMessage& duplicate = nullptr, std::uint64_t max_values = 0);
 
 /// nlohmann-json's exception text in the app's words: its "[json.exception.parse_error.101] parse
 /// error at line 1, column 2: " prefix removed.

@@ -199,7 +199,8 @@ SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const void> owner, const 
         throw Error(path + ": truncated (header says " + std::to_string(n) + " bytes, the file has " +
                     std::to_string(size - 8) + " after the length)");
     const std::string_view text(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n));
-    const json header = parse_json_limited(text, path, "the header", duplicate_key_message(path));
+    // About 12 values a tensor: 1.5 M values is over 100,000 tensors (real files hold thousands).
+    const json header = parse_json_limited(text, path, "the header", duplicate_key_message(path), 1'500'000);
     if (!header.is_object()) throw Error(path + ": the header is not a JSON object");
     if (text.front() != '{') throw Error(path + ": the header must start with '{' (no leading spaces)");
     SafetensorsFile f;
@@ -246,8 +247,9 @@ SafetensorsFile SafetensorsFile::from_bytes(std::string bytes, const std::string
 
 const SafetensorsTensor* SafetensorsFile::find(const std::string& name) const {
     // A linear scan made "find every tensor" quadratic: 300,000 tensors took minutes (issue 22's fuzzing).
-    const auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
-                                     [&](std::size_t i, const std::string& n) { return tensors_[i].name < n; });
+    const auto it =
+        std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                         [&](std::size_t i, const std::string& n) { return tensors_[i].name < n; });
     return it != by_name_.end() && tensors_[*it].name == name ? &tensors_[*it] : nullptr;
 }
 

@@ -346,7 +346,9 @@ json parse_json(std::string_view text, const std::string& name) {
     if (json_too_deep_at(text, kMaxJsonDepth) != std::string_view::npos)
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (not a tokenizer file)");
-    return parse_json_limited(text, name, "the file");
+    // Real files hold up to about a million values (Gemma's 256k pieces with scores; Qwen2's 151k tokens
+    // and merges); an added token is about 15.
+    return parse_json_limited(text, name, "the file", nullptr, 3'000'000);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -54,15 +54,29 @@ TEST(JsonLimits, DocumentsTooLargeForMemoryAreRefusedByTheFirstCheapPass) {
     for (int i = 0; i < 10'000'000; ++i) text += "\"\",";
     text += "\"\"]}";
     const std::string msg = error_of([&] { check_json_limited(text, "h", "the header"); });
-    EXPECT_EQ(msg, "h: the header holds over 9586981 values by byte 28760937, more than the app can hold in "
-                   "memory (1024 MiB)");
+    EXPECT_EQ(msg,
+              "h: the header holds over 9586981 values by byte 28760937, more than the app can hold in "
+              "memory (1024 MiB)");
     // Nesting too deep anywhere still comes first, as before.
     const std::string deep =
         text.substr(0, text.size() - 2) + "," + std::string(100, '[') + std::string(100, ']') + "]}";
-    EXPECT_NE(error_of([&] { check_json_limited(deep, "h", "the header"); }).find("nests deeper than 64 levels"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of([&] { check_json_limited(deep, "h", "the header"); }).find("nests deeper than 64 levels"),
+        std::string::npos);
     // Every kind of value still parses.
     EXPECT_EQ(parse_json_limited("[1,-2.5e3,true,null,\"s\",{\"k\":[]}]", "h", "x").size(), 6u);
+}
+
+// A kind of file that never holds many values gets a lower cap, checked in the same cheap pass: the
+// fuzzers' 300k-tensor headers and 1M-added-token tokenizer files took seconds each before being used.
+TEST(JsonLimits, AValueCapForAKindOfFileIsCheckedBeforeParsing) {
+    std::string text = "[";
+    for (int i = 0; i < 1000; ++i) text += "1,";
+    text += "1]";
+    EXPECT_EQ(parse_json_limited(text, "f", "the file", nullptr, 2000).size(), 1001u);
+    const std::string msg = error_of([&] { parse_json_limited(text, "f", "the file", nullptr, 500); });
+    EXPECT_EQ(msg.rfind("f: the file holds over 500 values (by byte ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("more than any real one"), std::string::npos) << msg;
 }
 
 TEST(JsonLimits, DuplicateKeysAreFoundInLinearTime) {

@@ -24,11 +24,11 @@ namespace {
 
 using json = nlohmann::json;
 
-const char* kLlama3Pattern =
+const char* kLlama3Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* kQwen2Pattern =
+const char* kQwen2Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+const char* kGpt2Split = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 /// A tokenizer.json with the 256 byte tokens (id = byte value), no merges, `pre`, and the JSON text
 /// of an added_tokens array (written directly: 100k tokens as json objects are slow under ASan).
@@ -293,9 +293,9 @@ TEST(TokSplitRegex, WindowedSplitEqualsOneSearchOnRandomTexts) {
         "a",  "Z",   "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "7", " ",           "\n", "\r\n", "\t",
         "'s", "'LL", ".",        "!?",           "e\xcc\x81",        "_", "\xe2\x80\x83" /* em space */};
     std::mt19937 rng(7);
-    const std::vector<std::string> patterns = {kLlama3Pattern,
-                                               kQwen2Pattern,
-                                               kGpt2Pattern,
+    const std::vector<std::string> patterns = {kLlama3Split,
+                                               kQwen2Split,
+                                               kGpt2Split,
                                                R"(\s+(?!\S)|\S+)",
                                                R"((?<=a)b+|\p{L}{2,}$|x*)",
                                                R"(\p{N}{3}(?=\s)|'LL|\z)"};
@@ -318,7 +318,7 @@ TEST(TokSplitRegex, WindowedSplitEqualsOneSearchOnRandomTexts) {
 }
 
 TEST(TokSplitRegex, LlamaThreePatternOnFourMebibytesOfSpacesThenALetter) {
-    const auto tok = byte_tokenizer(split_then_byte_level(kLlama3Pattern));
+    const auto tok = byte_tokenizer(split_then_byte_level(kLlama3Split));
     const std::string text = std::string(kMaxTokenizeTextBytes - 1, ' ') + "x";
     const double start = test::thread_cpu_seconds();
     const std::vector<std::string> words = tok->pretokenize(text);  // was "match limit exceeded"

@@ -172,7 +172,7 @@ def main():
             f.write(b'"",' * 2**20)        # counts what it was forked from)
         f.write(b'"",' * (count % 2**20) + b'""]}')
     expect_refusal("[3] 100 MiB header of empty strings", run(["dump", "--model", big, "--ids", "1,2", "--out",
-                                                               os.path.join(root, "d3")]), "memory")
+                                                               os.path.join(root, "d3")]), "values")
 
     # [3] vocabulary 1,048,576 x 736, F32 wte a sparse hole: accepted and peaked at 3.64 GiB (Eigen packed
     # a 0.7 GiB block of the unembedding).
