@@ -32,6 +32,7 @@ Prescan prescan(std::string_view text, int max_depth, std::uint64_t max_values) 
     auto token = [&](std::size_t i) {
         if (++r.tokens > max_tokens && r.too_big_at == std::string_view::npos) r.too_big_at = i;
     };
+    // (The first limit reached ends the scan: a 100 MiB text over the value cap is refused at once.)
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (in_string) {
@@ -41,6 +42,7 @@ Prescan prescan(std::string_view text, int max_depth, std::uint64_t max_values) 
                 in_string = false;
             continue;
         }
+        if (r.too_big_at != std::string_view::npos) return r;
         const bool scalar_char = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                                  c == '-' || c == '+' || c == '.';
         if (scalar_char && !in_scalar && r.too_big_at == std::string_view::npos) token(i);
