@@ -111,6 +111,19 @@ struct BlockW {
     LinearW<T> proj;        // f → d
 };
 
+/// Two linear maps of the same input whose weights (and biases) lie side by side in one tensor, as one
+/// map with both outputs (GPT-2's fused c_attn, the trainer's gate | up): one product instead of two,
+/// every element the same sum. Empty (w null) when they are not side by side.
+template <typename T>
+LinearW<T> adjacent(const LinearW<T>& a, const LinearW<T>& b) {
+    if (!a.w || !b.w || a.s.in != b.s.in || a.s.out_in != b.s.out_in || a.s.stride() != b.s.stride())
+        return {};
+    const long step = a.s.out_in ? long(a.s.out) * a.s.stride() : long(a.s.out);
+    if (b.w != a.w + step) return {};
+    if ((a.b == nullptr) != (b.b == nullptr) || (a.b && b.b != a.b + a.s.out)) return {};
+    return LinearW<T>{a.w, a.b, nn::LinearShape{a.s.in, a.s.out + b.s.out, a.s.out_in, a.s.stride()}};
+}
+
 /// Sizes and kinds, every Auto resolved.
 struct DecoderShape {
     int n_layer = 0, n_head = 0, n_kv_head = 0, d_model = 0, d_head = 0, d_ff = 0, vocab = 0;
@@ -232,9 +245,14 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
         hook_all(HookStage::ln_1, l, L.a);
         // q | k | v [rows, (h + 2g)·dh], RoPE on q and k
         L.qkv.resize(rows, qkv_w);
-        linear_forward(rows, L.a.data(), d, b.q.w, b.q.b, b.q.s, L.qkv.data(), qkv_w, threads);
-        linear_forward(rows, L.a.data(), d, b.k.w, b.k.b, b.k.s, L.qkv.data() + h * dh, qkv_w, threads);
-        linear_forward(rows, L.a.data(), d, b.v.w, b.v.b, b.v.s, L.qkv.data() + (h + g) * dh, qkv_w, threads);
+        if (const LinearW<T> fused = adjacent(adjacent(b.q, b.k), b.v); fused.w) {  // one fused c_attn
+            linear_forward(rows, L.a.data(), d, fused.w, fused.b, fused.s, L.qkv.data(), qkv_w, threads);
+        } else {
+            linear_forward(rows, L.a.data(), d, b.q.w, b.q.b, b.q.s, L.qkv.data(), qkv_w, threads);
+            linear_forward(rows, L.a.data(), d, b.k.w, b.k.b, b.k.s, L.qkv.data() + h * dh, qkv_w, threads);
+            linear_forward(rows, L.a.data(), d, b.v.w, b.v.b, b.v.s, L.qkv.data() + (h + g) * dh, qkv_w,
+                           threads);
+        }
         if (c.positions == PositionKind::Rope) {
             rope_apply(L.qkv.data(), rows, qkv_w, h, dh, n, tab.rope_cos, tab.rope_sin, T(1));
             rope_apply(L.qkv.data() + h * dh, rows, qkv_w, g, dh, n, tab.rope_cos, tab.rope_sin, T(1));
@@ -292,8 +310,13 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             gelu_forward(L.pre, L.act);
         } else {
             L.pre.resize(rows, 2 * f);
-            linear_forward(rows, L.a2.data(), d, b.fc.w, b.fc.b, b.fc.s, L.pre.data(), 2 * f, threads);
-            linear_forward(rows, L.a2.data(), d, b.up.w, b.up.b, b.up.s, L.pre.data() + f, 2 * f, threads);
+            if (const LinearW<T> fused = adjacent(b.fc, b.up); fused.w) {  // gate | up in one tensor
+                linear_forward(rows, L.a2.data(), d, fused.w, fused.b, fused.s, L.pre.data(), 2 * f, threads);
+            } else {
+                linear_forward(rows, L.a2.data(), d, b.fc.w, b.fc.b, b.fc.s, L.pre.data(), 2 * f, threads);
+                linear_forward(rows, L.a2.data(), d, b.up.w, b.up.b, b.up.s, L.pre.data() + f, 2 * f,
+                               threads);
+            }
             swiglu_forward(L.pre, L.act);
         }
         linear_forward(rows, L.act.data(), f, b.proj.w, b.proj.b, b.proj.s, o.data(), d, threads);
