@@ -68,6 +68,8 @@ Target inspect_target(const std::string& dir) {
     std::error_code ec;
     const fs::file_status st = fs::symlink_status(dir, ec);
     if (ec || st.type() == fs::file_type::not_found) return Target::Missing;
+    if (st.type() == fs::file_type::symlink)
+        throw Error(dir + " is a symbolic link; give the folder itself (or a new name) as --out");
     if (st.type() != fs::file_type::directory)
         throw Error(dir + " exists and is not a directory; choose another --out");
     if (fs::is_empty(dir, ec) && !ec) return Target::EmptyDir;
@@ -82,6 +84,27 @@ Target inspect_target(const std::string& dir) {
     }
     if (!ours)
         throw Error(dir + " exists and is not an earlier attnviz dump; choose another --out or remove it");
+    // It is replaced whole: it may hold only what a dump or grad writes (regular .npy files, the
+    // manifest, grad's adamw/ checkpoint), nothing a user put there.
+    auto foreign = [&](const fs::directory_entry& e, bool in_adamw) {
+        const fs::file_status s = e.symlink_status();
+        const std::string name = e.path().filename().string();
+        if (!in_adamw && s.type() == fs::file_type::directory && name == "adamw") return false;
+        if (s.type() != fs::file_type::regular) return true;
+        if (in_adamw) return name != "model.safetensors" && name != "config.json";
+        return name != "manifest.json" && (name.size() < 5 || name.compare(name.size() - 4, 4, ".npy") != 0);
+    };
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+        if (foreign(e, false))
+            throw Error(dir + " holds " + e.path().filename().string() +
+                        ", which attnviz did not write there; choose another --out or move it away");
+        if (e.path().filename() == "adamw")
+            for (const fs::directory_entry& a : fs::directory_iterator(e.path(), ec))
+                if (foreign(a, true))
+                    throw Error(dir + " holds adamw/" + a.path().filename().string() +
+                                ", which attnviz did not write there; choose another --out or move it away");
+    }
+    if (ec) throw Error("cannot read " + dir + ": " + ec.message());
     return Target::EarlierDump;
 }
 

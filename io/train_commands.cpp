@@ -467,6 +467,23 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     for (const char* f : {"model.safetensors", "config.json", "metrics.csv", "summary.json"})
         check_replaceable(out + "/" + f);
     for (const auto& file : task.files) check_replaceable(out + "/" + file.first);
+    // A tokenizer already in the folder that this run does not write would name the new model's ids
+    // wrongly (and tokenizer.json is read before vocab.json): refused, never deleted -- unless the run
+    // continues the folder's own model (--init into the same folder keeps its tokenizer).
+    {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        const bool same_model = args.has("--init") && fs::equivalent(*args.get("--init"), out, ec);
+        for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt"}) {
+            bool written = false;
+            for (const auto& file : task.files) written = written || file.first == name;
+            if (check_only && args.has("--bpe") && std::string(name) != "tokenizer.json") written = true;
+            if (!written && !same_model && fs::exists(fs::symlink_status(out + "/" + name, ec)))
+                throw Error(out + " holds " + name +
+                            " of another model, which would name this model's tokens "
+                            "wrongly; choose another --out or move it away");
+        }
+    }
     return setup;
 }
 
@@ -541,15 +558,6 @@ int train_main(int argc, char** argv) {
     s["head_scores"] = scores_json(last.scores, scores);
     files.push_back(stage_file(out + "/summary.json", s.dump(2) + "\n"));
     commit_all(files);
-    if (task.files.empty()) {
-        // A folder reused from a BPE run: its tokenizer files would name this model's ids wrongly.
-        for (const char* stale : {"vocab.json", "merges.txt"}) {
-            const std::string f = out + "/" + stale;
-            std::error_code ec;
-            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(f, ec)))
-                std::filesystem::remove(f, ec);
-        }
-    }
     std::cout << "trained " << o.steps << " steps in " << secs << " s; held-out loss " << last.heldout_loss
               << " (repeats " << last.heldout_split.repeat << "); wrote " << out << "\n";
     return 0;

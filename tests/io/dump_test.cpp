@@ -2,6 +2,7 @@
 // all, replaces only an earlier dump, and every mistake is one line on stderr.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -163,6 +164,28 @@ TEST(Dump, ReplacesAnEarlierDumpButNothingElse) {
     // Nor is a directory whose manifest.json is not ours.
     write_file_atomic(d.path + "/mine/manifest.json", "{\"name\": \"my package\"}");
     expect_dump_error(dump({"--out", d.path + "/mine"}), "is not an earlier attnviz dump");
+
+    // Nor an earlier dump someone has put their own things into: it would be replaced whole (a cold
+    // try found notes.txt, a FIFO, a symlink and a folder deleted with exit 0).
+    ASSERT_EQ(dump({"--out", d.path + "/o"}).code, 0);
+    write_file_atomic(d.path + "/o/notes.txt", "mine");
+    expect_dump_error(dump({"--out", d.path + "/o"}), "holds notes.txt, which attnviz did not write there");
+    EXPECT_EQ(read_file(d.path + "/o/notes.txt"), "mine");
+    fs::remove(d.path + "/o/notes.txt");
+    ASSERT_EQ(::mkfifo((d.path + "/o/loss.npy").c_str(), 0600), 0);
+    expect_dump_error(dump({"--out", d.path + "/o"}), "holds loss.npy, which attnviz did not write there");
+    fs::remove(d.path + "/o/loss.npy");
+    fs::create_symlink(d.path + "/file-elsewhere", d.path + "/o/w.npy");
+    expect_dump_error(dump({"--out", d.path + "/o"}), "holds w.npy");
+    fs::remove(d.path + "/o/w.npy");
+    fs::create_directory(d.path + "/o/photos");
+    expect_dump_error(dump({"--out", d.path + "/o"}), "holds photos");
+    fs::remove(d.path + "/o/photos");
+    ASSERT_EQ(dump({"--out", d.path + "/o"}).code, 0);  // what it wrote itself it replaces
+    // A symlink as --out is named as one.
+    fs::create_directory_symlink(d.path + "/empty", d.path + "/link");
+    expect_dump_error(dump({"--out", d.path + "/link"}), "is a symbolic link");
+    fs::remove(d.path + "/link");
 
     // Nor a file.
     write_file_atomic(d.path + "/file", "data");

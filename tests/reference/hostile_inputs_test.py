@@ -12,6 +12,7 @@ usage: hostile_inputs_test.py path/to/attnviz
 import json
 import os
 import resource  # noqa: F401 (wait4's rusage)
+import shutil
 import signal
 import struct
 import subprocess
@@ -260,6 +261,19 @@ def main():
     left = sorted(os.listdir(out9))
     expect_refusal("[9] train --out with a symlinked config.json", r, "symbolic link")
     check("[9] ... and nothing was written", kept and left == ["config.json"], "folder holds " + str(left))
+
+    # Nothing the user made is lost: `train --out` into a folder holding another model's tokenizer
+    # deleted its vocab.json and merges.txt; now it refuses, and continuing the folder's own model
+    # (--init into the same folder) keeps the tokenizer.
+    mc = os.path.join(root, "mc")
+    shutil.copytree(SHIPPED, mc)
+    r = run(["train", "--task", "copy", "--steps", "1", "--layers", "1", "--d-model", "16", "--heads", "1",
+             "--out", mc])
+    expect_refusal("train --out into a folder with another model's tokenizer", r, "holds vocab.json")
+    r = run(["train", "--task", "induction", "--init", mc, "--steps", "1", "--out", mc])
+    check("train --init DIR --out DIR keeps DIR's tokenizer",
+          r.rc == 0 and os.path.exists(os.path.join(mc, "vocab.json")) and os.path.exists(os.path.join(mc, "merges.txt")),
+          describe(r) + ": " + r.err.strip()[:120])
 
     # [10] JSON errors in the app's own words, not nlohmann's "[json.exception.parse_error.101]".
     bad = os.path.join(root, "badjson")
