@@ -57,11 +57,16 @@ TEST(JsonLimits, DocumentsTooLargeForMemoryAreRefusedByTheFirstCheapPass) {
     EXPECT_EQ(msg,
               "h: the header holds over 9586981 values by byte 28760937, more than the app can hold in "
               "memory (1024 MiB)");
-    // Nesting too deep anywhere still comes first, as before.
-    const std::string deep =
-        text.substr(0, text.size() - 2) + "," + std::string(100, '[') + std::string(100, ']') + "]}";
+    // The first limit the text reaches is the one reported, and the scan ends there: nesting too deep
+    // before the values run out, or the values before a deep nest.
+    const std::string deep = "{\"y\":" + std::string(100, '[') + std::string(100, ']') + "," + text.substr(1);
     EXPECT_NE(
         error_of([&] { check_json_limited(deep, "h", "the header"); }).find("nests deeper than 64 levels"),
+        std::string::npos);
+    const std::string deep_late =
+        text.substr(0, text.size() - 2) + "," + std::string(100, '[') + std::string(100, ']') + "]}";
+    EXPECT_NE(
+        error_of([&] { check_json_limited(deep_late, "h", "the header"); }).find("holds over 9586981 values"),
         std::string::npos);
     // Every kind of value still parses.
     EXPECT_EQ(parse_json_limited("[1,-2.5e3,true,null,\"s\",{\"k\":[]}]", "h", "x").size(), 6u);
