@@ -57,8 +57,8 @@ TaskInfo sequence_info(SequenceOp op, const char* name, const char* label) {
     t.name = name;
     t.label = label;
     t.description = kSequenceExplanation;
-    t.options = {{"length", "--length", "L", "symbols per sequence, 1-128 (default 8)", OptKind::Int, 8, 1, 128,
-                  "length"}};
+    t.options = {{"length", "--length", "L", "symbols per sequence, 1-128 (default 8)", OptKind::Int, 8, 1,
+                  128, "length"}};
     t.make = [op](const TaskRequest& r) {
         SequenceTask task;
         task.op = op;

@@ -30,7 +30,9 @@
 
 namespace fuzz_recipe {
 
-inline constexpr std::string_view kRecipeMagic = "\xff" "RCP";
+inline constexpr std::string_view kRecipeMagic =
+    "\xff"
+    "RCP";
 inline constexpr std::size_t kRecipeMaxBytes = 120u << 20;  // above the 100 MiB safetensors header limit
 
 inline bool is_recipe(const uint8_t* data, std::size_t size) {
@@ -59,7 +61,8 @@ namespace detail {
 inline std::size_t body_end(std::string_view r, std::size_t pos) {
     int depth = 0;
     for (std::size_t i = pos; i < r.size(); ++i) {
-        if (r[i] == '\x01') ++depth;
+        if (r[i] == '\x01')
+            ++depth;
         else if (r[i] == '\x02') {
             if (depth == 0) return i;
             --depth;
@@ -71,7 +74,8 @@ inline std::size_t body_end(std::string_view r, std::size_t pos) {
 inline bool read_number(std::string_view r, std::size_t& i, std::uint64_t& v) {
     const std::size_t start = i;
     v = 0;
-    while (i < r.size() && r[i] >= '0' && r[i] <= '9' && i - start < 12) v = v * 10 + std::uint64_t(r[i++] - '0');
+    while (i < r.size() && r[i] >= '0' && r[i] <= '9' && i - start < 12)
+        v = v * 10 + std::uint64_t(r[i++] - '0');
     return i > start;
 }
 
@@ -153,23 +157,50 @@ struct Rng {
     std::size_t operator()(std::size_t n) { return n ? std::size_t(g()) % n : 0; }
     bool chance(int percent) { return int((*this)(100)) < percent; }
     template <class T>
-    const T& pick(const std::vector<T>& v) { return v[(*this)(v.size())]; }
+    const T& pick(const std::vector<T>& v) {
+        return v[(*this)(v.size())];
+    }
 };
 
 /// Numbers that break size arithmetic: around 2^31, 2^32, 2^53, 2^63, 2^64, and ordinary ones.
 inline const std::vector<std::string>& interesting_numbers() {
-    static const std::vector<std::string> v = {
-        "0", "1", "2", "3", "4", "7", "8", "16", "255", "256", "1000", "65535", "65536", "1048576",
-        "2147483647", "2147483648", "4294967295", "4294967296", "4294967297", "8589934592",
-        "1099511627776", "1099511627777", "9007199254740993", "9223372036854775807",
-        "9223372036854775808", "18446744073709551615", "18446744073709551616", "-1", "1e308", "1.5",
-        "999999999999"};
+    static const std::vector<std::string> v = {"0",
+                                               "1",
+                                               "2",
+                                               "3",
+                                               "4",
+                                               "7",
+                                               "8",
+                                               "16",
+                                               "255",
+                                               "256",
+                                               "1000",
+                                               "65535",
+                                               "65536",
+                                               "1048576",
+                                               "2147483647",
+                                               "2147483648",
+                                               "4294967295",
+                                               "4294967296",
+                                               "4294967297",
+                                               "8589934592",
+                                               "1099511627776",
+                                               "1099511627777",
+                                               "9007199254740993",
+                                               "9223372036854775807",
+                                               "9223372036854775808",
+                                               "18446744073709551615",
+                                               "18446744073709551616",
+                                               "-1",
+                                               "1e308",
+                                               "1.5",
+                                               "999999999999"};
     return v;
 }
 
 /// Repeat counts: the sizes the loaders must survive (thousands of tensors, 100 MiB headers, 4 MiB texts).
 inline const std::vector<std::uint64_t>& big_counts() {
-    static const std::vector<std::uint64_t> v = {1,     2,     3,      10,     100,     1000,     5000,
+    static const std::vector<std::uint64_t> v = {1,     2,     3,      10,     100,     1000,    5000,
                                                  20000, 50000, 100000, 300000, 1000000, 4194304, 30000000};
     return v;
 }
@@ -209,18 +240,25 @@ inline bool replace_string(std::string& s, std::size_t from, const std::string& 
 /// `words` are the strings worth putting in quotes. Returns the new size, or 0 to let the caller fall
 /// back to LLVMFuzzerMutate.
 template <class Generate>
-std::size_t mutate_recipe(uint8_t* data, std::size_t size, std::size_t max_size, Rng& rng,
-                          Generate generate, const std::vector<std::string>& words,
-                          std::uint64_t (*count)(Rng&) = pick_count) {
+std::size_t mutate_recipe(uint8_t* data, std::size_t size, std::size_t max_size, Rng& rng, Generate generate,
+                          const std::vector<std::string>& words, std::uint64_t (*count)(Rng&) = pick_count) {
     std::string r(reinterpret_cast<const char*>(data), size);
     const std::size_t from = fuzz_recipe::kRecipeMagic.size();
     const int rounds = 1 + int(rng(3));
     for (int k = 0; k < rounds; ++k) {
         switch (rng(6)) {
-            case 0: r = generate(rng); break;
-            case 1: replace_number(r, from, rng.pick(interesting_numbers()), rng); break;
-            case 2: replace_number(r, from, std::to_string(count(rng)), rng); break;
-            case 3: replace_string(r, from, rng.pick(words), rng); break;
+            case 0:
+                r = generate(rng);
+                break;
+            case 1:
+                replace_number(r, from, rng.pick(interesting_numbers()), rng);
+                break;
+            case 2:
+                replace_number(r, from, std::to_string(count(rng)), rng);
+                break;
+            case 3:
+                replace_string(r, from, rng.pick(words), rng);
+                break;
             case 4: {  // wrap a short span in a repeat
                 if (r.size() <= from + 1) break;
                 const std::size_t a = from + rng(r.size() - from);

@@ -113,7 +113,8 @@ std::string le64(std::uint64_t n) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    if (!fuzz_recipe::is_recipe(data, size)) return check_file(std::string(reinterpret_cast<const char*>(data), size));
+    if (!fuzz_recipe::is_recipe(data, size))
+        return check_file(std::string(reinterpret_cast<const char*>(data), size));
     std::string header, tail;
     fuzz_recipe::split_head_tail(fuzz_recipe::expand_recipe(data, size), header, tail);
     std::string file = le64(header.size());
@@ -135,15 +136,16 @@ namespace {
 
 using fuzz_mutator::Rng;
 
-const std::vector<std::string> kDtypes = {"F32", "F16",  "BF16", "U8",      "I8",  "I16",   "I32", "I64",
-                                          "U16", "U32",  "U64",  "F64",     "BOOL", "F8_E4M3", "F8_E5M2",
-                                          "Q4",  "f32",  "",     "__metadata__"};
+const std::vector<std::string> kDtypes = {"F32",     "F16", "BF16", "U8",  "I8",          "I16",  "I32",
+                                          "I64",     "U16", "U32",  "U64", "F64",         "BOOL", "F8_E4M3",
+                                          "F8_E5M2", "Q4",  "f32",  "",    "__metadata__"};
 
 std::string gen_shape(Rng& r) {
     const std::size_t dims = r(4);
     std::string s = "[";
     for (std::size_t i = 0; i < dims; ++i)
-        s += (i ? "," : "") + (r.chance(50) ? std::to_string(r(5)) : r.pick(fuzz_mutator::interesting_numbers()));
+        s += (i ? "," : "") +
+             (r.chance(50) ? std::to_string(r(5)) : r.pick(fuzz_mutator::interesting_numbers()));
     return s + "]";
 }
 
@@ -153,9 +155,16 @@ std::string gen_recipe(Rng& r) {
     std::string h = "{";
     std::uint64_t at = 0;  // bytes the tiling groups take
     switch (r(3)) {
-        case 0: h += R"("__metadata__":{"format":"pt"})"; break;
-        case 1: h += R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})"; at = 8; break;
-        default: h += R"("__metadata__":{})"; break;
+        case 0:
+            h += R"("__metadata__":{"format":"pt"})";
+            break;
+        case 1:
+            h += R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+            at = 8;
+            break;
+        default:
+            h += R"("__metadata__":{})";
+            break;
     }
     const int groups = 1 + int(r(3));
     for (int g = 0; g < groups; ++g) {
@@ -176,10 +185,14 @@ std::string gen_recipe(Rng& r) {
                 h += ",\"__metadata__\":{\"k\":\"v\"\x01" + n + ":,\"k\x03\":\"v\"\x02}";
                 break;
             case 3: {  // a long array of strings (numbers, objects), up to the 100 MiB header limit
-                const std::string m =
-                    r.chance(50) ? n : std::to_string(r.pick(std::vector<std::uint64_t>{1000000, 10000000, 30000000, 34000000}));
+                const std::string m = r.chance(50) ? n
+                                                   : std::to_string(r.pick(std::vector<std::uint64_t>{
+                                                         1000000, 10000000, 30000000, 34000000}));
                 h += ",\"x" + std::to_string(g) + "\":[\"\"\x01" + m + ":," +
-                     (r.chance(70) ? "\"\"" : r.chance(50) ? "0" : "{}") + "\x02]";
+                     (r.chance(70)   ? "\"\""
+                      : r.chance(50) ? "0"
+                                     : "{}") +
+                     "\x02]";
                 break;
             }
             case 4: {  // deep nesting
@@ -190,8 +203,8 @@ std::string gen_recipe(Rng& r) {
             default: {  // one tensor with a hostile shape, dtype or offsets
                 const std::string lo = r.chance(50) ? e : r.pick(fuzz_mutator::interesting_numbers());
                 const std::string hi = r.chance(30) ? e : r.pick(fuzz_mutator::interesting_numbers());
-                h += ",\"h" + std::to_string(g) + "\":{\"dtype\":\"" + r.pick(kDtypes) + "\",\"shape\":" +
-                     gen_shape(r) + ",\"data_offsets\":[" + lo + "," + hi + "]}";
+                h += ",\"h" + std::to_string(g) + "\":{\"dtype\":\"" + r.pick(kDtypes) +
+                     "\",\"shape\":" + gen_shape(r) + ",\"data_offsets\":[" + lo + "," + hi + "]}";
                 break;
             }
         }
@@ -204,7 +217,8 @@ std::string gen_recipe(Rng& r) {
 
 const std::vector<std::string> kWords = [] {
     std::vector<std::string> w = kDtypes;
-    for (const char* s : {"dtype", "shape", "data_offsets", "__metadata__", "a", "z0_1", "x0"}) w.push_back(s);
+    for (const char* s : {"dtype", "shape", "data_offsets", "__metadata__", "a", "z0_1", "x0"})
+        w.push_back(s);
     return w;
 }();
 
@@ -236,10 +250,10 @@ std::size_t mutate_raw_header(uint8_t* data, std::size_t size, std::size_t max_s
             break;
         case 3:
             if (t.is_object())
-                t["data_offsets"] = nlohmann::ordered_json::parse(
-                    "[" + r.pick(fuzz_mutator::interesting_numbers()) + "," +
-                        r.pick(fuzz_mutator::interesting_numbers()) + "]",
-                    nullptr, false);
+                t["data_offsets"] =
+                    nlohmann::ordered_json::parse("[" + r.pick(fuzz_mutator::interesting_numbers()) + "," +
+                                                      r.pick(fuzz_mutator::interesting_numbers()) + "]",
+                                                  nullptr, false);
             break;
         default:
             j.erase(key);  // a hole in the data

@@ -46,7 +46,8 @@ std::string npy_file(std::string header, const std::string& data) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    if (!fuzz_recipe::is_recipe(data, size)) return check_file(std::string(reinterpret_cast<const char*>(data), size));
+    if (!fuzz_recipe::is_recipe(data, size))
+        return check_file(std::string(reinterpret_cast<const char*>(data), size));
     std::string header, tail;
     fuzz_recipe::split_head_tail(fuzz_recipe::expand_recipe(data, size), header, tail);
     return check_file(npy_file(header, tail));
@@ -60,12 +61,26 @@ namespace {
 
 using fuzz_mutator::Rng;
 
-const std::vector<std::string> kDescrs = {"<i8", "<i4", "<i2", "|i1", "|u1", "<u2", "<u4", "<u8", "=i4",
-                                          "=i8", ">i8", "<f4", "<f8", "|b1", "<i16", "i8", "<i3"};
-const std::vector<std::string> kDims = {"0",          "1",          "2",          "3",          "7",
-                                        "2147483647", "2147483648", "4294967295", "4294967296", "4294967297",
-                                        "8589934592", "65536",      "67108864",   "999999999999", "1099511627776",
-                                        "9223372036854775807", "18446744073709551616", "-1"};
+const std::vector<std::string> kDescrs = {"<i8", "<i4", "<i2", "|i1", "|u1", "<u2",  "<u4", "<u8", "=i4",
+                                          "=i8", ">i8", "<f4", "<f8", "|b1", "<i16", "i8",  "<i3"};
+const std::vector<std::string> kDims = {"0",
+                                        "1",
+                                        "2",
+                                        "3",
+                                        "7",
+                                        "2147483647",
+                                        "2147483648",
+                                        "4294967295",
+                                        "4294967296",
+                                        "4294967297",
+                                        "8589934592",
+                                        "65536",
+                                        "67108864",
+                                        "999999999999",
+                                        "1099511627776",
+                                        "9223372036854775807",
+                                        "18446744073709551616",
+                                        "-1"};
 
 /// Repeat counts for a .npy: data lengths (the header is at most 64 KiB, the file 64 MiB).
 std::uint64_t npy_count(Rng& r) {
@@ -77,8 +92,9 @@ std::string gen_recipe(Rng& r) {
     std::string shape = "(";
     for (std::size_t i = 0; i < dims; ++i) shape += (i ? ", " : "") + r.pick(kDims);
     shape += dims == 1 ? ",)" : ")";
-    std::string h = "{'descr': '" + r.pick(kDescrs) + "', 'fortran_order': " + (r.chance(70) ? "False" : "True") +
-                    ", 'shape': " + shape + ", }";
+    std::string h = "{'descr': '" + r.pick(kDescrs) +
+                    "', 'fortran_order': " + (r.chance(70) ? "False" : "True") + ", 'shape': " + shape +
+                    ", }";
     std::string tail;
     if (r.chance(60)) tail = "\x01" + std::to_string(npy_count(r)) + ":A\x02";
     return std::string(fuzz_recipe::kRecipeMagic) + h + std::string(1, '\0') + tail;
@@ -128,7 +144,8 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
         }
     } else if (r.chance(30)) {  // a raw file: a dim or a dtype in place
         std::string s(reinterpret_cast<const char*>(data), size);
-        const bool ok = r.chance(50) ? fuzz_mutator::replace_number(s, 10, r.pick(kDims), r) : replace_quoted(s, r);
+        const bool ok =
+            r.chance(50) ? fuzz_mutator::replace_number(s, 10, r.pick(kDims), r) : replace_quoted(s, r);
         if (ok && s.size() <= max_size) {
             std::memcpy(data, s.data(), s.size());
             out = s.size();

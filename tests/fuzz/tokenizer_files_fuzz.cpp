@@ -80,12 +80,39 @@ const std::vector<std::string> kRegexes = {
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+)",  // GPT-2
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+)",  // Llama-3
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+)",  // Qwen2
-    R"(a*b|.)", R"((a|aa)+c|.)", R"((a+)+b)", R"((a*)*b|.)", R"((.*a){20})", R"(\\s+(?!\\S)|\\s+)",
-    R"((x+x+)+y|.)", R"([^a]*a|.)", R"( ?\\p{L}+|.)", R"(.)", R"((?=a)|a)", R"($|^)", R"(a{1000})",
-    R"(<[^>]*>|.)", R"((\\s*)*x|.)", R"(\\p{L}+)", R"(()"};
+    R"(a*b|.)",
+    R"((a|aa)+c|.)",
+    R"((a+)+b)",
+    R"((a*)*b|.)",
+    R"((.*a){20})",
+    R"(\\s+(?!\\S)|\\s+)",
+    R"((x+x+)+y|.)",
+    R"([^a]*a|.)",
+    R"( ?\\p{L}+|.)",
+    R"(.)",
+    R"((?=a)|a)",
+    R"($|^)",
+    R"(a{1000})",
+    R"(<[^>]*>|.)",
+    R"((\\s*)*x|.)",
+    R"(\\p{L}+)",
+    R"(()"};
 
-const std::vector<std::string> kUnits = {"a", "<", " ", "aa", "ab", "\n", " \n", "<t1", "1", "\xc3\xa9",
-                                         "\xe4\xbd\xa0", "'s", "x", "\t", "\xf0\x9f\x98\x80"};
+const std::vector<std::string> kUnits = {"a",
+                                         "<",
+                                         " ",
+                                         "aa",
+                                         "ab",
+                                         "\n",
+                                         " \n",
+                                         "<t1",
+                                         "1",
+                                         "\xc3\xa9",
+                                         "\xe4\xbd\xa0",
+                                         "'s",
+                                         "x",
+                                         "\t",
+                                         "\xf0\x9f\x98\x80"};
 
 std::string pre_tokenizer(Rng& r) {
     const std::string split = R"({"type":"Split","pattern":{"Regex":")" + r.pick(kRegexes) +
@@ -94,8 +121,10 @@ std::string pre_tokenizer(Rng& r) {
                                                               "MergedWithNext", "Contiguous"}) +
                               R"(","invert":)" + (r.chance(85) ? "false" : "true") + "}";
     switch (r(4)) {
-        case 0: return R"({"type":"ByteLevel","add_prefix_space":false,"use_regex":true})";
-        case 1: return split;
+        case 0:
+            return R"({"type":"ByteLevel","add_prefix_space":false,"use_regex":true})";
+        case 1:
+            return split;
         default:
             return R"({"type":"Sequence","pretokenizers":[)" + split +
                    R"(,{"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]})";
@@ -106,22 +135,27 @@ std::string pre_tokenizer(Rng& r) {
 /// long text of one repeated unit.
 std::string gen_recipe(Rng& r) {
     const std::string n = std::to_string(fuzz_mutator::pick_count(r));
-    const std::string content = r.pick(std::vector<std::string>{"<t\x03>", "<\x03", "a\x03", "<|\x03|>", "<t\x03"});
+    const std::string content =
+        r.pick(std::vector<std::string>{"<t\x03>", "<\x03", "a\x03", "<|\x03|>", "<t\x03"});
     std::string j = R"({"added_tokens":[{"id":256,"content":"<|endoftext|>","special":true})";
     if (r.chance(70))
-        j += "\x01" + n + "+257:,{\"id\":\x03,\"content\":\"" + content + "\",\"special\":" +
-             (r.chance(70) ? "true" : "false") + (r.chance(20) ? ",\"lstrip\":true" : "") +
-             (r.chance(20) ? ",\"single_word\":true" : "") + "}\x02";
+        j += "\x01" + n + "+257:,{\"id\":\x03,\"content\":\"" + content +
+             "\",\"special\":" + (r.chance(70) ? "true" : "false") +
+             (r.chance(20) ? ",\"lstrip\":true" : "") + (r.chance(20) ? ",\"single_word\":true" : "") +
+             "}\x02";
     j += "],";
     j += r.chance(30) ? R"("normalizer":{"type":"NFC"},)" : R"("normalizer":null,)";
     j += "\"pre_tokenizer\":" + pre_tokenizer(r) + ",";
-    j += R"("decoder":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{)" "\x05" "},\"merges\":[";
+    j += R"("decoder":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{)"
+         "\x05"
+         "},\"merges\":[";
     if (r.chance(10)) j += R"("a a","\u0120 \u0120")";
     j += "]}}";
     // The text: half the time megabytes; mostly 'a' for the backtracking regexes, spaces for the real
     // ones, '<' for the added tokens.
-    const std::string count = r.chance(50) ? std::to_string(r.pick(std::vector<std::uint64_t>{65536, 1048576, 4194304}))
-                                           : std::to_string(fuzz_mutator::pick_count(r));
+    const std::string count =
+        r.chance(50) ? std::to_string(r.pick(std::vector<std::uint64_t>{65536, 1048576, 4194304}))
+                     : std::to_string(fuzz_mutator::pick_count(r));
     const std::string unit = r.chance(50) ? r.pick(kUnits) : r.pick(std::vector<std::string>{"a", " ", "<"});
     std::string text = "\x01" + count + ":" + unit + "\x02";
     if (r.chance(60)) text += r.pick(std::vector<std::string>{"x", "b", "c", " ", "<t1>", "<|endoftext|>"});
@@ -130,7 +164,8 @@ std::string gen_recipe(Rng& r) {
 
 const std::vector<std::string> kWords = [] {
     std::vector<std::string> w = kRegexes;
-    for (const char* s : {"Split", "ByteLevel", "Sequence", "NFC", "BPE", "WordPiece", "Unigram", "<t1>", "<|endoftext|>"})
+    for (const char* s :
+         {"Split", "ByteLevel", "Sequence", "NFC", "BPE", "WordPiece", "Unigram", "<t1>", "<|endoftext|>"})
         w.push_back(s);
     return w;
 }();

@@ -122,7 +122,8 @@ TEST(Safetensors, FindingEveryTensorIsNotQuadratic) {
                   "\":{\"dtype\":\"F16\",\"shape\":[0],\"data_offsets\":[0,0]}";
     header += "}";
     std::string bytes(8, '\0');
-    for (int i = 0; i < 8; ++i) bytes[std::size_t(i)] = char((std::uint64_t(header.size()) >> (8 * i)) & 0xff);
+    for (int i = 0; i < 8; ++i)
+        bytes[std::size_t(i)] = char((std::uint64_t(header.size()) >> (8 * i)) & 0xff);
     const SafetensorsFile f = SafetensorsFile::from_bytes(bytes + header, "many");
     ASSERT_EQ(f.tensors().size(), std::size_t(kTensors));
     const auto t0 = std::chrono::steady_clock::now();
