@@ -22,6 +22,7 @@
 #include "app/cli_options.hpp"
 #include "app/clock.hpp"
 #include "app/key_taps.hpp"
+#include "app/panels/panels.hpp"
 #include "app/render/frame.hpp"
 #include "app/shell.hpp"
 #include "core/error.hpp"
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
 
     // Reverse order of creation: the shell (worker, GPU resources), ImGui, window.
     const int exit_code = shell->exit_code();
+    attnviz::app::release_labs();
     shell->shutdown();
     shell.reset();
     ImGui_ImplOpenGL3_Shutdown();

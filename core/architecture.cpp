@@ -4,7 +4,8 @@
 namespace attnviz {
 
 const std::vector<Architecture>& architectures() {
-    static const std::vector<Architecture> table = {
+    // Never destroyed: the Training lab's thread (param_layout) may still read it while the program exits.
+    static const std::vector<Architecture>& table = *new std::vector<Architecture>{
         gpt2_architecture(),
         llama_architecture(),
         qwen2_architecture(),

@@ -177,8 +177,9 @@ double head_score_value(const HeadScores& s, HeadScore k) {
 }
 
 const std::vector<HeadScore>& all_head_scores() {
-    static const std::vector<HeadScore> all = {HeadScore::PreviousToken, HeadScore::Induction,
-                                               HeadScore::FirstToken, HeadScore::SameToken};
+    // Never destroyed (as the table below): a training thread may still read them while the program exits.
+    static const std::vector<HeadScore>& all = *new std::vector<HeadScore>{
+        HeadScore::PreviousToken, HeadScore::Induction, HeadScore::FirstToken, HeadScore::SameToken};
     return all;
 }
 
@@ -195,7 +196,9 @@ const TaskOption* TaskInfo::option(const std::string& key) const {
 }
 
 const std::vector<TaskInfo>& task_registry() {
-    static const std::vector<TaskInfo> table = {
+    // Never destroyed: the Training lab's thread, joined when the lab's state goes at exit, may still
+    // look tasks up after other statics are gone (a crash the training_tasks GUI test caught).
+    static const std::vector<TaskInfo>& table = *new std::vector<TaskInfo>{
         induction_info(),
         sequence_info(SequenceOp::Copy, "copy", "copy a sequence"),
         sequence_info(SequenceOp::Reverse, "reverse", "reverse a sequence"),

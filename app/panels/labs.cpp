@@ -156,6 +156,14 @@ void draw_labs_menu(AppState& state) {
     }
 }
 
+void release_labs() {
+    // Each lab's state goes now, while the window and every other part of the program are alive: a
+    // lab's background work (the Training lab's thread) ends here, not during static destruction.
+    int count = 0;
+    LabEntry* labs = labs_table(&count);
+    for (int i = 0; i < count; ++i) labs[i].ctx = LabContext{};
+}
+
 void draw_labs(AppState& state) {
     handle_request(state);
     int count = 0;

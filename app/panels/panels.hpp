@@ -56,6 +56,8 @@ void shutdown_views();
 // --- labs (labs engineer) -------------------------------------------------------------------
 /// Draws every open lab window; the Labs menu toggles them.
 void draw_labs(AppState& state);
+/// Ends every lab's state and background work (at shutdown, before the window goes).
+void release_labs();
 void draw_labs_menu(AppState& state);
 
 }  // namespace attnviz::app
