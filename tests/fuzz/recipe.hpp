@@ -281,6 +281,25 @@ std::size_t mutate_recipe(uint8_t* data, std::size_t size, std::size_t max_size,
     return r.size();
 }
 
+/// What the recipe-aware mutators share: a recipe is mutated as one (3 times in 4); a raw input is
+/// replaced by a fresh recipe 1 time in 4. `taken` says whether either was chosen (else the caller
+/// mutates the raw input its own way). Returns the new size, or 0 for none.
+template <typename Generate>
+std::size_t recipe_step(uint8_t* data, std::size_t size, std::size_t max_size, Rng& r, Generate generate,
+                        const std::vector<std::string>& words, bool& taken) {
+    taken = true;
+    if (fuzz_recipe::is_recipe(data, size))
+        return r.chance(75) ? mutate_recipe(data, size, max_size, r, generate, words) : 0;
+    if (r.chance(25)) {
+        const std::string g = generate(r);
+        if (g.size() > max_size) return 0;
+        std::memcpy(data, g.data(), g.size());
+        return g.size();
+    }
+    taken = false;
+    return 0;
+}
+
 }  // namespace fuzz_mutator
 
 #endif  // ATTNVIZ_FUZZ_MUTATORS

@@ -271,16 +271,9 @@ std::size_t mutate_raw_header(uint8_t* data, std::size_t size, std::size_t max_s
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
     Rng r(seed);
-    std::size_t out = 0;
-    if (fuzz_recipe::is_recipe(data, size)) {
-        if (r.chance(75)) out = fuzz_mutator::mutate_recipe(data, size, max_size, r, gen_recipe, kWords);
-    } else if (r.chance(25)) {
-        const std::string g = gen_recipe(r);
-        if (g.size() <= max_size) {
-            std::memcpy(data, g.data(), g.size());
-            out = g.size();
-        }
-    } else if (r.chance(40)) {
+    bool taken = false;
+    std::size_t out = fuzz_mutator::recipe_step(data, size, max_size, r, gen_recipe, kWords, taken);
+    if (!taken && r.chance(40)) {
         out = mutate_raw_header(data, size, max_size, r);
     }
     return out ? out : LLVMFuzzerMutate(data, size, max_size);

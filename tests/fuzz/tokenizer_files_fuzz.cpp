@@ -174,16 +174,9 @@ const std::vector<std::string> kWords = [] {
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
     Rng r(seed);
-    std::size_t out = 0;
-    if (fuzz_recipe::is_recipe(data, size)) {
-        if (r.chance(75)) out = fuzz_mutator::mutate_recipe(data, size, max_size, r, gen_recipe, kWords);
-    } else if (r.chance(25)) {
-        const std::string g = gen_recipe(r);
-        if (g.size() <= max_size) {
-            std::memcpy(data, g.data(), g.size());
-            out = g.size();
-        }
-    } else if (r.chance(20) && size > 1) {  // a raw tokenizer.json: a dictionary string in place
+    bool taken = false;
+    std::size_t out = fuzz_mutator::recipe_step(data, size, max_size, r, gen_recipe, kWords, taken);
+    if (!taken && r.chance(20) && size > 1) {  // a raw tokenizer.json: a dictionary string in place
         std::string s(reinterpret_cast<const char*>(data), size);
         if (fuzz_mutator::replace_string(s, 1, r.pick(kWords), r) && s.size() <= max_size) {
             std::memcpy(data, s.data(), s.size());
