@@ -10,6 +10,7 @@ const std::vector<Architecture>& architectures() {
         llama_architecture(),
         qwen2_architecture(),
         mistral_architecture(),
+        gemma_architecture(),
     };
     return table;
 }
@@ -34,7 +35,7 @@ std::string architecture_names() {
 const Architecture& train_architecture(const TrainConfig& config) {
     for (const Architecture& a : architectures())
         if (a.trains && a.write && a.trains(config)) return a;
-    return architectures().back();  // (unreachable: Llama's layout holds every config)
+    return *find_architecture("llama");  // (unreachable: Llama's layout holds every config)
 }
 
 }  // namespace attnviz

@@ -3,7 +3,7 @@
 // (core/architecture.cpp): the config.json model_type it answers to, how config.json's fields become
 // a ModelSpec and a TrainConfig becomes config.json's fields, and the names and storage layout of its
 // tensors. Each architecture's entry sits in a file of its own (core/arch_gpt2.cpp,
-// core/arch_llama.cpp); adding one is a line in the table plus its file.
+// core/arch_llama.cpp, core/arch_gemma.cpp); adding one is a line in the table plus its file.
 //
 // core has no JSON: io hands the fields in through ConfigFields and takes them out through
 // ConfigSink.
@@ -72,6 +72,7 @@ struct Architecture {
     TensorNames tensors;
     bool tied_by_default = false;  // tie_word_embeddings when config.json does not say
     bool qkv_bias = false;         // q, k and v always have biases (Qwen2)
+    float norm_weight_offset = 0;  // added to every stored norm weight on loading (Gemma stores γ − 1)
     /// config.json → ModelSpec: every field but architecture and family, and the architecture's own
     /// refusals (activations, rope_scaling, sliding windows, ...).
     void (*read)(const ConfigFields& fields, const std::string& model_type, ModelSpec& spec) = nullptr;
@@ -96,5 +97,6 @@ Architecture gpt2_architecture();     // core/arch_gpt2.cpp
 Architecture llama_architecture();    // core/arch_llama.cpp
 Architecture qwen2_architecture();    // core/arch_llama.cpp
 Architecture mistral_architecture();  // core/arch_llama.cpp
+Architecture gemma_architecture();    // core/arch_gemma.cpp
 
 }  // namespace attnviz

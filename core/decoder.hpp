@@ -106,8 +106,8 @@ template <typename T>
 struct BlockW {
     NormW<T> ln_1, ln_2;
     LinearW<T> q, k, v, o;  // q: d → h·dh, k, v: d → g·dh, o: h·dh → d
-    LinearW<T> fc;          // GELU: d → f; SwiGLU: the gate, d → f
-    LinearW<T> up;          // SwiGLU: the up projection, d → f (unused for GELU)
+    LinearW<T> fc;          // GELU: d → f; SwiGLU / GeGLU: the gate, d → f
+    LinearW<T> up;          // SwiGLU / GeGLU: the up projection, d → f (unused for GELU)
     LinearW<T> proj;        // f → d
 };
 
@@ -133,6 +133,7 @@ struct DecoderShape {
     PositionKind positions = PositionKind::Learned;
     double eps = 1e-5;
     double theta = 10000.0;  // RoPE's base, and the sinusoids'
+    double embed_scale = 1.0;  // token embeddings times this (Gemma: √d); the trainer's models keep 1
 };
 
 template <typename T>
@@ -178,8 +179,8 @@ struct LayerActs {
     nn::M<T> a2;                // [rows, d] ln_2 output (MLP only)
     nn::M<T> xhat2;             // [rows, d]
     std::vector<T> rstd2;       // [rows]
-    nn::M<T> pre;               // [rows, f] GELU input, or [rows, 2f] SwiGLU gate | up
-    nn::M<T> act;               // [rows, f] GELU output or SwiGLU product: the down projection's input
+    nn::M<T> pre;               // [rows, f] GELU input, or [rows, 2f] SwiGLU / GeGLU gate | up
+    nn::M<T> act;               // [rows, f] GELU output or gated product: the down projection's input
 };
 
 template <typename T>
@@ -225,6 +226,7 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
     const int rows = S * n;
     M<T> x(rows, d);
     for (int t = 0; t < rows; ++t) x.row(t) = Eigen::Map<const RowT<T>>(w.wte + long(ids[t]) * w.wte_ld, d);
+    if (c.embed_scale != 1.0) x *= T(c.embed_scale);
     for (int s = 0; s < S; ++s)
         for (int t = 0; t < n; ++t) {
             if (c.positions == PositionKind::Learned)
@@ -317,7 +319,10 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
                 linear_forward(rows, L.a2.data(), d, b.up.w, b.up.b, b.up.s, L.pre.data() + f, 2 * f,
                                threads);
             }
-            swiglu_forward(L.pre, L.act);
+            if (c.mlp == MlpKind::GeGLU)
+                geglu_forward(L.pre, L.act);
+            else
+                swiglu_forward(L.pre, L.act);
         }
         linear_forward(rows, L.act.data(), f, b.proj.w, b.proj.b, b.proj.s, o.data(), d, threads);
         hook_all(HookStage::mlp_out, l, o);

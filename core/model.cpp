@@ -98,7 +98,7 @@ void validate_model(const ModelWeights& m) {
         if (mk == MlpKind::Gelu) {
             check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
             check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
-        } else if (mk == MlpKind::SwiGLU) {
+        } else if (gated_mlp(mk)) {
             check_linear(b.gate, d, s.d_ff, false, p + "gate_proj");
             check_linear(b.up, d, s.d_ff, false, p + "up_proj");
             check_linear(b.down, s.d_ff, d, false, p + "down_proj");
@@ -299,6 +299,7 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     c.positions = position_kind(s);
     c.eps = s.norm_eps;
     c.theta = s.rope_theta;
+    c.embed_scale = s.embed_scale;
     w.wte = m.wte.data;
     w.wte_ld = m.wte.stride;
     w.wpe = m.wpe.data;
@@ -318,7 +319,7 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
         if (c.mlp == MlpKind::Gelu) {
             o.fc = lin(b.fc);
             o.proj = lin(b.proj);
-        } else if (c.mlp == MlpKind::SwiGLU) {
+        } else if (gated_mlp(c.mlp)) {
             o.fc = lin(b.gate);
             o.up = lin(b.up);
             o.proj = lin(b.down);

@@ -28,7 +28,11 @@ enum class ModelFamily { Gpt2, Llama };
 /// Llama RMSNorm, SwiGLU, RoPE). attnviz's own checkpoints (`attnviz train`) mix them, e.g. no norm
 /// and no MLP (attention-only, as in the circuits papers).
 enum class NormKind { Auto, LayerNorm, RMSNorm, None };
-enum class MlpKind { Auto, Gelu, SwiGLU, None };
+enum class MlpKind { Auto, Gelu, SwiGLU, None, GeGLU };
+/// SwiGLU and GeGLU: an activated gate times a linear branch (gate, up, down projections).
+inline bool gated_mlp(MlpKind k) {
+    return k == MlpKind::SwiGLU || k == MlpKind::GeGLU;
+}
 enum class PositionKind { Auto, Learned, Sinusoidal, Rope };
 
 /// A read-only float32 matrix viewed in place: [rows, cols], row-major, `stride` floats between rows.
@@ -66,7 +70,7 @@ struct BlockWeights {
     Norm ln_1, ln_2;
     Linear q, k, v, o;      // q: d → h·dh, k, v: d → g·dh, o: h·dh → d
     Linear fc, proj;        // GPT-2 MLP: d → f → d
-    Linear gate, up, down;  // Llama MLP: down(silu(gate(x)) ⊙ up(x))
+    Linear gate, up, down;  // gated MLP: down(act(gate(x)) ⊙ up(x)), act = SiLU (SwiGLU) or GELU (GeGLU)
 };
 
 struct ModelSpec {
@@ -82,6 +86,7 @@ struct ModelSpec {
     int max_positions = 0;  // longest input accepted (n_positions / max_position_embeddings)
     double norm_eps = 1e-5;
     double rope_theta = 10000.0;  // RoPE only
+    double embed_scale = 1.0;     // token embeddings are multiplied by it (Gemma: √d_model)
     NormKind norm = NormKind::Auto;
     MlpKind mlp = MlpKind::Auto;
     PositionKind positions = PositionKind::Auto;

@@ -153,7 +153,7 @@ void rope_apply(T* x, int rows, long ld, int heads, int dh, int n, const M<T>& c
 }
 
 // ---------------------------------------------------------------------------------------------
-// MLP activations: GELU (tanh form) and SwiGLU
+// MLP activations: GELU (tanh form), SwiGLU and GeGLU
 // ---------------------------------------------------------------------------------------------
 
 /// forward: GELU(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), elementwise. [n, f] → [n, f].
@@ -192,6 +192,29 @@ void swiglu_backward(const M<T>& dz, const M<T>& gu, M<T>& dgu) {
     dgu.resize(gu.rows(), 2 * f);
     dgu.leftCols(f).array() = dz.array() * u * sig * (T(1) + g * (T(1) - sig));
     dgu.rightCols(f).array() = dz.array() * g * sig;
+}
+
+/// forward: GeGLU z = GELU(g)·u (GELU's tanh form; Gemma, T5 v1.1) with gu = [g | u] [n, 2f] → z [n, f].
+template <typename T>
+void geglu_forward(const M<T>& gu, M<T>& z) {
+    const int f = int(gu.cols()) / 2;
+    M<T> a;  // [n, f] GELU(g)
+    gelu_forward<T>(gu.leftCols(f), a);
+    z.resize(gu.rows(), f);
+    z.array() = a.array() * gu.rightCols(f).array();
+}
+/// backward: dz [n, f] → dgu [n, 2f] (overwritten): dg = GELU'(g)·(dz·u), du = dz·GELU(g).
+template <typename T>
+void geglu_backward(const M<T>& dz, const M<T>& gu, M<T>& dgu) {
+    const int f = int(gu.cols()) / 2;
+    M<T> a, dg;  // [n, f]
+    const M<T> g = gu.leftCols(f);
+    gelu_forward<T>(g, a);
+    const M<T> dzu = (dz.array() * gu.rightCols(f).array()).matrix();
+    gelu_backward<T>(dzu, g, dg);
+    dgu.resize(gu.rows(), 2 * f);
+    dgu.leftCols(f) = dg;
+    dgu.rightCols(f).array() = dz.array() * a.array();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ struct ModelWords {
     ModelWords(const ModelSpec& spec, int head);
     const ModelSpec& s;
     int head;
-    bool gpt2, layernorm, rope_pos, gelu;
+    bool gpt2, layernorm, rope_pos, gelu, geglu;
     std::string h;                             // the head as a subscript ("" for −1)
     std::string norm, norm_formula, norm_why;  // "LayerNorm" / "RMSNorm" and how it works
     std::string shared;                        // grouped-query attention: which heads share K and V

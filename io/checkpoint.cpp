@@ -19,7 +19,7 @@ const char* norm_name(NormKind k) {
     return k == NormKind::LayerNorm ? "layernorm" : k == NormKind::RMSNorm ? "rmsnorm" : "none";
 }
 const char* mlp_name(MlpKind k) {
-    return k == MlpKind::Gelu ? "gelu" : k == MlpKind::SwiGLU ? "swiglu" : "none";
+    return k == MlpKind::Gelu ? "gelu" : k == MlpKind::SwiGLU ? "swiglu" : k == MlpKind::GeGLU ? "geglu" : "none";
 }
 const char* positions_name(PositionKind k) {
     return k == PositionKind::Learned ? "learned" : k == PositionKind::Sinusoidal ? "sinusoidal" : "rope";

@@ -155,6 +155,17 @@ class TensorSource {
         return WeightRef{floats(name, {rows, cols}), rows, cols, cols};
     }
     const float* vector(const std::string& name, int n) { return floats(name, {n}); }
+    /// A vector plus `offset` in every element, in a buffer of its own (Gemma's norms store γ − 1).
+    const float* vector_plus(const std::string& name, int n, float offset) {
+        const float* v = floats(name, {n});
+        if (offset == 0.0f) return v;
+        ck_.converted_bytes += std::uint64_t(n) * 4;
+        ck_.weight_bytes += std::uint64_t(n) * 4;
+        auto buf = std::shared_ptr<float[]>(new float[std::size_t(n)]);  // [n]
+        for (int i = 0; i < n; ++i) buf[std::size_t(i)] = v[i] + offset;
+        ck_.storage.push_back(buf);
+        return buf.get();
+    }
 
   private:
     const SafetensorsTensor* find(const std::string& name) const {
@@ -210,8 +221,10 @@ class TensorSource {
 };
 
 /// The weights of any architecture of the table, by its tensor names and layout.
-ModelWeights load_weights(const ModelSpec& s, const TensorNames& names, Checkpoint& ck, bool tied,
-                          bool attention_bias, bool qkv_bias) {
+ModelWeights load_weights(const ModelSpec& s, const Architecture& arch, Checkpoint& ck, bool tied,
+                          bool attention_bias) {
+    const TensorNames& names = arch.tensors;
+    const bool qkv_bias = arch.qkv_bias;
     TensorSource t(ck, names.fallback_prefix);
     ModelWeights m;
     m.spec = s;
@@ -224,7 +237,7 @@ ModelWeights load_weights(const ModelSpec& s, const TensorNames& names, Checkpoi
     m.lm_head = tied ? m.wte : t.matrix(names.lm_head + ".weight", s.vocab_size, d);
     auto norm = [&](const std::string& p) {
         if (nk == NormKind::None) return Norm{};
-        return Norm{t.vector(p + ".weight", d),
+        return Norm{t.vector_plus(p + ".weight", d, arch.norm_weight_offset),
                     nk == NormKind::LayerNorm ? t.vector(p + ".bias", d) : nullptr, d};
     };
     // Conv1D: [in, out] and a bias, always; nn.Linear: [out, in], a bias when required or present.
@@ -251,7 +264,7 @@ ModelWeights load_weights(const ModelSpec& s, const TensorNames& names, Checkpoi
             b.v = linear(p + names.v, d, kvd, attention_bias || qkv_bias);
         }
         b.o = linear(p + names.o, qd, d, attention_bias);
-        if (mk == MlpKind::SwiGLU) {
+        if (gated_mlp(mk)) {
             b.gate = linear(p + names.gate, d, s.d_ff, false);
             b.up = linear(p + names.up, d, s.d_ff, false);
             b.down = linear(p + names.down, s.d_ff, d, false);
@@ -279,8 +292,8 @@ ModelWeights load_model_dir(const std::string& dir) {
         return j.contains(f) && j[f].is_boolean() ? j[f].get<bool>() : fallback;
     };
     const Architecture& arch = *find_architecture(spec.architecture);
-    m = load_weights(spec, arch.tensors, ck, flag("tie_word_embeddings", arch.tied_by_default),
-                     !arch.tensors.conv1d && flag("attention_bias", false), arch.qkv_bias);
+    m = load_weights(spec, arch, ck, flag("tie_word_embeddings", arch.tied_by_default),
+                     !arch.tensors.conv1d && flag("attention_bias", false));
     m.storage = std::move(ck.storage);
     m.weight_bytes = ck.weight_bytes;
     validate_model(m);

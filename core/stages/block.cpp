@@ -39,13 +39,15 @@ StageText ln_2_text(const ModelWords& w) {
 
 StageText mlp_out_text(const ModelWords& w) {
     return {"MLP output",
-            w.gelu ? "mlp = GELU(r̂ W_fc" + w.bias + ") W_proj" + w.bias
-                   : "mlp = (SiLU(r̂ W_gate) ⊙ r̂ W_up) W_down",
+            w.gelu    ? "mlp = GELU(r̂ W_fc" + w.bias + ") W_proj" + w.bias
+            : w.geglu ? "mlp = (GELU(r̂ W_gate) ⊙ r̂ W_up) W_down"
+                      : "mlp = (SiLU(r̂ W_gate) ⊙ r̂ W_up) W_down",
             w.gelu ? "Each token on its own (no mixing between tokens): widen to d_ff = " +
                          std::to_string(w.s.d_ff) + ", GELU, narrow back to d_model."
-                   : "Each token on its own (no mixing between tokens): SwiGLU, a SiLU gate times a linear "
-                     "branch, both of width d_ff = " +
-                         std::to_string(w.s.d_ff) + ", then back to d_model."};
+                   : "Each token on its own (no mixing between tokens): " +
+                         std::string(w.geglu ? "GeGLU, a GELU gate" : "SwiGLU, a SiLU gate") +
+                         " times a linear branch, both of width d_ff = " + std::to_string(w.s.d_ff) +
+                         ", then back to d_model."};
 }
 
 StageText resid_post_text(const ModelWords&) {

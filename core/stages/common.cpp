@@ -39,6 +39,7 @@ ModelWords::ModelWords(const ModelSpec& spec, int hd)
       layernorm(norm_kind(spec) == NormKind::LayerNorm),
       rope_pos(position_kind(spec) == PositionKind::Rope),
       gelu(mlp_kind(spec) == MlpKind::Gelu),
+      geglu(mlp_kind(spec) == MlpKind::GeGLU),
       h(hd >= 0 ? cell_text::sub(hd) : ""),
       norm(layernorm ? "LayerNorm" : "RMSNorm"),
       norm_formula(layernorm ? "γ ⊙ (x − μ) / √(σ² + ε) + β" : "γ ⊙ x / √(mean(x²) + ε)"),

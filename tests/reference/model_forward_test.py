@@ -112,7 +112,15 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def gemma_rms_norm(x, w, eps):
+    # GemmaRMSNorm: the stored weight w scales by (1 + w).
+    return (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)) * (1.0 + w)
+
+
 def llama_forward(W, cfg, ids):
+    gemma = cfg["model_type"] == "gemma"
+    norm = gemma_rms_norm if gemma else rms_norm
+    act = (lambda t: torch.nn.functional.gelu(t, approximate="tanh")) if gemma else torch.nn.functional.silu
     d, h = cfg["hidden_size"], cfg["num_attention_heads"]
     g = cfg.get("num_key_value_heads", h)
     dh = cfg.get("head_dim") or d // h
@@ -127,10 +135,12 @@ def llama_forward(W, cfg, ids):
         return y + W[p + ".bias"] if p + ".bias" in W else y
 
     x = W["model.embed_tokens.weight"][ids]
+    if gemma:
+        x = x * torch.tensor(d ** 0.5, dtype=x.dtype)  # GemmaModel's normalizer
     out = {"layers": []}
     for l in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % l
-        a = rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        a = norm(x, W[p + "input_layernorm.weight"], eps)
         q = lin(a, p + "self_attn.q_proj").view(n, h, dh).transpose(0, 1)
         k = lin(a, p + "self_attn.k_proj").view(n, g, dh).transpose(0, 1)
         v = lin(a, p + "self_attn.v_proj").view(n, g, dh).transpose(0, 1)
@@ -141,14 +151,14 @@ def llama_forward(W, cfg, ids):
         scores, weights, ho = causal_attention(q, k, v)
         attn_out = lin(ho.transpose(0, 1).reshape(n, h * dh), p + "self_attn.o_proj")
         mid = x + attn_out
-        m = rms_norm(mid, W[p + "post_attention_layernorm.weight"], eps)
-        mlp = lin(torch.nn.functional.silu(lin(m, p + "mlp.gate_proj")) * lin(m, p + "mlp.up_proj"),
+        m = norm(mid, W[p + "post_attention_layernorm.weight"], eps)
+        mlp = lin(act(lin(m, p + "mlp.gate_proj")) * lin(m, p + "mlp.up_proj"),
                   p + "mlp.down_proj")
         x = mid + mlp
         out["layers"].append(dict(ln_1=a, Q=q, K=k, V=v, scores=scores, weights=weights, head_output=ho,
                                   attn_out=attn_out, resid_mid=mid, ln_2=m, mlp_out=mlp, resid_post=x))
-    out["ln_f"] = rms_norm(x, W["model.norm.weight"], eps)
-    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    out["ln_f"] = norm(x, W["model.norm.weight"], eps)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings", gemma) else W["lm_head.weight"]
     out["logits"] = out["ln_f"] @ head.T
     return out
 
@@ -372,6 +382,24 @@ def main():
         ids = [7, 8, 9, 10, 250, 0]
         check_dump(attnviz, "mistral-f16", d, llama_forward(Wr, cfg, ids), ids, cfg)
 
+        # Gemma: (1 + w) RMSNorm, embeddings × √d, GeGLU (tanh GELU), head_dim 8 ≠ 16/4, GQA 4:2, tied
+        # by default (no tie_word_embeddings field, no lm_head), BF16 file.
+        d = os.path.join(tmp, "gemma")
+        cfg, W = make_llama(gen, V, "gemma", 4, 2, tied=True, bias=False, head_dim=8)
+        for k in ("tie_word_embeddings", "hidden_act", "rope_scaling"):
+            cfg.pop(k)
+        cfg["hidden_activation"] = "gelu_pytorch_tanh"
+        W = {k: (v - 1.0 if k.endswith("layernorm.weight") or k == "model.norm.weight" else v)
+             for k, v in W.items()}  # stored as γ − 1
+        Wr = write_model(d, cfg, W, "BF16")
+        ids = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]
+        check_dump(attnviz, "gemma-bf16", d, llama_forward(Wr, cfg, ids), ids, cfg)
+        bad_act = dict(cfg, hidden_activation="gelu")
+        write_model(os.path.join(tmp, "gemma-erf"), bad_act, W)
+        expect_error(attnviz, "gemma exact gelu", ["dump", "--model", os.path.join(tmp, "gemma-erf"), "--ids",
+                                                   "1,2", "--out", os.path.join(tmp, "gemma-out")],
+                     "hidden_activation")
+
         # Hostile and unsupported inputs: one line, non-zero exit.
         bad = os.path.join(tmp, "bad")
         base_cfg, base_W = make_llama(gen, V, "llama", 2, 2, tied=True, bias=False)
@@ -420,7 +448,8 @@ def main():
         print("\n".join(FAILURES[:40]))
         print("%d failures" % len(FAILURES))
         sys.exit(1)
-    print("model_forward_test: all stages of gpt2, llama (GQA), qwen2 (BF16, biases, tied), mistral (F16) match")
+    print("model_forward_test: all stages of gpt2, llama (GQA), qwen2 (BF16, biases, tied), mistral (F16), "
+          "gemma (BF16) match")
 
 
 if __name__ == "__main__":
