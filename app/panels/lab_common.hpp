@@ -205,6 +205,7 @@ void draw_lab_linear(AppState& state, LabContext& ctx);
 void draw_lab_size(AppState& state, LabContext& ctx);
 void draw_lab_heads(AppState& state, LabContext& ctx);
 void draw_lab_training(AppState& state, LabContext& ctx);
+void draw_lab_masks(AppState& state, LabContext& ctx);  // app/panels/lab_masks.cpp
 
 /// Tab flags that select the tab when ctx asks for index `i` (and then clear the request).
 int lab_tab_flags(LabContext& ctx, int i);

@@ -28,7 +28,7 @@ for path in sys.argv[2:]:
 EOF
 
 labs=(positional_encoding positional_encoding:3 scoring scoring:2 temperature temperature:1
-      softmax_vs_linear softmax_vs_linear:1 size designed_heads)
+      softmax_vs_linear softmax_vs_linear:1 size masks designed_heads)
 script="$tmp/labs_steps.txt"
 {
   echo 'wait weights_checksum != "" && updating == false'

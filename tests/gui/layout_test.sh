@@ -24,7 +24,7 @@ mkdir -p "$shots"
 # log's last line for each (size, scale, view) is the layout it settled on. Screenshots are taken
 # only when $ATTNVIZ_LAYOUT_SHOTS asks for them (the PNGs would be most of this test's CPU time).
 views="stage heads compare"
-labs="positional_encoding scoring temperature softmax_vs_linear size designed_heads training"
+labs="positional_encoding scoring temperature softmax_vs_linear size masks designed_heads training"
 # resize_steps W H SCALE: the steps that give the window that size and scale and wait until the app
 # reports both.
 resize_steps() {
