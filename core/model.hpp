@@ -92,6 +92,30 @@ struct ModelSpec {
     PositionKind positions = PositionKind::Auto;
 };
 
+/// The kinds' names, one table each (Auto has none): attnviz's own checkpoints' config.json fields
+/// attnviz_norm, attnviz_mlp and attnviz_positions, and `attnviz train`'s --norm, --mlp, --positions.
+const char* kind_name(NormKind k);      // "layernorm", "rmsnorm", "none"
+const char* kind_name(MlpKind k);       // "gelu", "swiglu", "geglu", "none"
+const char* kind_name(PositionKind k);  // "learned", "sinusoidal", "rope"
+/// The kind named `name` among `allowed`, else false.
+template <typename Kind>
+bool kind_from_name(const std::string& name, const std::vector<Kind>& allowed, Kind* out) {
+    for (Kind k : allowed)
+        if (name == kind_name(k)) {
+            *out = k;
+            return true;
+        }
+    return false;
+}
+/// "a, b or c" (`or` = true) or "a, b, c": the allowed kinds' names, for messages.
+template <typename Kind>
+std::string kind_names(const std::vector<Kind>& allowed, bool or_last = true) {
+    std::string out;
+    for (std::size_t i = 0; i < allowed.size(); ++i)
+        out += std::string(i == 0 ? "" : (or_last && i + 1 == allowed.size()) ? " or " : ", ") + kind_name(allowed[i]);
+    return out;
+}
+
 /// The spec's norm, MLP and positions with Auto resolved from the family.
 NormKind norm_kind(const ModelSpec& spec);
 MlpKind mlp_kind(const ModelSpec& spec);

@@ -15,16 +15,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-const char* norm_name(NormKind k) {
-    return k == NormKind::LayerNorm ? "layernorm" : k == NormKind::RMSNorm ? "rmsnorm" : "none";
-}
-const char* mlp_name(MlpKind k) {
-    return k == MlpKind::Gelu ? "gelu" : k == MlpKind::SwiGLU ? "swiglu" : k == MlpKind::GeGLU ? "geglu" : "none";
-}
-const char* positions_name(PositionKind k) {
-    return k == PositionKind::Learned ? "learned" : k == PositionKind::Sinusoidal ? "sinusoidal" : "rope";
-}
-
 /// config.json's fields as JSON, in the order set.
 struct JsonSink final : ConfigSink {
     ojson& j;
@@ -49,9 +39,9 @@ std::string train_config_json(const TrainConfig& c) {
     j["tie_word_embeddings"] = c.tied;
     j["attnviz_attention_only"] = c.mlp == MlpKind::None;
     j["attnviz_layer_norm"] = norm != NormKind::None;
-    j["attnviz_norm"] = norm_name(norm);
-    j["attnviz_mlp"] = mlp_name(c.mlp);
-    j["attnviz_positions"] = positions_name(c.positions);
+    j["attnviz_norm"] = kind_name(norm);
+    j["attnviz_mlp"] = kind_name(c.mlp);
+    j["attnviz_positions"] = kind_name(c.positions);
     return j.dump(2) + "\n";
 }
 

@@ -82,26 +82,18 @@ struct ConfigReader final : ConfigFields {
 void read_attnviz_options(const ConfigReader& c, ModelSpec& s) {
     if (c.boolean("attnviz_attention_only", false)) s.mlp = MlpKind::None;
     if (!c.boolean("attnviz_layer_norm", true)) s.norm = NormKind::None;
-    auto choice = [&](const char* field, const std::vector<const char*>& names) {
+    // Each field names one kind of core/model.hpp's tables.
+    auto choice = [&](const char* field, const auto& allowed, auto* kind) {
+        if (!c.present(field)) return;
         const std::string v = c.string(field, "");
-        for (std::size_t i = 0; i < names.size(); ++i)
-            if (v == names[i]) return int(i);
-        std::string known;
-        for (const char* n : names) known += std::string(known.empty() ? "" : ", ") + n;
-        c.fail(field, "'" + v + "' is not supported (" + known + ")");
+        if (!kind_from_name(v, allowed, kind))
+            c.fail(field, "'" + v + "' is not supported (" + kind_names(allowed, false) + ")");
     };
-    if (c.present("attnviz_norm")) {
-        const int k = choice("attnviz_norm", {"layernorm", "rmsnorm", "none"});
-        s.norm = k == 0 ? NormKind::LayerNorm : k == 1 ? NormKind::RMSNorm : NormKind::None;
-    }
-    if (c.present("attnviz_mlp")) {
-        const int k = choice("attnviz_mlp", {"gelu", "swiglu", "none"});
-        s.mlp = k == 0 ? MlpKind::Gelu : k == 1 ? MlpKind::SwiGLU : MlpKind::None;
-    }
-    if (c.present("attnviz_positions")) {
-        const int k = choice("attnviz_positions", {"learned", "sinusoidal", "rope"});
-        s.positions = k == 0 ? PositionKind::Learned : k == 1 ? PositionKind::Sinusoidal : PositionKind::Rope;
-    }
+    choice("attnviz_norm", std::vector<NormKind>{NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None}, &s.norm);
+    choice("attnviz_mlp", std::vector<MlpKind>{MlpKind::Gelu, MlpKind::SwiGLU, MlpKind::GeGLU, MlpKind::None}, &s.mlp);
+    choice("attnviz_positions",
+           std::vector<PositionKind>{PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::Rope},
+           &s.positions);
     if (s.family == ModelFamily::Llama && position_kind(s) == PositionKind::Rope && s.d_head % 2 != 0)
         c.fail("head_dim", "must be even for RoPE, got " + std::to_string(s.d_head));
     if (s.family == ModelFamily::Gpt2) {

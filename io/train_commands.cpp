@@ -361,23 +361,25 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     c.d_model = cli_int("--d-model", args.get_or("--d-model", "64"), 16, 256);
     c.context = cli_int("--context", args.get_or("--context", "48"), 8, 256);
     c.vocab_size = cli_int("--vocab", args.get_or("--vocab", "64"), 2, 65536);
-    const std::string norm = args.get_or("--norm", args.has("--no-norm") ? "none" : "layernorm");
-    if (norm != "layernorm" && norm != "rmsnorm" && norm != "none")
-        throw UsageError("--norm: '" + norm + "' is not layernorm, rmsnorm or none");
+    // The kinds the trainer trains, named by core/model.hpp's tables.
+    auto kind_flag = [&](const char* flag, const std::string& fallback, const auto& allowed, auto* kind) {
+        const std::string v = args.get_or(flag, fallback);
+        if (!kind_from_name(v, allowed, kind))
+            throw UsageError(std::string(flag) + ": '" + v + "' is not " + kind_names(allowed));
+        return v;
+    };
+    NormKind norm_k = NormKind::LayerNorm;
+    const std::string norm =
+        kind_flag("--norm", args.has("--no-norm") ? "none" : "layernorm",
+                  std::vector<NormKind>{NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None}, &norm_k);
     if (args.has("--no-norm") && norm != "none") throw UsageError("--no-norm contradicts --norm " + norm);
-    c.layer_norm = norm != "none";
-    c.norm = norm == "rmsnorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
-    const std::string mlp = args.get_or("--mlp", "none");
-    if (mlp != "none" && mlp != "gelu" && mlp != "swiglu")
-        throw UsageError("--mlp: '" + mlp + "' is not none, gelu or swiglu");
-    c.mlp = mlp == "gelu" ? MlpKind::Gelu : mlp == "swiglu" ? MlpKind::SwiGLU : MlpKind::None;
+    c.layer_norm = norm_k != NormKind::None;
+    c.norm = norm_k == NormKind::RMSNorm ? NormKind::RMSNorm : NormKind::LayerNorm;
+    kind_flag("--mlp", "none", std::vector<MlpKind>{MlpKind::None, MlpKind::Gelu, MlpKind::SwiGLU}, &c.mlp);
     if (args.has("--d-ff")) c.d_ff = cli_int("--d-ff", *args.get("--d-ff"), 1, 1024);
-    const std::string pos = args.get_or("--positions", "learned");
-    if (pos != "learned" && pos != "sinusoidal" && pos != "rope")
-        throw UsageError("--positions: '" + pos + "' is not learned, sinusoidal or rope");
-    c.positions = pos == "learned"      ? PositionKind::Learned
-                  : pos == "sinusoidal" ? PositionKind::Sinusoidal
-                                        : PositionKind::Rope;
+    kind_flag("--positions", "learned",
+              std::vector<PositionKind>{PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::Rope},
+              &c.positions);
     c.tied = args.has("--tied");
     std::optional<Params<float>>& init = setup.init;
     if (args.has("--init")) {
