@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/architecture.hpp"
 #include "core/decoder.hpp"
 #include "core/error.hpp"
 #include "core/nn_ops.hpp"
@@ -43,51 +44,48 @@ struct LayoutIdx {
     int d_ff = 0;
 };
 
+/// Where each tensor of param_layout(c) sits, found by the names of the checkpoint's architecture
+/// (core/architecture.hpp's table, as param_layout lays them out).
 inline LayoutIdx layout_index(const TrainConfig& c, const std::vector<ParamView>& layout) {
     auto find = [&](const std::string& name) {
         for (std::size_t i = 0; i < layout.size(); ++i)
             if (layout[i].name == name) return int(i);
         return -1;
     };
+    const TensorNames& t = train_architecture(c).tensors;
     LayoutIdx idx;
-    idx.out_in = llama_layout(c);
+    idx.out_in = !t.conv1d;
     idx.norm = train_norm(c);
     idx.mlp = c.mlp;
     idx.positions = c.positions;
     idx.d_ff = train_d_ff(c);
-    const bool L = idx.out_in;
-    idx.wte = find(L ? "model.embed_tokens.weight" : "wte.weight");
-    idx.wpe = find(L ? "model.embed_positions.weight" : "wpe.weight");
+    idx.wte = find(t.embed + ".weight");
+    idx.wpe = find(t.positions + ".weight");
+    // A fused tensor (q|k|v, gate|up) is found by its first part's name: param_layout puts the
+    // parts side by side, so the first part's offset is the fused matrix's.
     for (int l = 0; l < c.n_layer; ++l) {
-        const std::string p = (L ? "model.layers." : "h.") + std::to_string(l) + ".";
+        const std::string p = t.block_prefix(l);
         LayerIdx li;
-        const std::string ln1 = p + (L ? "input_layernorm" : "ln_1"),
-                          ln2 = p + (L ? "post_attention_layernorm" : "ln_2");
-        li.ln1_w = find(ln1 + ".weight");
-        li.ln1_b = find(ln1 + ".bias");
-        li.ln2_w = find(ln2 + ".weight");
-        li.ln2_b = find(ln2 + ".bias");
-        if (L) {
-            li.qkv_w = find(p + "self_attn.q_proj.weight");
-            li.o_w = find(p + "self_attn.o_proj.weight");
-            li.fc_w = find(p + (c.mlp == MlpKind::SwiGLU ? "mlp.gate_proj.weight" : "mlp.up_proj.weight"));
-            li.proj_w = find(p + "mlp.down_proj.weight");
-        } else {
-            li.qkv_w = find(p + "attn.c_attn.weight");
-            li.qkv_b = find(p + "attn.c_attn.bias");
-            li.o_w = find(p + "attn.c_proj.weight");
-            li.o_b = find(p + "attn.c_proj.bias");
-            li.fc_w = find(p + "mlp.c_fc.weight");
-            li.fc_b = find(p + "mlp.c_fc.bias");
-            li.proj_w = find(p + "mlp.c_proj.weight");
-            li.proj_b = find(p + "mlp.c_proj.bias");
-        }
+        li.ln1_w = find(p + t.attn_norm + ".weight");
+        li.ln1_b = find(p + t.attn_norm + ".bias");
+        li.ln2_w = find(p + t.mlp_norm + ".weight");
+        li.ln2_b = find(p + t.mlp_norm + ".bias");
+        const std::string qkv = t.qkv.empty() ? t.q : t.qkv;
+        li.qkv_w = find(p + qkv + ".weight");
+        li.qkv_b = find(p + qkv + ".bias");
+        li.o_w = find(p + t.o + ".weight");
+        li.o_b = find(p + t.o + ".bias");
+        const std::string fc = c.mlp == MlpKind::SwiGLU ? t.gate : t.fc;
+        const std::string proj = c.mlp == MlpKind::SwiGLU ? t.down : t.proj;
+        li.fc_w = find(p + fc + ".weight");
+        li.fc_b = find(p + fc + ".bias");
+        li.proj_w = find(p + proj + ".weight");
+        li.proj_b = find(p + proj + ".bias");
         idx.layers.push_back(li);
     }
-    const std::string lnf = L ? "model.norm" : "ln_f";
-    idx.lnf_w = find(lnf + ".weight");
-    idx.lnf_b = find(lnf + ".bias");
-    idx.unembed = c.tied ? idx.wte : find("lm_head.weight");
+    idx.lnf_w = find(t.final_norm + ".weight");
+    idx.lnf_b = find(t.final_norm + ".bias");
+    idx.unembed = c.tied ? idx.wte : find(t.lm_head + ".weight");
     return idx;
 }
 
