@@ -261,10 +261,14 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
     if (m.close_request) {
         const bool for_scene = m.close_for_scene;
         m.close_request = m.close_for_scene = false;
+        const int pinned = state.pinned_row;  // a scene opened meanwhile set its own pinned row
         leave_model(state);
+        if (for_scene) state.pinned_row = pinned;
         ev.left_model = true;
-        if (!for_scene)
+        if (!for_scene) {
+            detach_scene_model(state);  // the scene's title and note were about the model
             state.set_status("Back to the single layer: the random weights and every knob", false);
+        }
     }
     const Progress p = progress();
     m.loading = p.loading;
@@ -369,10 +373,12 @@ void ModelSession::resume_model(AppState& state) {
     state.head = std::clamp(r.head, 0, std::max(0, m.n_head - 1));
     state.pinned_row = r.pinned_row;
     if (r.model_view) state.view = MainView::Model;
+    resume_stage_ = r.stage;  // once the first run is on screen (show_model_layer)
 }
 
 void ModelSession::leave_model(AppState& state) {
     cancel_runs();
+    resume_stage_.clear();
     model_.reset();
     run_.reset();
     run_submitted_ = false;
@@ -401,6 +407,11 @@ void ModelSession::show_model_layer(AppState& state) {
     const std::size_t layer = std::min(std::size_t(state.model.layer), run_->layers.size() - 1);
     accept_trace(state, run_->layers[layer], state.compute_ms);
     shown_layer_ = int(layer);
+    if (!resume_stage_.empty()) {
+        if (!select_stage(state, resume_stage_))
+            state.set_status("this model's layer has no stage '" + resume_stage_ + "'", true);
+        resume_stage_.clear();
+    }
 }
 
 void ModelSession::update_next_tokens(AppState& state) {

@@ -169,11 +169,16 @@ void draw_formula_panel(AppState& state) {
     wrapped_disabled("whole layer: " + human(t.total_flops(), "") + " FLOPs, " +
                      human_bytes(t.stored_bytes()) + " stored");
 
-    if (state.model.active) {  // a real model's layer: its place in the model, no scene note
+    if (state.model.active) {  // a real model's layer: its place in the model
         heading("Layer");
         wrapped_disabledf("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer,
                           t.n, t.d_model);
         wrapped_disabledf("h = %d  d_head = %d  K/V heads = %d", t.heads, t.d_k, state.model.n_kv_head);
+        // The note of the scene that opened this model says what to look at in it.
+        if (!state.scene_note.empty() && state.model.dir == state.scene_model) {
+            heading(state.scene_title.c_str());
+            wrapped(state.scene_note);
+        }
         return;
     }
     heading("Layer");
