@@ -319,6 +319,8 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
     if (auto r = poll_run()) {
         state.compute_ms = r->ms;
         if (r->run) {
+            // A landing that waited for this run (a scene on the open model, with another text).
+            if (!m.resume.dir.empty() && m.resume.dir == m.dir && r->request == next_id_) resume_model(state);
             run_ = std::move(*r->run);
             m.n = int(run_->ids.size());
             m.kept_heads = run_->kept_heads;

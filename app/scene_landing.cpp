@@ -22,7 +22,23 @@ void load_scene_into(AppState& state, const Scene& scene, const std::string& pat
 void land_on_focus(AppState& state, const Scene& scene, const SceneFocus& f) {
     if (!scene.model.empty()) {  // the scene opens a model (the shell loads it in the background)
         ModelUi& m = state.model;
-        m.text = !f.text.empty() ? f.text : !scene.model_text.empty() ? scene.model_text : m.text;
+        const std::string text = !f.text.empty() ? f.text : !scene.model_text.empty() ? scene.model_text : m.text;
+        // Where to land once it has loaded (the session's resume, as for a reopened workspace).
+        ModelUi::Resume r;
+        r.dir = scene.model;
+        r.layer = f.layer.value_or(0);
+        r.head = f.head.value_or(0);
+        r.pinned_row = f.pin.value_or(-1);
+        r.model_view = f.view == "model";
+        r.stage = f.stage;
+        if (m.active && m.dir == scene.model && m.open_request.empty() && !m.loading && text != m.text) {
+            // Already open, another text: no reload; land when the run on the new text arrives (a
+            // pinned row may be beyond the old text's end).
+            m.text = text;
+            m.resume = r;
+            return;
+        }
+        m.text = text;
         if (m.active && m.dir == scene.model && m.open_request.empty() && !m.loading) {
             // Already open (a tour's next step on the same model): land at once, no reload.
             m.resume = {};
@@ -33,14 +49,6 @@ void land_on_focus(AppState& state, const Scene& scene, const SceneFocus& f) {
             if (!f.stage.empty()) state.requested_stage = f.stage;
             return;
         }
-        // Where to land once it has loaded (the session's resume, as for a reopened workspace).
-        ModelUi::Resume r;
-        r.dir = scene.model;
-        r.layer = f.layer.value_or(0);
-        r.head = f.head.value_or(0);
-        r.pinned_row = f.pin.value_or(-1);
-        r.model_view = f.view == "model";
-        r.stage = f.stage;
         state.model.resume = r;
         state.model.open_request = scene.model;
     } else {

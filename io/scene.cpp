@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -422,7 +423,8 @@ Scene load_scene(const std::string& path) {
     Scene scene = parse_scene(read_file(path, kMaxSceneBytes), path);
     if (!scene.model.empty() && scene.model.front() != '/') {  // relative to the scene's folder
         const auto slash = path.rfind('/');
-        if (slash != std::string::npos) scene.model = path.substr(0, slash + 1) + scene.model;
+        if (slash != std::string::npos)  // "scenes/../models/m" reads as "models/m" in messages
+            scene.model = std::filesystem::path(path.substr(0, slash + 1) + scene.model).lexically_normal().string();
     }
     return scene;
 }

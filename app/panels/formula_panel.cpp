@@ -146,6 +146,11 @@ void draw_formula_panel(AppState& state) {
     ImGui::PopStyleColor();
     ImGui::PopFont();
     ImGui::Spacing();
+    // The note of the scene that opened this model says what to look at in it: first, in view.
+    if (state.model.active && !state.scene_note.empty() && state.model.dir == state.scene_model) {
+        heading(state.scene_title.c_str());
+        wrapped(state.scene_note);
+    }
 
     heading("Shape");
     ImGui::PushFont(app_font(FontRole::Mono));
@@ -174,11 +179,6 @@ void draw_formula_panel(AppState& state) {
         wrapped_disabledf("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer,
                           t.n, t.d_model);
         wrapped_disabledf("h = %d  d_head = %d  K/V heads = %d", t.heads, t.d_k, state.model.n_kv_head);
-        // The note of the scene that opened this model says what to look at in it.
-        if (!state.scene_note.empty() && state.model.dir == state.scene_model) {
-            heading(state.scene_title.c_str());
-            wrapped(state.scene_note);
-        }
         return;
     }
     heading("Layer");

@@ -67,17 +67,19 @@ for k, step in enumerate(steps, start=1):
     if "lab" in step:
         conds.append("labs ~ " + q(step["lab"]))
     out.append(f"# step {k}: {step['title']}")
-    out.append("wait " + " && ".join(conds) + " timeout 300")
+    out.append("wait " + " && ".join(conds) + " timeout 200")
+    # (a frame or two more: the panel's buttons are where this step's text puts them, not the last's)
+    out.append("frames 2")
     if k == 3:
         # Leave the step to explore (the next stage), then come back to it: the step is kept.
-        out += ["key Right", "wait tour.step == 3 && tour.on_screen == false",
-                "click widget tour_show_again 0.5 0.5", "wait " + " && ".join(conds),
+        out += ["key Right", "wait tour.step == 3 && tour.on_screen == false", "frames 2",
+                "click widget tour_show_again 0.5 0.5", "wait " + " && ".join(conds), "frames 2",
                 # Back, then Next again
-                "click widget tour_back 0.5 0.5", "wait tour.step == 2 && tour.on_screen == true",
-                "click widget tour_next 0.5 0.5", "wait " + " && ".join(conds)]
+                "click widget tour_back 0.5 0.5", "wait tour.step == 2 && tour.on_screen == true", "frames 2",
+                "click widget tour_next 0.5 0.5", "wait " + " && ".join(conds), "frames 2"]
     if k < len(steps):
         out.append("click widget tour_next 0.5 0.5")
 # Help ▸ Tour after the last step starts the tour again at step 1.
-out += ["click widget menu_Help 0.5 0.5", "click widget menu_tour 0.5 0.5",
+out += ["click widget menu_Help 0.5 0.5", "frames 2", "click widget menu_tour 0.5 0.5",
         "wait tour.step == 1 && tour.on_screen == true && tour.open == true", "quit"]
 print("\n".join(out))
