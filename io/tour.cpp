@@ -21,7 +21,7 @@ const std::vector<std::string> kStepKeys = {"title", "text",  "scene", "model", 
                                             "layer", "head",  "pin",   "stage", "view",       "set",
                                             "lab"};
 
-std::string join(const std::vector<std::string>& items) {
+std::string join_names(const std::vector<std::string>& items) {
     std::string out;
     for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
     return out;
@@ -64,7 +64,7 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const st
     if (!s.is_object()) throw StepError{"step", "expected an object with a title and a text"};
     for (auto it = s.begin(); it != s.end(); ++it)
         if (std::find(kStepKeys.begin(), kStepKeys.end(), it.key()) == kStepKeys.end())
-            throw StepError{it.key(), "unknown key (known keys: " + join(kStepKeys) + ")"};
+            throw StepError{it.key(), "unknown key (known keys: " + join_names(kStepKeys) + ")"};
     TourStep step;
     step.number = number;
     step.title = string_field(s, "title", true);
@@ -111,7 +111,7 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const st
             for (const auto& [n, _] : step.scene.named_heads) names.push_back(n);
             throw StepError{"named_head", "the scene names no head '" + named + "' (" +
                                               (names.empty() ? std::string("it names none")
-                                                             : "it names " + join(names)) +
+                                                             : "it names " + join_names(names)) +
                                               ")"};
         }
         override_focus(step.focus, *f);
@@ -135,7 +135,7 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const st
 
     step.lab = string_field(s, "lab", false);
     if (!step.lab.empty() && std::find(labs.begin(), labs.end(), step.lab) == labs.end())
-        throw StepError{"lab", "no lab '" + step.lab + "' (the labs are " + join(labs) + ")"};
+        throw StepError{"lab", "no lab '" + step.lab + "' (the labs are " + join_names(labs) + ")"};
 
     // The stage, layer and head must exist where the step lands.
     if (!step.focus.stage.empty()) {
@@ -192,7 +192,7 @@ Tour parse_tour(const std::string& json_text, const std::string& name, const Tou
         throw Error(name + ": not a tour (expected {\"attnviz_tour\": 1, \"title\": ..., \"steps\": [...]})");
     for (auto it = doc.begin(); it != doc.end(); ++it)
         if (std::find(kTourKeys.begin(), kTourKeys.end(), it.key()) == kTourKeys.end())
-            throw Error(name + ": unknown key '" + it.key() + "' (known keys: " + join(kTourKeys) + ")");
+            throw Error(name + ": unknown key '" + it.key() + "' (known keys: " + join_names(kTourKeys) + ")");
     if (doc.contains("attnviz_tour") && doc["attnviz_tour"] != 1)
         throw Error(name + ": tour format " + doc["attnviz_tour"].dump() + " is not one this attnviz reads (1)");
     Tour tour;

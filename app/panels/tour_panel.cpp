@@ -2,6 +2,7 @@
 // and, once the learner has wandered off to explore, a button that puts the step back on screen. The
 // step is remembered while exploring and while the panel is closed (Help ▸ Tour reopens it there).
 #include <imgui.h>
+#include <imgui_internal.h>  // BringWindowToDisplayFront
 
 #include <algorithm>
 #include <string>
@@ -30,6 +31,10 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
     const std::string title = "Start here · step " + std::to_string(k + 1) + " of " + std::to_string(n) +
                               "###tour";
     if (ImGui::Begin(title.c_str(), &open, flags)) {
+        // Above a lab window the step opened (the Training lab covers most of the window), without
+        // taking the keyboard from it; an open menu or combo stays on top.
+        if (!ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
+            ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
         ImGui::PushFont(app_font(FontRole::Large));
         ImGui::TextWrapped("%s", step.title.c_str());
         ImGui::PopFont();
