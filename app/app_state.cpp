@@ -171,7 +171,8 @@ nlohmann::json state_json(const AppState& state) {
     j["scene_model"] = state.scene_model;
     j["tour"] = tour_state_json(state);
     // The note shown under the formula (a model scene's note stays while its model is open).
-    j["note_shown"] = !state.scene_note.empty() && (!state.model.active || state.model.dir == state.scene_model);
+    j["note_shown"] =
+        !state.scene_note.empty() && (!state.model.active || state.model.dir == state.scene_model);
     j["text"] = state.config.text;
     j["source_text"] = state.config.source_text;
     j["pinned_row"] = state.pinned_row;

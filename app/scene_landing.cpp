@@ -15,14 +15,16 @@ void load_scene_into(AppState& state, const Scene& scene, const std::string& pat
     state.link_head_dims = scene.config.d_k == 0 && scene.config.d_v == 0;
     state.pinned_row = -1;
     state.scene_model = scene.model;
-    reset_views(state);          // fresh zoom, choices and boxes for the new scene
+    reset_views(state);  // fresh zoom, choices and boxes for the new scene
     land_on_focus(state, scene, scene.focus);
 }
 
 void land_on_focus(AppState& state, const Scene& scene, const SceneFocus& f) {
     if (!scene.model.empty()) {  // the scene opens a model (the shell loads it in the background)
         ModelUi& m = state.model;
-        const std::string text = !f.text.empty() ? f.text : !scene.model_text.empty() ? scene.model_text : m.text;
+        const std::string text = !f.text.empty()             ? f.text
+                                 : !scene.model_text.empty() ? scene.model_text
+                                                             : m.text;
         // Where to land once it has loaded (the session's resume, as for a reopened workspace).
         ModelUi::Resume r;
         r.dir = scene.model;
@@ -45,7 +47,9 @@ void land_on_focus(AppState& state, const Scene& scene, const SceneFocus& f) {
             m.layer = std::clamp(f.layer.value_or(0), 0, std::max(0, m.n_layer - 1));
             state.head = std::clamp(f.head.value_or(0), 0, std::max(0, m.n_head - 1));
             state.pinned_row = f.pin.value_or(-1);
-            state.view = f.view == "model" ? MainView::Model : f.view == "heads" ? MainView::HeadsGrid : MainView::Stage;
+            state.view = f.view == "model"   ? MainView::Model
+                         : f.view == "heads" ? MainView::HeadsGrid
+                                             : MainView::Stage;
             if (!f.stage.empty()) state.requested_stage = f.stage;
             return;
         }

@@ -105,8 +105,8 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     // A screenshot run is a batch job: it leaves the learner's workspace alone.
     workspace_.set_enabled(opt_.screenshot.empty());
     const bool first_launch = is_first_launch(opt_, workspace_.exists());
-    const bool restored = opt_.scene.empty() && opt_.tour.empty() && opt_.restore_workspace &&
-                          workspace_.restore(state);
+    const bool restored =
+        opt_.scene.empty() && opt_.tour.empty() && opt_.restore_workspace && workspace_.restore(state);
     if (!restored) {
         const std::string status = state.status;  // a broken workspace's message survives the load
         const bool status_is_error = state.status_is_error;
@@ -134,11 +134,12 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
         const bool shown = start_tour(state, file, opt_.step.value_or(1) - 1, lab_names(), &problems);
         for (const std::string& p : problems) std::fprintf(stderr, "attnviz: %s\n", p.c_str());
         if (!opt_.screenshot.empty() && !opt_.tour.empty()) {  // a batch job that cannot do what it was asked
-            if (!shown) throw UsageError{problems.empty() ? file + ": no step can be shown" : problems.front()};
+            if (!shown)
+                throw UsageError{problems.empty() ? file + ": no step can be shown" : problems.front()};
             const int steps = int(state.tour.tour->steps.size());
             if (opt_.step && *opt_.step > steps)
-                throw UsageError{"--step: " + std::to_string(*opt_.step) + " is out of range; the tour shows steps 1 to " +
-                                 std::to_string(steps)};
+                throw UsageError{"--step: " + std::to_string(*opt_.step) +
+                                 " is out of range; the tour shows steps 1 to " + std::to_string(steps)};
         }
     }
     settings_at_start_ = settings_json(state);
@@ -527,8 +528,10 @@ void Shell::end_frame(int fb_w, int fb_h) {
     if (view_cache().busy()) state.redraw_soon = true;
     // A scene's model still loading (or its first run not yet on screen) is not ready either.
     const bool model_pending = !state.model.open_request.empty() || state.model.loading ||
-                               !state.model.resume.dir.empty() || (state.model.active && state.model.run_generation == 0);
-    const bool ready = !state.updating && !view_cache().busy() && !model_pending && state.requested_lab.empty() &&
+                               !state.model.resume.dir.empty() ||
+                               (state.model.active && state.model.run_generation == 0);
+    const bool ready = !state.updating && !view_cache().busy() && !model_pending &&
+                       state.requested_lab.empty() &&
                        (state.trace ? startup_applied_ : (!state.issues.empty() || state.status_is_error));
     // A text field holds the keyboard now, at the end of this frame (io.WantTextInput describes the
     // start of the frame: a script waiting on it before typing would type into a field that was

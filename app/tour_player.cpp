@@ -55,9 +55,10 @@ bool start_tour(AppState& state, const std::string& path, int index, const std::
     apply_tour_step(state, index);
     const auto& skipped = state.tour.tour->problems;
     if (!skipped.empty())
-        state.set_status(skipped.front() +
-                             (skipped.size() > 1 ? " (and " + std::to_string(skipped.size() - 1) + " more)" : ""),
-                         true);
+        state.set_status(
+            skipped.front() +
+                (skipped.size() > 1 ? " (and " + std::to_string(skipped.size() - 1) + " more)" : ""),
+            true);
     return true;
 }
 
@@ -89,7 +90,8 @@ void apply_tour_step(AppState& state, int index) {
     state.tour.lab_opened.clear();
     Scene scene = step.scene;
     scene.focus = step.focus;
-    if (scene.focus.view.empty() || scene.focus.view == "compare") scene.focus.view = step.model() ? "" : "stage";
+    if (scene.focus.view.empty() || scene.focus.view == "compare")
+        scene.focus.view = step.model() ? "" : "stage";
     load_scene_into(state, scene, step.scene_path);
     if (step.view == "compare") state.view = MainView::Compare;
     if (step.model() && step.view != "model" && step.view != "heads") {
@@ -103,9 +105,9 @@ void apply_tour_step(AppState& state, int index) {
     }
     state.tour.step = index;
     state.tour.open = true;
-    state.set_status("Tour, step " + std::to_string(index + 1) + " of " + std::to_string(steps.size()) + ": " +
-                         step.title,
-                     false);
+    state.set_status(
+        "Tour, step " + std::to_string(index + 1) + " of " + std::to_string(steps.size()) + ": " + step.title,
+        false);
 }
 
 void tour_next(AppState& state) {

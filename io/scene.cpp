@@ -23,8 +23,8 @@ constexpr int kSceneVersion = 1;  // "attnviz_scene": marks the file as a scene;
 // 3 adds where the scene lands (layer, head, pin, stage, view) and named_heads; a scene without them is
 // written as version 2, so older attnviz builds still open it.
 constexpr int kSceneFormatVersion = 3;
-const std::vector<std::string> kTopKeys = {"attnviz_scene", "version", "title", "note",  "config",
-                                           "model",         "model_text", "layer", "head", "stage",
+const std::vector<std::string> kTopKeys = {"attnviz_scene", "version",    "title",      "note", "config",
+                                           "model",         "model_text", "layer",      "head", "stage",
                                            "pin",           "view",       "named_heads"};
 const std::vector<std::string> kFocusKeys = {"layer", "head", "pin", "stage", "view", "text"};
 
@@ -288,11 +288,13 @@ void parse_focus(const ojson& obj, SceneFocus& focus, const std::string& name, c
         if (!obj.contains(key) || (!allow_text && std::string(key) == "text")) continue;
         const ojson& v = obj[key];
         if (!v.is_string()) throw Error(name + ": " + where + key + ": expected a string, got " + shorten(v));
-        (std::string(key) == "stage" ? focus.stage : std::string(key) == "view" ? focus.view : focus.text) =
-            v.get<std::string>();
+        (std::string(key) == "stage"  ? focus.stage
+         : std::string(key) == "view" ? focus.view
+                                      : focus.text) = v.get<std::string>();
     }
     if (!focus.view.empty() && focus.view != "stage" && focus.view != "heads" && focus.view != "model")
-        throw Error(name + ": " + where + "view: expected stage, heads or model, got " + shorten(obj["view"]));
+        throw Error(name + ": " + where + "view: expected stage, heads or model, got " +
+                    shorten(obj["view"]));
 }
 
 void write_focus(ojson& obj, const SceneFocus& f) {
@@ -311,7 +313,6 @@ const SceneFocus* Scene::named_head(const std::string& name) const {
         if (n == name) return &f;
     return nullptr;
 }
-
 
 ojson config_to_json(const Config& cfg) {
     ojson out = ojson::object();
@@ -399,8 +400,10 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
     if (doc.contains("named_heads")) {
         const ojson& heads = doc["named_heads"];
         if (!heads.is_object())
-            throw Error(name + ": named_heads: expected an object like {\"adjective_noun\": {\"layer\": 1, "
-                               "\"head\": 2}}, got " + shorten(heads));
+            throw Error(name +
+                        ": named_heads: expected an object like {\"adjective_noun\": {\"layer\": 1, "
+                        "\"head\": 2}}, got " +
+                        shorten(heads));
         for (auto it = heads.begin(); it != heads.end(); ++it) {
             const std::string where = "named_heads." + it.key() + ".";
             if (!it.value().is_object())
@@ -424,7 +427,8 @@ Scene load_scene(const std::string& path) {
     if (!scene.model.empty() && scene.model.front() != '/') {  // relative to the scene's folder
         const auto slash = path.rfind('/');
         if (slash != std::string::npos)  // "scenes/../models/m" reads as "models/m" in messages
-            scene.model = std::filesystem::path(path.substr(0, slash + 1) + scene.model).lexically_normal().string();
+            scene.model =
+                std::filesystem::path(path.substr(0, slash + 1) + scene.model).lexically_normal().string();
     }
     return scene;
 }

@@ -1,8 +1,8 @@
 #include "io/tour.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/stage.hpp"
@@ -17,9 +17,9 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 const std::vector<std::string> kTourKeys = {"attnviz_tour", "title", "description", "steps"};
-const std::vector<std::string> kStepKeys = {"title", "text",  "scene", "model", "model_text", "named_head",
-                                            "layer", "head",  "pin",   "stage", "view",       "set",
-                                            "lab"};
+const std::vector<std::string> kStepKeys = {"title",      "text",  "scene", "model", "model_text",
+                                            "named_head", "layer", "head",  "pin",   "stage",
+                                            "view",       "set",   "lab"};
 
 std::string join_names(const std::vector<std::string>& items) {
     std::string out;
@@ -60,7 +60,8 @@ void override_focus(SceneFocus& into, const SceneFocus& over) {
     if (!over.text.empty()) into.text = over.text;
 }
 
-TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const std::vector<std::string>& labs) {
+TourStep parse_step(const ojson& s, int number, const TourPaths& paths,
+                    const std::vector<std::string>& labs) {
     if (!s.is_object()) throw StepError{"step", "expected an object with a title and a text"};
     for (auto it = s.begin(); it != s.end(); ++it)
         if (std::find(kStepKeys.begin(), kStepKeys.end(), it.key()) == kStepKeys.end())
@@ -71,7 +72,8 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const st
     step.text = string_field(s, "text", true);
     const std::string scene = string_field(s, "scene", false);
     const std::string model = string_field(s, "model", false);
-    if (!scene.empty() && !model.empty()) throw StepError{"model", "a step opens a scene or a model, not both"};
+    if (!scene.empty() && !model.empty())
+        throw StepError{"model", "a step opens a scene or a model, not both"};
 
     // The scene: a file, a model folder alone, or the built-in example.
     if (!scene.empty()) {
@@ -109,10 +111,10 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const st
         if (!f) {
             std::vector<std::string> names;
             for (const auto& [n, _] : step.scene.named_heads) names.push_back(n);
-            throw StepError{"named_head", "the scene names no head '" + named + "' (" +
-                                              (names.empty() ? std::string("it names none")
-                                                             : "it names " + join_names(names)) +
-                                              ")"};
+            throw StepError{
+                "named_head",
+                "the scene names no head '" + named + "' (" +
+                    (names.empty() ? std::string("it names none") : "it names " + join_names(names)) + ")"};
         }
         override_focus(step.focus, *f);
     }
@@ -129,8 +131,10 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const st
     if (!step.view.empty() && step.view != "stage" && step.view != "heads" && step.view != "compare" &&
         step.view != "model")
         throw StepError{"view", "expected stage, heads, compare or model, got \"" + step.view + "\""};
-    if (step.view == "model" && !step.model()) throw StepError{"view", "\"model\" needs a scene with a model"};
-    if (step.view == "compare" && step.model()) throw StepError{"view", "\"compare\" is for the single layer"};
+    if (step.view == "model" && !step.model())
+        throw StepError{"view", "\"model\" needs a scene with a model"};
+    if (step.view == "compare" && step.model())
+        throw StepError{"view", "\"compare\" is for the single layer"};
     step.focus.view = step.view;
 
     step.lab = string_field(s, "lab", false);
@@ -164,8 +168,8 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths, const st
                                      (step.model() ? where + "layers 0 to " + std::to_string(n_layer - 1)
                                                    : std::string("the single layer has only layer 0"))};
     if (step.focus.head && *step.focus.head >= n_head)
-        throw StepError{"head", std::to_string(*step.focus.head) + " is out of range; " + where + "heads 0 to " +
-                                    std::to_string(n_head - 1)};
+        throw StepError{"head", std::to_string(*step.focus.head) + " is out of range; " + where +
+                                    "heads 0 to " + std::to_string(n_head - 1)};
     return step;
 }
 
@@ -192,9 +196,11 @@ Tour parse_tour(const std::string& json_text, const std::string& name, const Tou
         throw Error(name + ": not a tour (expected {\"attnviz_tour\": 1, \"title\": ..., \"steps\": [...]})");
     for (auto it = doc.begin(); it != doc.end(); ++it)
         if (std::find(kTourKeys.begin(), kTourKeys.end(), it.key()) == kTourKeys.end())
-            throw Error(name + ": unknown key '" + it.key() + "' (known keys: " + join_names(kTourKeys) + ")");
+            throw Error(name + ": unknown key '" + it.key() + "' (known keys: " + join_names(kTourKeys) +
+                        ")");
     if (doc.contains("attnviz_tour") && doc["attnviz_tour"] != 1)
-        throw Error(name + ": tour format " + doc["attnviz_tour"].dump() + " is not one this attnviz reads (1)");
+        throw Error(name + ": tour format " + doc["attnviz_tour"].dump() +
+                    " is not one this attnviz reads (1)");
     Tour tour;
     tour.path = name;
     if (doc.contains("title") && doc["title"].is_string()) tour.title = doc["title"].get<std::string>();
@@ -213,8 +219,8 @@ Tour parse_tour(const std::string& json_text, const std::string& name, const Tou
                 title = " (\"" + steps[i]["title"].get<std::string>() + "\")";
             std::string what = e.what;
             std::replace(what.begin(), what.end(), '\n', ' ');
-            tour.problems.push_back(name + ": step " + std::to_string(number) + title + ": " + e.field + ": " +
-                                    what + "; the tour skips this step");
+            tour.problems.push_back(name + ": step " + std::to_string(number) + title + ": " + e.field +
+                                    ": " + what + "; the tour skips this step");
         }
     }
     return tour;

@@ -48,8 +48,8 @@ struct TourStep {
 
 struct Tour {
     std::string title;
-    std::string path;              // the file it came from
-    std::vector<TourStep> steps;   // the steps that passed the checks, in file order
+    std::string path;                   // the file it came from
+    std::vector<TourStep> steps;        // the steps that passed the checks, in file order
     std::vector<std::string> problems;  // one line per step left out ("tour.json: step 6 ...: head: ...")
     int steps_in_file = 0;
 };

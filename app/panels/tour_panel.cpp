@@ -28,8 +28,8 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
     bool open = true;
     const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
-    const std::string title = "Start here · step " + std::to_string(k + 1) + " of " + std::to_string(n) +
-                              "###tour";
+    const std::string title =
+        "Start here · step " + std::to_string(k + 1) + " of " + std::to_string(n) + "###tour";
     if (ImGui::Begin(title.c_str(), &open, flags)) {
         // Above a lab window the step opened (the Training lab covers most of the window), without
         // taking the keyboard from it; an open menu or combo stays on top.
@@ -42,8 +42,8 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
         ImGui::TextWrapped("%s", step.text.c_str());
         ImGui::Spacing();
         const bool on_screen = tour_step_on_screen(state);
-        const bool loading = state.model.loading || !state.model.open_request.empty() ||
-                             !state.model.resume.dir.empty();
+        const bool loading =
+            state.model.loading || !state.model.open_request.empty() || !state.model.resume.dir.empty();
         if (loading) {
             ImGui::TextDisabled("Opening the model…");
         } else if (!on_screen) {

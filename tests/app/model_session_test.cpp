@@ -214,7 +214,6 @@ TEST(ModelSession, LatestRunWins) {
     EXPECT_NE(r->error.find("no tokens"), std::string::npos) << r->error;
 }
 
-
 // Drives frame() until the model is open and its first run is on screen (or 20 s pass).
 bool frame_until_shown(ModelSession& session, AppState& state) {
     for (int i = 0; i < 2000; ++i) {

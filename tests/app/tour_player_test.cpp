@@ -71,7 +71,8 @@ TEST(TourPlayer, ABrokenTourIsOneLineAndChangesNothing) {
 
 TEST(TourPlayer, ExploringLeavesTheStepAndShowingItAgainComesBack) {
     test::TempDir d("tourplayer");
-    write_file_atomic(d.path + "/t.json", R"({"steps": [{"title": "T", "text": "x", "set": {"temperature": 0.5}}]})");
+    write_file_atomic(d.path + "/t.json",
+                      R"({"steps": [{"title": "T", "text": "x", "set": {"temperature": 0.5}}]})");
     AppState state;
     ASSERT_TRUE(start_tour(state, d.path + "/t.json", 0, kLabs));
     EXPECT_TRUE(tour_step_on_screen(state));

@@ -111,8 +111,9 @@ TEST(Workspace, KeepsTheOpenModelAndTheColourScale) {
 // shell without changing the restored view) and the model the scene opened (its note stays shown).
 TEST(Workspace, KeepsTheTourStepAndTheScenesModel) {
     test::TempDir d("ws-tour");
-    write_file_atomic(d.path + "/t.json",
-                      R"({"steps": [{"title": "a", "text": "x"}, {"title": "b", "text": "y", "stage": "scores"}]})");
+    write_file_atomic(
+        d.path + "/t.json",
+        R"({"steps": [{"title": "a", "text": "x"}, {"title": "b", "text": "y", "stage": "scores"}]})");
     AppState a;
     ASSERT_TRUE(start_tour(a, d.path + "/t.json", 1, {}));
     a.tour.open = false;  // closed to explore

@@ -41,7 +41,8 @@ struct Fixture {
         paths.assets_dir = dir.path + "/assets";
     }
     Tour parse(const std::string& steps) const {
-        return parse_tour(R"({"attnviz_tour": 1, "title": "T", "steps": [)" + steps + "]}", "t.json", paths, kLabs);
+        return parse_tour(R"({"attnviz_tour": 1, "title": "T", "steps": [)" + steps + "]}", "t.json", paths,
+                          kLabs);
     }
 };
 
@@ -106,19 +107,25 @@ TEST(Tour, ABadStepIsOneLineNamingTheStepAndTheFieldAndOnlyThatStepIsSkipped) {
     EXPECT_EQ(t.steps_in_file, 13);
     const std::vector<std::string> want = {
         "t.json: step 2 (\"bad stage\"): stage: no stage 'wieghts'; the tour skips this step",
-        "t.json: step 3 (\"bad layer\"): layer: 2 is out of range; the model has layers 0 to 1; the tour skips this step",
-        "t.json: step 4 (\"bad head\"): head: 4 is out of range; the model has heads 0 to 3; the tour skips this step",
-        "t.json: step 5 (\"bad head 1\"): head: 2 is out of range; the single layer has heads 0 to 1; the tour skips "
+        "t.json: step 3 (\"bad layer\"): layer: 2 is out of range; the model has layers 0 to 1; the tour "
+        "skips this step",
+        "t.json: step 4 (\"bad head\"): head: 4 is out of range; the model has heads 0 to 3; the tour skips "
         "this step",
-        "", // scene: checked by prefix below (the message includes the OS's reason)
-        "t.json: step 7 (\"bad lab\"): lab: no lab 'nope' (the labs are training, temperature); the tour skips this "
+        "t.json: step 5 (\"bad head 1\"): head: 2 is out of range; the single layer has heads 0 to 1; the "
+        "tour skips "
+        "this step",
+        "",  // scene: checked by prefix below (the message includes the OS's reason)
+        "t.json: step 7 (\"bad lab\"): lab: no lab 'nope' (the labs are training, temperature); the tour "
+        "skips this "
         "step",
         "t.json: step 8 (\"bad named head\"): named_head: the scene names no head 'adjective' (it names "
         "pronoun_antecedent); the tour skips this step",
         "",  // unknown key: prefix
-        "t.json: step 10 (\"layer of a single layer\"): layer: 1 is out of range; the single layer has only layer "
+        "t.json: step 10 (\"layer of a single layer\"): layer: 1 is out of range; the single layer has only "
+        "layer "
         "0; the tour skips this step",
-        "t.json: step 11 (\"model stage\"): stage: the single layer has no stage 'ln_1'; the tour skips this step",
+        "t.json: step 11 (\"model stage\"): stage: the single layer has no stage 'ln_1'; the tour skips this "
+        "step",
         "t.json: step 12: title: missing (every step has a title and a text); the tour skips this step",
     };
     ASSERT_EQ(t.problems.size(), want.size());
@@ -128,9 +135,13 @@ TEST(Tour, ABadStepIsOneLineNamingTheStepAndTheFieldAndOnlyThatStepIsSkipped) {
             EXPECT_EQ(t.problems[i], want[i]);
         }
     }
-    EXPECT_EQ(t.problems[4].rfind("t.json: step 6 (\"bad scene\"): scene: cannot open assets/scenes/nope.json (", 0), 0u)
+    EXPECT_EQ(t.problems[4].rfind(
+                  "t.json: step 6 (\"bad scene\"): scene: cannot open assets/scenes/nope.json (", 0),
+              0u)
         << t.problems[4];
-    EXPECT_EQ(t.problems[7].rfind("t.json: step 9 (\"bad key\"): haed: unknown key (known keys: title, text,", 0), 0u)
+    EXPECT_EQ(
+        t.problems[7].rfind("t.json: step 9 (\"bad key\"): haed: unknown key (known keys: title, text,", 0),
+        0u)
         << t.problems[7];
 }
 
@@ -141,13 +152,15 @@ TEST(Tour, AFileThatIsNotATourIsOneLine) {
     };
     EXPECT_EQ(err("{\"steps\": [").rfind("t.json", 0), 0u);
     EXPECT_EQ(err("{\"steps\": [").find('\n'), std::string::npos);
-    EXPECT_EQ(err("[1]"), "t.json: not a tour (expected {\"attnviz_tour\": 1, \"title\": ..., \"steps\": [...]})");
+    EXPECT_EQ(err("[1]"),
+              "t.json: not a tour (expected {\"attnviz_tour\": 1, \"title\": ..., \"steps\": [...]})");
     EXPECT_EQ(err(R"({"steps": []})"), "t.json: the tour has no steps");
     EXPECT_EQ(err(R"({"attnviz_tour": 2, "steps": [{}]})"),
               "t.json: tour format 2 is not one this attnviz reads (1)");
     EXPECT_EQ(err(R"({"stpes": [], "steps": [{}]})"),
               "t.json: unknown key 'stpes' (known keys: attnviz_tour, title, description, steps)");
-    EXPECT_EQ(test::error_of([&] { load_tour(f.dir.path + "/none.json", kLabs); }).find('\n'), std::string::npos);
+    EXPECT_EQ(test::error_of([&] { load_tour(f.dir.path + "/none.json", kLabs); }).find('\n'),
+              std::string::npos);
 }
 
 // The shipped tour: at least ten steps, every one of them valid against the shipped scenes and models
