@@ -439,7 +439,8 @@ void Shell::draw_layout() {
         draw_main_view(state);
     ImGui::End();
 
-    const float explain_h = (body_h - strip_h) * 0.64f;
+    // (less while the tour's panel takes the export panel's place: its words need the room)
+    const float explain_h = (body_h - strip_h) * (state.tour.open ? 0.56f : 0.64f);
     place(wp.x + ws.x - right_w, wp.y + strip_h, right_w, explain_h);
     if (ImGui::Begin("Explanation", nullptr, fixed)) draw_formula_panel(state);
     ImGui::End();

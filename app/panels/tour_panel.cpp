@@ -35,6 +35,13 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
         // taking the keyboard from it; an open menu or combo stays on top.
         if (!ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
             ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
+        // The buttons stay in view at the bottom; the step's words scroll above them when the window
+        // is small (a projector at a large UI scale).
+        const ImGuiStyle& style = ImGui::GetStyle();
+        const int footer_lines = tour->problems.empty() ? 1 : 2;
+        const float footer_h = ImGui::GetFrameHeightWithSpacing() + style.ItemSpacing.y +
+                               footer_lines * ImGui::GetTextLineHeightWithSpacing();
+        ImGui::BeginChild("##tour_text", ImVec2(0, -footer_h));
         ImGui::PushFont(app_font(FontRole::Large));
         ImGui::TextWrapped("%s", step.title.c_str());
         ImGui::PopFont();
@@ -52,6 +59,7 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
             if (ImGui::Button("Show this step again")) apply_tour_step(state, k);
             remember_item_rect(state, "tour_show_again");
         }
+        ImGui::EndChild();
         ImGui::Separator();
         ImGui::BeginDisabled(k == 0);
         if (ImGui::Button("◀ Back")) tour_back(state);
@@ -68,9 +76,9 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
         if (ImGui::SmallButton("Start over")) apply_tour_step(state, 0);
         remember_item_rect(state, "tour_start_over");
         if (!tour->problems.empty())
-            ImGui::TextDisabled("%d step%s of this tour could not be shown (the status line says why).",
+            ImGui::TextDisabled("%d step%s of this tour could not be shown (see the status line).",
                                 int(tour->problems.size()), tour->problems.size() == 1 ? "" : "s");
-        ImGui::TextDisabled("Close this panel to explore; Help ▸ Tour brings it back.");
+        ImGui::TextDisabled("Close to explore; Help ▸ Tour brings it back.");
     }
     ImGui::End();
     if (!open) state.tour.open = false;
