@@ -292,6 +292,10 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
             if (at_start && startup_.view) state.view = *startup_.view;
             resume_model(state);
         } else {
+            // A scene's model that cannot be opened: its title and note are not about the single layer
+            // that stays on screen.
+            if (!m.resume.dir.empty() && m.resume.dir == state.scene_model && !m.active)
+                detach_scene_model(state);
             m.resume = {};  // the workspace's model is gone: the single layer stays
             // The same line the command line prints; the current model (or the single layer) stays.
             state.set_status(loaded->error, true);

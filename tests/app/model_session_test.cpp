@@ -277,6 +277,18 @@ TEST(ModelSession, BackToTheSingleLayerDropsTheModelScenesTitle) {
     EXPECT_EQ(state.scene_note, "");
     EXPECT_EQ(state.scene_path, "");
     EXPECT_EQ(state_json(state)["note_shown"], false);
+    // A scene whose model cannot be opened leaves its title too (the single layer stays on screen).
+    AppState gone;
+    load_scene_into(gone, scene, "induction.json");
+    ModelSession failing(1, [](const std::string& dir, const ProgressFn&) -> LoadedModel {
+        throw Error(dir + "/config.json: cannot read");
+    });
+    for (int i = 0; i < 2000 && gone.scene_model == "tiny"; ++i) {
+        failing.frame(gone);
+        failing.wait_idle(0.01);
+    }
+    EXPECT_EQ(gone.scene_title, "Single layer (random weights)");
+    EXPECT_TRUE(gone.status_is_error);
     // A single-layer scene's title is left alone by the same close.
     AppState plain;
     load_scene_into(plain, default_scene(), "");
