@@ -6,6 +6,7 @@
 
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/view_state.hpp"
+#include "app/tour_player.hpp"
 #include "core/stage_catalogue.hpp"
 
 namespace attnviz::app {
@@ -46,6 +47,15 @@ void set_stage_index(AppState& state, int index) {
     const std::vector<StageId> list = stage_list(state);
     if (list.empty()) return;
     state.cursor = list[std::size_t(clamp_int(index, 0, int(list.size()) - 1))];
+}
+
+void detach_scene_model(AppState& state) {
+    if (state.scene_model.empty()) return;
+    state.scene_model.clear();
+    state.scene_title = "Single layer (random weights)";
+    state.scene_note.clear();
+    state.scene_path.clear();  // Ctrl+S must not overwrite the model's scene with a single layer
+    state.scene_config = state.config;
 }
 
 std::string current_stage_name(const AppState& state) {
@@ -158,6 +168,11 @@ nlohmann::json state_json(const AppState& state) {
     j["chooser_open"] = state.chooser_open;
     j["chooser_backend"] = state.chooser_backend;
     j["scene_title"] = state.scene_title;
+    j["scene_model"] = state.scene_model;
+    j["tour"] = tour_state_json(state);
+    // The note shown under the formula (a model scene's note stays while its model is open).
+    j["note_shown"] =
+        !state.scene_note.empty() && (!state.model.active || state.model.dir == state.scene_model);
     j["text"] = state.config.text;
     j["source_text"] = state.config.source_text;
     j["pinned_row"] = state.pinned_row;

@@ -14,6 +14,10 @@
 #include "core/config.hpp"
 #include "core/trace.hpp"
 
+namespace attnviz {
+struct Tour;  // io/tour.hpp
+}
+
 namespace attnviz::app {
 
 enum class MainView { Stage, HeadsGrid, Compare, Model };
@@ -51,6 +55,7 @@ struct ModelUi {
         std::string dir;  // "" = nothing to resume
         int layer = 0, head = 0, pinned_row = -1;
         bool model_view = false;  // the layers x heads view was on screen
+        std::string stage;        // the stage to land on once the first run is on screen ("" = keep)
     };
     Resume resume;
     // Requests from panels, dialogs and commands (ModelSession::frame() carries them out and clears them).
@@ -60,6 +65,19 @@ struct ModelUi {
     bool cancel_load = false;          // a model still loading must not replace the scene just opened
     int append_request = 0;            // 1 = greedy, 2 = sampled
     std::uint64_t run_generation = 0;  // increments with every finished run
+};
+
+/// The guided tour (io/tour.hpp; app/tour_player.hpp applies its steps, the Start here panel shows it).
+struct TourUi {
+    std::shared_ptr<const Tour> tour;  // null = no tour loaded
+    int step = 0;                      // the step the learner is on (index into tour->steps)
+    bool open = false;                 // the Start here panel is shown
+    std::string lab_opened;            // the lab the applied step opened (the next step closes it)
+    /// The workspace's tour (file, step, panel open), loaded by the shell at start without changing the
+    /// restored view ("" = none).
+    std::string resume_file;
+    int resume_step = 0;
+    bool resume_open = false;
 };
 
 struct ViewStates;  // app/panels/view_state.hpp
@@ -72,12 +90,18 @@ struct AppState {
     std::string scene_title = "Built-in example";
     std::string scene_note;
     Config scene_config;  // the config as loaded from the scene: Reset returns here
+    /// The model folder the scene opened ("" = none): its title and note describe that model while it
+    /// is open; leaving it (Back to the single layer) leaves the scene too (detach_scene_model).
+    std::string scene_model;
 
     // --- a real model (when model.active, `trace` is its current layer) --------------------------
     ModelUi model;
     /// Every kept layer's traces of the last run (index = layer; null where the heads were not kept),
     /// for the model view's grid.
     std::vector<std::shared_ptr<const Trace>> model_layers;
+
+    // --- the guided tour -------------------------------------------------------------------------
+    TourUi tour;
 
     // --- computed --------------------------------------------------------------------------
     std::shared_ptr<const Trace> trace;  // the trace on screen (last successful computation)
@@ -161,6 +185,11 @@ struct AppState {
         status_is_error = is_error;
     }
 };
+
+/// The model the scene opened was closed (Back to the single layer): the scene's title, note and path
+/// described that model, not the random weights now on screen, so the document becomes an unsaved
+/// single layer with the same text and knobs. Nothing happens when the scene opened no model.
+void detach_scene_model(AppState& state);
 
 /// Name of the stage under the cursor ("" when there is no trace).
 std::string current_stage_name(const AppState& state);

@@ -54,6 +54,7 @@ const char* const kUsage =
     "               [--set KEY=VALUE ...] [--view stage|heads|compare] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
     "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
+    "               [--tour FILE [--step K]]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
     "       attnviz render [--scene FILE] [--set KEY=VALUE ...] --stage NAME [--head H] --out FIG.png\n"
     "       attnviz tokenize --model DIR --text TEXT [--pieces]   (token ids of a real tokenizer, as JSON)\n"
@@ -83,6 +84,9 @@ const char* const kUsage =
     "  --frame-log FILE    one line per frame: times, whether a trace was updating, T (measurements)\n"
     "  --script FILE       run scripted input frame by frame, then exit (tests; see app/script.hpp)\n"
     "  --fresh             start without restoring the last session's workspace\n"
+    "  --tour FILE         start a guided tour (JSON; the shipped one is assets/tours/first-hour.json,\n"
+    "                      the format is in docs/tours.md); a first launch opens it by itself\n"
+    "  --step K            with --tour: start on step K (1-based); with --screenshot, render that step\n"
     "  --ui-scale S        UI scale, 0.5 to 3 (also in View > UI scale; remembered)\n"
     "  --size WxH          window size in pixels (default 1600x1000)\n"
     "  --version           print the version\n"
@@ -113,6 +117,8 @@ const std::vector<CliOption>& gui_options() {
         {"--frame-log", "FILE", "frame log (measurements)", false},
         {"--script", "FILE", "scripted input (tests)", false},
         {"--fresh", "", "start without the saved workspace", false},
+        {"--tour", "FILE", "start a guided tour", false},
+        {"--step", "K", "with --tour: start on step K", false},
         {"--ui-scale", "S", "UI scale, 0.5 to 3", false},
         {"--size", "WxH", "window size", false},
     };
@@ -158,6 +164,8 @@ Options options_from(const CliArgs& args) {
     o.frame_log = args.get_or("--frame-log", "");
     o.script = args.get_or("--script", "");
     o.restore_workspace = !args.has("--fresh");
+    o.tour = args.get_or("--tour", "");
+    if (auto v = args.get("--step")) o.step = parse_int("--step", *v, 1, 100000);
     if (auto v = args.get("--ui-scale")) {
         char* end = nullptr;
         const double s = std::strtod(v->c_str(), &end);
@@ -209,7 +217,15 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
     if (o.model.empty() && (o.layer || o.text))
         throw UsageError{std::string(o.layer ? "--layer" : "--text") + " needs --model DIR"};
     if (o.view == MainView::Model && o.model.empty()) throw UsageError{"--view model needs --model DIR"};
+    if (o.step && o.tour.empty()) throw UsageError{"--step needs --tour FILE"};
+    if (!o.tour.empty() && (!o.scene.empty() || !o.model.empty()))
+        throw UsageError{"--tour decides the scene and the model itself; drop --scene / --model"};
     return o;
+}
+
+bool is_first_launch(const Options& o, bool workspace_exists) {
+    return !workspace_exists && o.restore_workspace && o.scene.empty() && o.model.empty() && o.tour.empty() &&
+           o.screenshot.empty() && o.script.empty();
 }
 
 }  // namespace attnviz::app

@@ -31,6 +31,8 @@ struct Options {
     std::string frame_log;
     std::string script;             // --script FILE: scripted input (GUI tests), see app/script.hpp
     bool restore_workspace = true;  // --fresh: start without the saved workspace
+    std::string tour;               // --tour FILE: start a guided tour (io/tour.hpp)
+    std::optional<int> step;        // --step K: on its step K (1-based; with --tour)
     std::optional<float> ui_scale;
     int width = 1600, height = 1000;
 };
@@ -46,6 +48,10 @@ extern const char* const kUsage;
 /// built for the x86-64 baseline, a local build for this CPU), and where assets and shaders are read
 /// from ("assets: /usr/share/attnviz/assets (next to the executable)").
 std::string version_text();
+
+/// A first launch opens the guided tour: no saved workspace, nothing asked for on the command line (a
+/// scene, a model, --fresh, --tour), and not a batch or test run (--screenshot, --script).
+bool is_first_launch(const Options& options, bool workspace_exists);
 
 /// Parses argv; throws UsageError with a one-line message.
 Options parse_args(int argc, char** argv, bool* help, bool* version);

@@ -11,7 +11,9 @@
 #include "app/key_taps.hpp"
 #include "app/panels/panels.hpp"
 #include "app/shell.hpp"
+#include "app/tour_player.hpp"
 #include "io/scene.hpp"
+#include "io/tour.hpp"
 
 namespace attnviz::app {
 
@@ -39,6 +41,20 @@ void toggle_play(Shell& s) {
     s.state.play_last_advance = ImGui::GetTime();
     if (s.state.playing && stage_index(s.state) >= stage_count(s.state) - 1)
         set_stage_index(s.state, 0);  // replay
+}
+
+// Help ▸ Tour: a tour left unfinished (its panel closed to explore) reopens on the step the learner
+// was on; otherwise the shipped tour starts again at step 1.
+void open_tour(Shell& s) {
+    AppState& st = s.state;
+    const bool unfinished = st.tour.tour && !st.tour.open && st.tour.step > 0 &&
+                            st.tour.step + 1 < int(st.tour.tour->steps.size());
+    if (unfinished) {
+        st.tour.open = true;
+        return;
+    }
+    const std::string file = st.tour.tour ? st.tour.tour->path : default_tour_path();
+    start_tour(st, file, 0, lab_names());
 }
 
 bool has_trace(const Shell& s) {
@@ -102,6 +118,7 @@ std::vector<Command> make_commands() {
         {"play", nullptr, "Play / pause", GLFW_KEY_SPACE, 0, false, false, "Space",
          "play / pause the step-through", toggle_play, nullptr},
         // Help
+        {"tour", "Help", "Tour: start here", 0, 0, false, true, "", "", open_tour, nullptr},
         {"shortcuts", "Help", "Keyboard shortcuts", 0, 0, false, true, "", "",
          [](Shell& s) { s.show_keys = true; }, nullptr},
         {"about", "Help", "About attnviz", 0, 0, false, true, "", "", [](Shell& s) { s.show_about = true; },

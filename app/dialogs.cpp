@@ -22,32 +22,6 @@ std::string one_line(std::string s) {
     return s;
 }
 
-void load_scene_into(AppState& state, const Scene& scene, const std::string& path) {
-    state.config = scene.config;
-    state.scene_config = scene.config;
-    state.scene_title = scene.title.empty() ? (path.empty() ? "Built-in example" : path) : scene.title;
-    state.scene_note = scene.note;
-    state.scene_path = path;
-    state.link_head_dims = scene.config.d_k == 0 && scene.config.d_v == 0;
-    state.pinned_row = -1;
-    reset_views(state);          // fresh zoom, choices and boxes for the new scene
-    if (!scene.model.empty()) {  // the scene opens a model (the shell loads it in the background)
-        if (!scene.model_text.empty()) state.model.text = scene.model_text;
-        state.model.open_request = scene.model;
-    } else {
-        // A single-layer scene: a model still on its way (a File ▸ Open model… or a drop a moment
-        // ago, or the workspace's) would take its place when it arrives: cancel it.
-        if (state.model.loading || !state.model.open_request.empty()) {
-            state.model.open_request.clear();
-            state.model.cancel_load = true;
-        }
-        if (state.model.active) {
-            state.model.close_request = true;  // back to the single layer to show the scene
-            state.model.close_for_scene = true;
-        }
-    }
-}
-
 bool save_scene_to(AppState& state, const std::string& path) {
     try {
         Scene scene;

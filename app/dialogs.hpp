@@ -12,15 +12,13 @@
 
 #include "app/app_state.hpp"
 #include "app/file_chooser.hpp"
+#include "app/scene_landing.hpp"
 #include "io/scene.hpp"
 
 struct GLFWwindow;
 
 namespace attnviz::app {
 
-/// Makes `scene` the document: config, title, note, path; the views start afresh (zoom, pins,
-/// per-view choices belong to the old scene).
-void load_scene_into(AppState& state, const Scene& scene, const std::string& path);
 /// Saves the document to `path` atomically; reports in the status line. False on failure.
 bool save_scene_to(AppState& state, const std::string& path);
 /// The example scenes shipped in assets/scenes, sorted.

@@ -1,6 +1,7 @@
 // attnviz: the desktop app, and the entry point of the headless commands.
 //
-//   attnviz                                  the GUI (the last workspace, else the example sentence)
+//   attnviz                                  the GUI (the last workspace; a first launch: the tour)
+//   attnviz --tour FILE [--step K]           the GUI on a guided tour (io/tour.hpp)
 //   attnviz --scene FILE                     the GUI on a scene
 //   attnviz --scene FILE --screenshot OUT.png [--stage NAME] [--head H] [--frames N] ...
 //   attnviz dump ... / attnviz render ...    headless (io/commands.hpp), no display needed

@@ -261,10 +261,14 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
     if (m.close_request) {
         const bool for_scene = m.close_for_scene;
         m.close_request = m.close_for_scene = false;
+        const int pinned = state.pinned_row;  // a scene opened meanwhile set its own pinned row
         leave_model(state);
+        if (for_scene) state.pinned_row = pinned;
         ev.left_model = true;
-        if (!for_scene)
+        if (!for_scene) {
+            detach_scene_model(state);  // the scene's title and note were about the model
             state.set_status("Back to the single layer: the random weights and every knob", false);
+        }
     }
     const Progress p = progress();
     m.loading = p.loading;
@@ -288,6 +292,10 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
             if (at_start && startup_.view) state.view = *startup_.view;
             resume_model(state);
         } else {
+            // A scene's model that cannot be opened: its title and note are not about the single layer
+            // that stays on screen.
+            if (!m.resume.dir.empty() && m.resume.dir == state.scene_model && !m.active)
+                detach_scene_model(state);
             m.resume = {};  // the workspace's model is gone: the single layer stays
             // The same line the command line prints; the current model (or the single layer) stays.
             state.set_status(loaded->error, true);
@@ -315,6 +323,8 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
     if (auto r = poll_run()) {
         state.compute_ms = r->ms;
         if (r->run) {
+            // A landing that waited for this run (a scene on the open model, with another text).
+            if (!m.resume.dir.empty() && m.resume.dir == m.dir && r->request == next_id_) resume_model(state);
             run_ = std::move(*r->run);
             m.n = int(run_->ids.size());
             m.kept_heads = run_->kept_heads;
@@ -369,10 +379,12 @@ void ModelSession::resume_model(AppState& state) {
     state.head = std::clamp(r.head, 0, std::max(0, m.n_head - 1));
     state.pinned_row = r.pinned_row;
     if (r.model_view) state.view = MainView::Model;
+    resume_stage_ = r.stage;  // once the first run is on screen (show_model_layer)
 }
 
 void ModelSession::leave_model(AppState& state) {
     cancel_runs();
+    resume_stage_.clear();
     model_.reset();
     run_.reset();
     run_submitted_ = false;
@@ -401,6 +413,11 @@ void ModelSession::show_model_layer(AppState& state) {
     const std::size_t layer = std::min(std::size_t(state.model.layer), run_->layers.size() - 1);
     accept_trace(state, run_->layers[layer], state.compute_ms);
     shown_layer_ = int(layer);
+    if (!resume_stage_.empty()) {
+        if (!select_stage(state, resume_stage_))
+            state.set_status("this model's layer has no stage '" + resume_stage_ + "'", true);
+        resume_stage_.clear();
+    }
 }
 
 void ModelSession::update_next_tokens(AppState& state) {

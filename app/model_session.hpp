@@ -176,6 +176,7 @@ class ModelSession {
     int run_layer_ = -1, shown_layer_ = -1;  // layer whose heads the last request kept / on screen
     bool run_submitted_ = false;
     float top_temperature_ = -1;  // temperature the next-token ranking was computed at
+    std::string resume_stage_;    // the stage a resumed model lands on when its first run arrives
     std::mt19937_64 sample_rng_{1};
 };
 

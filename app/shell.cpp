@@ -17,10 +17,12 @@
 #include "app/render/frame.hpp"
 #include "app/render/heatmap_texture.hpp"
 #include "app/settings.hpp"
+#include "app/tour_player.hpp"
 #include "core/error.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/scene.hpp"
+#include "io/tour.hpp"
 
 #ifndef ATTNVIZ_VERSION
 #define ATTNVIZ_VERSION "0.1.0"
@@ -77,6 +79,11 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text(state.scene_note);
     fonts.add_text(state.status);
     for (const auto& i : state.issues) fonts.add_text(i.message);
+    if (state.tour.tour)
+        for (const TourStep& step : state.tour.tour->steps) {
+            fonts.add_text(step.title);
+            fonts.add_text(step.text);
+        }
 }
 
 // Finds "... something.png" in a status message (when an export function did not fill
@@ -97,7 +104,9 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     // The document: the scene asked for, else the last session's workspace, else the built-in example.
     // A screenshot run is a batch job: it leaves the learner's workspace alone.
     workspace_.set_enabled(opt_.screenshot.empty());
-    const bool restored = opt_.scene.empty() && opt_.restore_workspace && workspace_.restore(state);
+    const bool first_launch = is_first_launch(opt_, workspace_.exists());
+    const bool restored =
+        opt_.scene.empty() && opt_.tour.empty() && opt_.restore_workspace && workspace_.restore(state);
     if (!restored) {
         const std::string status = state.status;  // a broken workspace's message survives the load
         const bool status_is_error = state.status_is_error;
@@ -116,6 +125,23 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     if (!opt_.sets.empty()) state.link_head_dims = state.config.d_k == 0 && state.config.d_v == 0;
     if (opt_.view) state.view = *opt_.view;
     if (!opt_.lab.empty()) state.requested_lab = opt_.lab;
+    // The guided tour: asked for (--tour FILE [--step K]), or a first launch (the shipped tour's step 1),
+    // or the restored workspace's (on its step, the restored view unchanged).
+    if (restored) resume_tour(state, lab_names());
+    if (!opt_.tour.empty() || first_launch) {
+        const std::string file = opt_.tour.empty() ? default_tour_path() : opt_.tour;
+        std::vector<std::string> problems;
+        const bool shown = start_tour(state, file, opt_.step.value_or(1) - 1, lab_names(), &problems);
+        for (const std::string& p : problems) std::fprintf(stderr, "attnviz: %s\n", p.c_str());
+        if (!opt_.screenshot.empty() && !opt_.tour.empty()) {  // a batch job that cannot do what it was asked
+            if (!shown)
+                throw UsageError{problems.empty() ? file + ": no step can be shown" : problems.front()};
+            const int steps = int(state.tour.tour->steps.size());
+            if (opt_.step && *opt_.step > steps)
+                throw UsageError{"--step: " + std::to_string(*opt_.step) +
+                                 " is out of range; the tour shows steps 1 to " + std::to_string(steps)};
+        }
+    }
     settings_at_start_ = settings_json(state);
     // The desktop's file chooser (ATTNVIZ_FILE_CHOOSER: auto, portal, zenity, kdialog or builtin). Its
     // answer wakes an idle loop: glfwPostEmptyEvent may be called from any thread.
@@ -356,7 +382,9 @@ void Shell::draw_menu_bar() {
         draw_labs_menu(state);
         ImGui::EndMenu();
     }
-    if (ImGui::BeginMenu("Help")) {
+    const bool help_open = ImGui::BeginMenu("Help");
+    remember_item_rect(state, "menu_Help");
+    if (help_open) {
         draw_command_menu(*this, "Help");
         ImGui::EndMenu();
     }
@@ -411,13 +439,19 @@ void Shell::draw_layout() {
         draw_main_view(state);
     ImGui::End();
 
-    const float explain_h = (body_h - strip_h) * 0.64f;
+    // (less while the tour's panel takes the export panel's place: its words need the room)
+    const float explain_h = (body_h - strip_h) * (state.tour.open ? 0.56f : 0.64f);
     place(wp.x + ws.x - right_w, wp.y + strip_h, right_w, explain_h);
     if (ImGui::Begin("Explanation", nullptr, fixed)) draw_formula_panel(state);
     ImGui::End();
     place(wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w, body_h - strip_h - explain_h);
     if (ImGui::Begin("Export", nullptr, fixed)) draw_export_panel(state);
     ImGui::End();
+    // The tour's Start here panel takes the export panel's place (the heatmap and the explanation stay
+    // in view); closing it brings the export panel back.
+    if (state.tour.open)
+        draw_tour_panel(state, wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w,
+                        body_h - strip_h - explain_h);
 
     place(wp.x, wp.y + body_h, ws.x, status_h);
     if (ImGui::Begin("##status", nullptr,
@@ -493,7 +527,12 @@ void Shell::end_frame(int fb_w, int fb_h) {
     // the config is invalid / failed (then the screenshot shows the explanation).
     // Zoom-out levels still computing on a worker thread: keep frames coming to show them at once.
     if (view_cache().busy()) state.redraw_soon = true;
-    const bool ready = !state.updating && !view_cache().busy() &&
+    // A scene's model still loading (or its first run not yet on screen) is not ready either.
+    const bool model_pending = !state.model.open_request.empty() || state.model.loading ||
+                               !state.model.resume.dir.empty() ||
+                               (state.model.active && state.model.run_generation == 0);
+    const bool ready = !state.updating && !view_cache().busy() && !model_pending &&
+                       state.requested_lab.empty() &&
                        (state.trace ? startup_applied_ : (!state.issues.empty() || state.status_is_error));
     // A text field holds the keyboard now, at the end of this frame (io.WantTextInput describes the
     // start of the frame: a script waiting on it before typing would type into a field that was

@@ -13,6 +13,7 @@
 #include "io/colormap.hpp"
 #include "io/files.hpp"
 #include "io/scene.hpp"
+#include "io/tour.hpp"
 
 namespace attnviz::app {
 
@@ -61,6 +62,7 @@ std::string workspace_json(const AppState& state) {
     j["scene_path"] = state.scene_path;
     j["scene_title"] = state.scene_title;
     j["scene_note"] = state.scene_note;
+    j["scene_model"] = state.scene_model;
     j["config"] = config_to_json(state.config);
     j["scene_config"] = config_to_json(state.scene_config);
     j["link_head_dims"] = state.link_head_dims;
@@ -71,6 +73,8 @@ std::string workspace_json(const AppState& state) {
     j["labs"] = state.open_labs;
     j["colours"] = {{"scale", scale_mode_name(view_scale().mode)},
                     {"zoomed_out", reduce_name(view_scale().reduce)}};
+    if (state.tour.tour)
+        j["tour"] = {{"file", state.tour.tour->path}, {"step", state.tour.step}, {"open", state.tour.open}};
     if (model) {
         j["model"] = {{"dir", m.active ? m.dir : m.resume.dir},
                       {"text", m.text},
@@ -105,6 +109,7 @@ void apply_workspace_json(const std::string& text, AppState& state) {
         s.scene_path = j.value("scene_path", std::string());
         s.scene_title = j.value("scene_title", std::string("Built-in example"));
         s.scene_note = j.value("scene_note", std::string());
+        s.scene_model = j.value("scene_model", std::string());
         s.link_head_dims = j.value("link_head_dims", true);
         const std::string v = j.value("view", std::string("stage"));
         s.view = v == "heads" ? MainView::HeadsGrid : v == "compare" ? MainView::Compare : MainView::Stage;
@@ -122,6 +127,12 @@ void apply_workspace_json(const std::string& text, AppState& state) {
             if (r != "max" && r != "mean")
                 throw Error("colours.zoomed_out is \"" + r + "\"; it must be max or mean");
             colours.reduce = r == "mean" ? ReduceMode::Mean : ReduceMode::Max;
+        }
+        if (j.contains("tour")) {
+            const auto& t = j.at("tour");
+            s.tour.resume_file = t.at("file").get<std::string>();
+            s.tour.resume_step = std::max(0, t.value("step", 0));
+            s.tour.resume_open = t.value("open", false);
         }
         if (j.contains("model")) {
             const auto& m = j.at("model");
@@ -147,12 +158,16 @@ void apply_workspace_json(const std::string& text, AppState& state) {
     state.scene_path = s.scene_path;
     state.scene_title = s.scene_title;
     state.scene_note = s.scene_note;
+    state.scene_model = s.scene_model;
     state.link_head_dims = s.link_head_dims;
     state.view = s.view;
     state.head = s.head;
     state.pinned_row = s.pinned_row;
     state.requested_stage = s.requested_stage;
     state.requested_lab = s.requested_lab;
+    state.tour.resume_file = s.tour.resume_file;
+    state.tour.resume_step = s.tour.resume_step;
+    state.tour.resume_open = s.tour.resume_open;
     // The model reopens in the background (the shell loads open_request); the single layer shows
     // meanwhile, and stays if the folder is gone (one line in the status bar).
     state.model.resume = s.model.resume;
@@ -172,6 +187,12 @@ std::string WorkspaceKeeper::path() const {
     } catch (const std::exception&) {
         return "";
     }
+}
+
+bool WorkspaceKeeper::exists() const {
+    const std::string p = path();
+    std::error_code ec;
+    return !p.empty() && std::filesystem::exists(p, ec);
 }
 
 bool WorkspaceKeeper::restore(AppState& state) {

@@ -27,6 +27,8 @@ class WorkspaceKeeper {
     /// A batch run (--screenshot) neither restores nor saves the learner's workspace.
     void set_enabled(bool on) { enabled_ = on; }
     std::string path() const;
+    /// A saved workspace file is there (whatever its state).
+    bool exists() const;
     /// Restores the saved workspace into `state`. Never throws: a missing file is silent, a broken
     /// one is renamed aside and reported through state.set_status. True if something was restored.
     bool restore(AppState& state);

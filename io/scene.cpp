@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -19,9 +20,13 @@ namespace {
 
 constexpr int kSceneVersion = 1;  // "attnviz_scene": marks the file as a scene; always 1
 // "version": the scene format. 2 adds the key itself; a scene without it is version 1 and opens the same.
-constexpr int kSceneFormatVersion = 2;
-const std::vector<std::string> kTopKeys = {"attnviz_scene", "version", "title",     "note",
-                                           "config",        "model",   "model_text"};
+// 3 adds where the scene lands (layer, head, pin, stage, view) and named_heads; a scene without them is
+// written as version 2, so older attnviz builds still open it.
+constexpr int kSceneFormatVersion = 3;
+const std::vector<std::string> kTopKeys = {"attnviz_scene", "version",    "title",      "note", "config",
+                                           "model",         "model_text", "layer",      "head", "stage",
+                                           "pin",           "view",       "named_heads"};
+const std::vector<std::string> kFocusKeys = {"layer", "head", "pin", "stage", "view", "text"};
 
 /// How a config key is stored in JSON. Keys the table does not know (added to the core later) are
 /// stored as strings in the text form of get_config_key and accepted as any scalar.
@@ -267,7 +272,47 @@ class SceneSax {
     std::string error_;
 };
 
+/// Reads the landing keys of `obj` (the scene itself, or one named head) into `focus`; `where` prefixes
+/// the messages ("named_heads.pronoun.").
+void parse_focus(const ojson& obj, SceneFocus& focus, const std::string& name, const std::string& where,
+                 bool allow_text) {
+    for (const char* key : {"layer", "head", "pin"}) {
+        if (!obj.contains(key)) continue;
+        const ojson& v = obj[key];
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (1 << 24))
+            throw Error(name + ": " + where + key + ": expected an integer from 0, got " + shorten(v));
+        const int x = int(v.get<std::int64_t>());
+        (std::string(key) == "layer" ? focus.layer : std::string(key) == "head" ? focus.head : focus.pin) = x;
+    }
+    for (const char* key : {"stage", "view", "text"}) {
+        if (!obj.contains(key) || (!allow_text && std::string(key) == "text")) continue;
+        const ojson& v = obj[key];
+        if (!v.is_string()) throw Error(name + ": " + where + key + ": expected a string, got " + shorten(v));
+        (std::string(key) == "stage"  ? focus.stage
+         : std::string(key) == "view" ? focus.view
+                                      : focus.text) = v.get<std::string>();
+    }
+    if (!focus.view.empty() && focus.view != "stage" && focus.view != "heads" && focus.view != "model")
+        throw Error(name + ": " + where + "view: expected stage, heads or model, got " +
+                    shorten(obj["view"]));
+}
+
+void write_focus(ojson& obj, const SceneFocus& f) {
+    if (f.layer) obj["layer"] = *f.layer;
+    if (f.head) obj["head"] = *f.head;
+    if (f.pin) obj["pin"] = *f.pin;
+    if (!f.stage.empty()) obj["stage"] = f.stage;
+    if (!f.view.empty()) obj["view"] = f.view;
+    if (!f.text.empty()) obj["text"] = f.text;
+}
+
 }  // namespace
+
+const SceneFocus* Scene::named_head(const std::string& name) const {
+    for (const auto& [n, f] : named_heads)
+        if (n == name) return &f;
+    return nullptr;
+}
 
 ojson config_to_json(const Config& cfg) {
     ojson out = ojson::object();
@@ -335,11 +380,11 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
     if (doc.contains("version")) {
         const ojson& v = doc["version"];
         if (!v.is_number_integer())
-            throw Error(name + ": version: expected the scene format version 1 or 2, got " + shorten(v));
+            throw Error(name + ": version: expected the scene format version 1, 2 or 3, got " + shorten(v));
         const std::int64_t version = v.get<std::int64_t>();
         if (version < 1 || version > kSceneFormatVersion)
             throw Error(name + ": scene format version " + std::to_string(version) +
-                        " is not supported (this attnviz reads versions 1 and 2)");
+                        " is not supported (this attnviz reads versions 1 to 3)");
     }
     for (const char* key : {"title", "note", "model", "model_text"}) {
         if (!doc.contains(key)) continue;
@@ -351,6 +396,28 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
          : k == "model" ? scene.model
                         : scene.model_text) = v.get<std::string>();
     }
+    parse_focus(doc, scene.focus, name, "", /*allow_text=*/false);
+    if (doc.contains("named_heads")) {
+        const ojson& heads = doc["named_heads"];
+        if (!heads.is_object())
+            throw Error(name +
+                        ": named_heads: expected an object like {\"adjective_noun\": {\"layer\": 1, "
+                        "\"head\": 2}}, got " +
+                        shorten(heads));
+        for (auto it = heads.begin(); it != heads.end(); ++it) {
+            const std::string where = "named_heads." + it.key() + ".";
+            if (!it.value().is_object())
+                throw Error(name + ": " + where.substr(0, where.size() - 1) + ": expected an object, got " +
+                            shorten(it.value()));
+            for (auto k = it.value().begin(); k != it.value().end(); ++k)
+                if (std::find(kFocusKeys.begin(), kFocusKeys.end(), k.key()) == kFocusKeys.end())
+                    throw Error(name + ": " + where.substr(0, where.size() - 1) + ": " +
+                                unknown_key_message("key", k.key(), kFocusKeys));
+            SceneFocus f;
+            parse_focus(it.value(), f, name, where, /*allow_text=*/true);
+            scene.named_heads.emplace_back(it.key(), std::move(f));
+        }
+    }
     if (doc.contains("config")) apply_config_json(scene.config, doc["config"], name);
     return scene;
 }
@@ -359,7 +426,9 @@ Scene load_scene(const std::string& path) {
     Scene scene = parse_scene(read_file(path, kMaxSceneBytes), path);
     if (!scene.model.empty() && scene.model.front() != '/') {  // relative to the scene's folder
         const auto slash = path.rfind('/');
-        if (slash != std::string::npos) scene.model = path.substr(0, slash + 1) + scene.model;
+        if (slash != std::string::npos)  // "scenes/../models/m" reads as "models/m" in messages
+            scene.model =
+                std::filesystem::path(path.substr(0, slash + 1) + scene.model).lexically_normal().string();
     }
     return scene;
 }
@@ -367,12 +436,22 @@ Scene load_scene(const std::string& path) {
 std::string scene_json(const Scene& scene) {
     ojson doc = ojson::object();
     doc["attnviz_scene"] = kSceneVersion;
-    doc["version"] = kSceneFormatVersion;
+    doc["version"] = scene.focus.empty() && scene.named_heads.empty() ? 2 : kSceneFormatVersion;
     doc["title"] = scene.title;
     doc["note"] = scene.note;
     doc["config"] = config_to_json(scene.config);
     if (!scene.model.empty()) doc["model"] = scene.model;
     if (!scene.model_text.empty()) doc["model_text"] = scene.model_text;
+    write_focus(doc, scene.focus);
+    if (!scene.named_heads.empty()) {
+        ojson heads = ojson::object();
+        for (const auto& [n, f] : scene.named_heads) {
+            ojson one = ojson::object();
+            write_focus(one, f);
+            heads[n] = one;
+        }
+        doc["named_heads"] = heads;
+    }
     try {
         return doc.dump(2) + "\n";  // UTF-8 kept as is (not \u escapes), so Chinese stays readable
     } catch (const nlohmann::json::type_error&) {

@@ -9,16 +9,34 @@
 // }
 // Keys of "config" are exactly config_keys(); values are JSON numbers, strings or booleans (the same
 // text set_config_key accepts), custom_mask an array of "0"/"1" strings (1 = hidden).
+//
+// Where the scene lands (all optional; format version 3): "layer", "head", "pin" (integers >= 0),
+// "stage" (a stage name), "view" ("stage", "heads" or "model"). A scene that opens a model lands there
+// once the model has loaded. "named_heads" names heads a tour (io/tour.hpp) or a teacher can point at
+// without knowing their numbers: {"adjective_noun": {"layer": 1, "head": 2, "pin": 3}, ...}, each entry
+// a landing of its own that may also carry the "text" the model reads there.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/config.hpp"
 
 namespace attnviz {
+
+/// Where a view lands: layer, head, pinned row, stage, view; unset fields leave the view as it is.
+struct SceneFocus {
+    std::optional<int> layer, head, pin;
+    std::string stage;  // "" = unchanged
+    std::string view;   // "", "stage", "heads" or "model"
+    std::string text;   // named heads only: the text the model reads there ("" = the scene's)
+    bool empty() const { return !layer && !head && !pin && stage.empty() && view.empty() && text.empty(); }
+};
 
 struct Scene {
     std::string title;
@@ -28,6 +46,12 @@ struct Scene {
     /// in the file, resolved by load_scene) and the text it reads (key "model_text").
     std::string model;
     std::string model_text;
+    /// Where the scene lands (top-level "layer", "head", "pin", "stage", "view").
+    SceneFocus focus;
+    /// Heads named for tours ("named_heads"), in file order.
+    std::vector<std::pair<std::string, SceneFocus>> named_heads;
+    /// The named head called `name`, or nullptr.
+    const SceneFocus* named_head(const std::string& name) const;
 };
 
 /// Largest scene file accepted (16 MiB; scenes are a few KiB) and deepest JSON nesting (a scene needs 3).

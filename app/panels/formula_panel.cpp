@@ -146,6 +146,11 @@ void draw_formula_panel(AppState& state) {
     ImGui::PopStyleColor();
     ImGui::PopFont();
     ImGui::Spacing();
+    // The note of the scene that opened this model says what to look at in it: first, in view.
+    if (state.model.active && !state.scene_note.empty() && state.model.dir == state.scene_model) {
+        heading(state.scene_title.c_str());
+        wrapped(state.scene_note);
+    }
 
     heading("Shape");
     ImGui::PushFont(app_font(FontRole::Mono));
@@ -169,7 +174,7 @@ void draw_formula_panel(AppState& state) {
     wrapped_disabled("whole layer: " + human(t.total_flops(), "") + " FLOPs, " +
                      human_bytes(t.stored_bytes()) + " stored");
 
-    if (state.model.active) {  // a real model's layer: its place in the model, no scene note
+    if (state.model.active) {  // a real model's layer: its place in the model
         heading("Layer");
         wrapped_disabledf("layer %d of %d   n = %d  d_model = %d", state.model.layer, state.model.n_layer,
                           t.n, t.d_model);

@@ -138,6 +138,19 @@ void handle_request(AppState& state) {
     }
 }
 
+}  // namespace
+
+std::vector<std::string> lab_names() {
+    int count = 0;
+    const LabEntry* labs = labs_table(&count);
+    std::vector<std::string> names;
+    for (int i = 0; i < count; ++i) names.push_back(labs[i].name);
+    for (int i = 0; i < count; ++i) names.push_back(labs[i].alias);
+    return names;
+}
+
+namespace {
+
 /// Canonical names of the open labs.
 std::vector<std::string> open_lab_names() {
     int count = 0;

@@ -59,5 +59,9 @@ void draw_labs(AppState& state);
 /// Ends every lab's state and background work (at shutdown, before the window goes).
 void release_labs();
 void draw_labs_menu(AppState& state);
+/// The names --lab and tour steps accept: every lab's canonical name, then the aliases.
+std::vector<std::string> lab_names();
+/// The Start here panel of the guided tour (panels/tour_panel.cpp), when state.tour.open.
+void draw_tour_panel(AppState& state, float x, float y, float w, float h);
 
 }  // namespace attnviz::app

@@ -13,6 +13,7 @@ install(TARGETS attnviz RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/assets/scenes" DESTINATION "${ATTNVIZ_DATA_DIR}/assets")
 # The shipped models (assets/models/induction-2l, which assets/scenes/induction_heads.json opens).
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/assets/models" DESTINATION "${ATTNVIZ_DATA_DIR}/assets")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/assets/tours" DESTINATION "${ATTNVIZ_DATA_DIR}/assets")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/shaders" DESTINATION "${ATTNVIZ_DATA_DIR}")
 
 install(FILES "${attnviz_desktop}/attnviz.desktop" DESTINATION "${CMAKE_INSTALL_DATADIR}/applications")

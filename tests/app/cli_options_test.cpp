@@ -150,5 +150,29 @@ TEST(CliOptions, HoverBadValuesAreOneClearLine) {
     EXPECT_NE(parse({"--hover", "1,2"}).error.find("--hover needs --screenshot"), std::string::npos);
 }
 
+TEST(CliOptions, TourAndStep) {
+    const Parsed p = parse({"--tour", "t.json", "--step", "3", "--screenshot", "x.png"});
+    EXPECT_EQ(p.error, "");
+    EXPECT_EQ(p.options.tour, "t.json");
+    EXPECT_EQ(p.options.step, 3);
+    EXPECT_EQ(parse({"--step", "2"}).error, "--step needs --tour FILE");
+    EXPECT_NE(parse({"--tour", "t.json", "--step", "0"}).error.find("--step: expected an integer from 1"),
+              std::string::npos);
+    EXPECT_NE(parse({"--tour", "t.json", "--scene", "a.json"}).error.find("--tour decides the scene"),
+              std::string::npos);
+}
+
+// The tour opens by itself on a first launch only: no workspace, nothing asked for, not a batch run.
+TEST(CliOptions, FirstLaunchIsNoWorkspaceAndNothingAskedFor) {
+    EXPECT_TRUE(is_first_launch(parse({}).options, false));
+    EXPECT_FALSE(is_first_launch(parse({}).options, true));
+    EXPECT_FALSE(is_first_launch(parse({"--fresh"}).options, false));
+    EXPECT_FALSE(is_first_launch(parse({"--scene", "a.json"}).options, false));
+    EXPECT_FALSE(is_first_launch(parse({"--model", "/"}).options, false));
+    EXPECT_FALSE(is_first_launch(parse({"--screenshot", "x.png"}).options, false));
+    EXPECT_FALSE(is_first_launch(parse({"--script", "s.txt"}).options, false));
+    EXPECT_FALSE(is_first_launch(parse({"--tour", "t.json"}).options, false));
+}
+
 }  // namespace
 }  // namespace attnviz::app

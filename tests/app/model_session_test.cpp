@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/scene_landing.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
 
@@ -211,6 +212,89 @@ TEST(ModelSession, LatestRunWins) {
     ASSERT_TRUE(r.has_value());
     EXPECT_FALSE(r->run.has_value());
     EXPECT_NE(r->error.find("no tokens"), std::string::npos) << r->error;
+}
+
+// Drives frame() until the model is open and its first run is on screen (or 20 s pass).
+bool frame_until_shown(ModelSession& session, AppState& state) {
+    for (int i = 0; i < 2000; ++i) {
+        session.frame(state);
+        if (state.model.active && state.model.run_generation > 0 && state.trace) return true;
+        session.wait_idle(0.01);
+    }
+    return false;
+}
+
+ModelSession::LoadFn tiny_loader() {
+    return [](const std::string& dir, const ProgressFn&) {
+        LoadedModel m = tiny_loaded();
+        m.dir = dir;
+        return m;
+    };
+}
+
+// Defect 3 of issue 24: a scene that opens a model lands on the layer, head, stage and pinned row it
+// names once the model has loaded (not layer 0 head 0), and its note stays shown over the model.
+TEST(ModelSession, AModelSceneLandsWhereItSaysAndKeepsItsNote) {
+    AppState state;
+    Scene scene;
+    scene.title = "Induction";
+    scene.note = "layer 1 = induction stripe";
+    scene.model = "tiny";
+    scene.model_text = "ab c ab c";
+    scene.focus.layer = 1;
+    scene.focus.head = 1;
+    scene.focus.pin = 2;
+    scene.focus.stage = "scores";
+    load_scene_into(state, scene, "induction.json");
+    ModelSession session(1, tiny_loader());
+    ASSERT_TRUE(frame_until_shown(session, state)) << state.status;
+    EXPECT_EQ(state.model.layer, 1);
+    EXPECT_EQ(state.trace->layer, 1);
+    EXPECT_EQ(state.head, 1);
+    EXPECT_EQ(current_stage_name(state), "scores");
+    EXPECT_EQ(state.pinned_row, 2);
+    EXPECT_EQ(state_json(state)["note_shown"], true);
+    EXPECT_EQ(state.scene_title, "Induction");
+}
+
+// Defect 4 of issue 24: Back to the single layer from a scene's model leaves the scene too: its title
+// and note described the trained model, not the random weights now on screen (and Ctrl+S must not
+// overwrite the model's scene file with a single layer).
+TEST(ModelSession, BackToTheSingleLayerDropsTheModelScenesTitle) {
+    AppState state;
+    Scene scene;
+    scene.title = "Induction heads in a model trained here";
+    scene.note = "layer 1 = induction stripe";
+    scene.model = "tiny";
+    scene.model_text = "ab c ab c";
+    load_scene_into(state, scene, "induction.json");
+    ModelSession session(1, tiny_loader());
+    ASSERT_TRUE(frame_until_shown(session, state)) << state.status;
+    state.model.close_request = true;
+    session.frame(state);
+    EXPECT_FALSE(state.model.active);
+    EXPECT_EQ(state.scene_title, "Single layer (random weights)");
+    EXPECT_EQ(state.scene_note, "");
+    EXPECT_EQ(state.scene_path, "");
+    EXPECT_EQ(state_json(state)["note_shown"], false);
+    // A scene whose model cannot be opened leaves its title too (the single layer stays on screen).
+    AppState gone;
+    load_scene_into(gone, scene, "induction.json");
+    ModelSession failing(1, [](const std::string& dir, const ProgressFn&) -> LoadedModel {
+        throw Error(dir + "/config.json: cannot read");
+    });
+    for (int i = 0; i < 2000 && gone.scene_model == "tiny"; ++i) {
+        failing.frame(gone);
+        failing.wait_idle(0.01);
+    }
+    EXPECT_EQ(gone.scene_title, "Single layer (random weights)");
+    EXPECT_TRUE(gone.status_is_error);
+    // A single-layer scene's title is left alone by the same close.
+    AppState plain;
+    load_scene_into(plain, default_scene(), "");
+    plain.model.close_request = true;
+    session.frame(plain);
+    EXPECT_EQ(plain.scene_title, "A fluffy blue creature");
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "app/panels/heatmap_widget.hpp"
+#include "app/tour_player.hpp"
+#include "common/test_files.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 
@@ -103,6 +105,31 @@ TEST(Workspace, KeepsTheOpenModelAndTheColourScale) {
     // Without a model there is no "model" entry.
     AppState c = made_state();
     EXPECT_EQ(workspace_json(c).find("\"model\""), std::string::npos);
+}
+
+// The tour and the scene's model survive a restart: the tour's file, step and panel (reloaded by the
+// shell without changing the restored view) and the model the scene opened (its note stays shown).
+TEST(Workspace, KeepsTheTourStepAndTheScenesModel) {
+    test::TempDir d("ws-tour");
+    write_file_atomic(
+        d.path + "/t.json",
+        R"({"steps": [{"title": "a", "text": "x"}, {"title": "b", "text": "y", "stage": "scores"}]})");
+    AppState a;
+    ASSERT_TRUE(start_tour(a, d.path + "/t.json", 1, {}));
+    a.tour.open = false;  // closed to explore
+    a.scene_model = "/models/m";
+    AppState b;
+    apply_workspace_json(workspace_json(a), b);
+    EXPECT_EQ(b.scene_model, "/models/m");
+    EXPECT_EQ(b.tour.resume_file, d.path + "/t.json");
+    EXPECT_EQ(b.tour.resume_step, 1);
+    EXPECT_FALSE(b.tour.resume_open);
+    b.requested_stage = "weights";  // what the workspace restored stays
+    resume_tour(b, {});
+    ASSERT_TRUE(b.tour.tour);
+    EXPECT_EQ(b.tour.step, 1);
+    EXPECT_FALSE(b.tour.open);
+    EXPECT_EQ(b.requested_stage, "weights");
 }
 
 TEST(Workspace, BadModelOrColourEntriesAreOneLineAndChangeNothing) {

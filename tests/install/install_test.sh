@@ -45,7 +45,7 @@ esac
 bin="$root/usr/bin/attnviz"
 share="$root/usr/share"
 [ -x "$bin" ] || fail "no $bin"
-for f in attnviz/assets/scenes/default.json attnviz/shaders/heatmap.frag attnviz/shaders/heatmap.vert \
+for f in attnviz/assets/scenes/default.json attnviz/assets/tours/first-hour.json attnviz/shaders/heatmap.frag attnviz/shaders/heatmap.vert \
          applications/attnviz.desktop metainfo/attnviz.metainfo.xml icons/hicolor/scalable/apps/attnviz.svg \
          icons/hicolor/48x48/apps/attnviz.png icons/hicolor/128x128/apps/attnviz.png \
          icons/hicolor/256x256/apps/attnviz.png man/man1/attnviz.1.gz doc/attnviz/README.md \
@@ -99,6 +99,10 @@ if [ -n "${DISPLAY:-}" ]; then
   run --fresh --size 800x500 --screenshot shot.png >/dev/null 2>"$root/gui.err" || { cat "$root/gui.err"; fail "the GUI failed from the installed layout"; }
   [ "$(head -c 8 "$work/shot.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "no screenshot"
   if [ -n "${ATTNVIZ_INSTALL_SCREENSHOT:-}" ]; then cp "$work/shot.png" "$ATTNVIZ_INSTALL_SCREENSHOT"; fi
+  # The installed tour, its first step rendered (its files are found in the installed asset folder).
+  run --tour "$share/attnviz/assets/tours/first-hour.json" --step 1 --size 800x500 --screenshot tour.png \
+    >/dev/null 2>"$root/tour.err" || { cat "$root/tour.err"; fail "the installed tour's step 1 did not render"; }
+  [ -f "$work/tour.png" ] || fail "no screenshot of the installed tour"
 fi
 
 # Desktop integration files.

@@ -24,7 +24,7 @@ TEST(SceneModel, ParsesRoundTripsAndResolvesAgainstTheSceneFolder) {
     test::TempDir dir;
     make_dirs(dir.path + "/scenes");
     write_file_atomic(dir.path + "/scenes/x.json", json);
-    EXPECT_EQ(load_scene(dir.path + "/scenes/x.json").model, dir.path + "/scenes/../models/m");
+    EXPECT_EQ(load_scene(dir.path + "/scenes/x.json").model, dir.path + "/models/m");
 }
 
 TEST(SceneModel, AModelThatIsNotAStringIsOneLine) {

@@ -255,11 +255,11 @@ TEST(Scene, UnknownKeysAreNamedWithTheKnownOnes) {
     EXPECT_NE(e.find("seed)"), std::string::npos) << e;
     EXPECT_EQ(scene_error(R"({"titel": "x"})"),
               "s.json: unknown key 'titel' (did you mean 'title'? known keys: attnviz_scene, version, title, "
-              "note, config, model, model_text)");
+              "note, config, model, model_text, layer, head, stage, pin, view, named_heads)");
     EXPECT_EQ(
         scene_error(R"({"zzzzzzzz": 1})"),
         "s.json: unknown key 'zzzzzzzz' (known keys: attnviz_scene, version, title, note, config, model, "
-        "model_text)");
+        "model_text, layer, head, stage, pin, view, named_heads)");
 }
 
 TEST(Scene, WrongTypesAreNamed) {
@@ -280,12 +280,12 @@ TEST(Scene, WrongTypesAreNamed) {
     EXPECT_EQ(scene_error(R"({"title": 3})"), "s.json: title: expected a string, got 3");
     EXPECT_EQ(scene_error(R"({"config": []})"), "s.json: config: expected an object of config keys, got []");
     EXPECT_NE(scene_error("[1, 2]").find("s.json: a scene must be a JSON object"), std::string::npos);
-    EXPECT_EQ(scene_error(R"({"version": 3})"),
-              "s.json: scene format version 3 is not supported (this attnviz reads versions 1 and 2)");
+    EXPECT_EQ(scene_error(R"({"version": 4})"),
+              "s.json: scene format version 4 is not supported (this attnviz reads versions 1 to 3)");
     EXPECT_EQ(scene_error(R"({"version": 0})"),
-              "s.json: scene format version 0 is not supported (this attnviz reads versions 1 and 2)");
+              "s.json: scene format version 0 is not supported (this attnviz reads versions 1 to 3)");
     EXPECT_EQ(scene_error(R"({"version": "2"})"),
-              "s.json: version: expected the scene format version 1 or 2, got \"2\"");
+              "s.json: version: expected the scene format version 1, 2 or 3, got \"2\"");
     EXPECT_EQ(scene_error(R"({"attnviz_scene": 2})"),
               "s.json: scene format version 2 is not supported (this attnviz reads version 1)");
     // Values set_config_key refuses keep its message, prefixed with the file.
@@ -406,6 +406,59 @@ TEST(Scene, LoadRefusesNonRegularAndHugeFiles) {
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()), "cannot read " + big + ": too large (2048 MiB > 16 MiB)");
     }
+}
+
+}  // namespace
+}  // namespace attnviz
+
+namespace attnviz {
+namespace {
+
+// Format 3: where a scene lands, and heads named for tours; written back exactly, and as version 2
+// when a scene has neither (older builds still open it).
+TEST(Scene, LandingAndNamedHeadsRoundTrip) {
+    const Scene s = parse_scene(R"({"version": 3, "model": "m", "layer": 1, "head": 2, "pin": 5,
+        "stage": "weights", "view": "model",
+        "named_heads": {"pronoun_antecedent": {"layer": 0, "head": 3, "text": "it ate", "pin": 1},
+                        "adjective_noun": {"layer": 1, "head": 2}}})",
+                                "s.json");
+    EXPECT_EQ(s.focus.layer, 1);
+    EXPECT_EQ(s.focus.head, 2);
+    EXPECT_EQ(s.focus.pin, 5);
+    EXPECT_EQ(s.focus.stage, "weights");
+    EXPECT_EQ(s.focus.view, "model");
+    ASSERT_EQ(s.named_heads.size(), 2u);
+    EXPECT_EQ(s.named_heads[0].first, "pronoun_antecedent");  // file order
+    const SceneFocus* p = s.named_head("pronoun_antecedent");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->head, 3);
+    EXPECT_EQ(p->text, "it ate");
+    EXPECT_EQ(s.named_head("nope"), nullptr);
+    const std::string written = scene_json(s);
+    EXPECT_NE(written.find("\"version\": 3"), std::string::npos) << written;
+    const Scene back = parse_scene(written, "back");
+    EXPECT_EQ(scene_json(back), written);
+    EXPECT_NE(scene_json(default_scene()).find("\"version\": 2"), std::string::npos);
+}
+
+TEST(Scene, BadLandingFieldsAreOneLineNamingTheField) {
+    auto err = [](const std::string& text) {
+        try {
+            parse_scene(text, "s.json");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err(R"({"head": -1})"), "s.json: head: expected an integer from 0, got -1");
+    EXPECT_EQ(err(R"({"layer": "one"})"), "s.json: layer: expected an integer from 0, got \"one\"");
+    EXPECT_EQ(err(R"({"view": "grid"})"), "s.json: view: expected stage, heads or model, got \"grid\"");
+    EXPECT_EQ(err(R"({"named_heads": {"x": {"head": 1.5}}})"),
+              "s.json: named_heads.x.head: expected an integer from 0, got 1.5");
+    EXPECT_EQ(err(R"({"named_heads": {"x": {"haed": 1}}})"),
+              "s.json: named_heads.x: unknown key 'haed' (did you mean 'head'? known keys: layer, head, pin, "
+              "stage, view, text)");
+    EXPECT_EQ(err(R"({"named_heads": [1]})").rfind("s.json: named_heads: expected an object", 0), 0u);
 }
 
 }  // namespace

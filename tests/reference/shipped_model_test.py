@@ -55,6 +55,10 @@ def main():
     with open(os.path.join(ROOT, "assets", "scenes", "induction_heads.json"), encoding="utf-8") as f:
         scene = json.load(f)
     assert os.path.normpath(os.path.join(ROOT, "assets", "scenes", scene["model"])) == MODEL
+    # The scene lands on the head its note is about: the model's strongest induction head.
+    scores = summary["head_scores"][scene["layer"]]
+    best = max(range(len(scores)), key=lambda h: scores[h]["induction"])
+    assert scene["head"] == best and scores[best]["induction"] >= 0.5, (scene["layer"], scene["head"], best)
     # The scene's text is all in the shipped tokenizer.
     r = subprocess.run([ATTNVIZ, "tokenize", "--model", MODEL, "--text", scene["model_text"]],
                        capture_output=True, text=True)

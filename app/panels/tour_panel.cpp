@@ -1,0 +1,87 @@
+// The Start here panel: the guided tour's current step (its title and what to notice), Back / Next,
+// and, once the learner has wandered off to explore, a button that puts the step back on screen. The
+// step is remembered while exploring and while the panel is closed (Help ▸ Tour reopens it there).
+#include <imgui.h>
+#include <imgui_internal.h>  // BringWindowToDisplayFront
+
+#include <algorithm>
+#include <string>
+
+#include "app/fonts.hpp"
+#include "app/panels/panels.hpp"
+#include "app/tour_player.hpp"
+#include "io/tour.hpp"
+
+namespace attnviz::app {
+
+void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
+    const Tour* tour = state.tour.tour.get();
+    if (!tour || tour->steps.empty()) {
+        state.tour.open = false;
+        return;
+    }
+    const int n = int(tour->steps.size());
+    const int k = std::max(0, std::min(state.tour.step, n - 1));
+    const TourStep& step = tour->steps[std::size_t(k)];
+    ImGui::SetNextWindowPos(ImVec2(x, y));
+    ImGui::SetNextWindowSize(ImVec2(std::max(w, 1.0f), std::max(h, 1.0f)));
+    bool open = true;
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
+    const std::string title =
+        "Start here · step " + std::to_string(k + 1) + " of " + std::to_string(n) + "###tour";
+    if (ImGui::Begin(title.c_str(), &open, flags)) {
+        // Above a lab window the step opened (the Training lab covers most of the window), without
+        // taking the keyboard from it; an open menu or combo stays on top.
+        if (!ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
+            ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
+        // The buttons stay in view at the bottom; the step's words scroll above them when the window
+        // is small (a projector at a large UI scale).
+        const ImGuiStyle& style = ImGui::GetStyle();
+        const int footer_lines = tour->problems.empty() ? 1 : 2;
+        const float footer_h = ImGui::GetFrameHeightWithSpacing() + style.ItemSpacing.y +
+                               footer_lines * ImGui::GetTextLineHeightWithSpacing();
+        ImGui::BeginChild("##tour_text", ImVec2(0, -footer_h));
+        ImGui::PushFont(app_font(FontRole::Large));
+        ImGui::TextWrapped("%s", step.title.c_str());
+        ImGui::PopFont();
+        ImGui::Spacing();
+        ImGui::TextWrapped("%s", step.text.c_str());
+        ImGui::Spacing();
+        const bool on_screen = tour_step_on_screen(state);
+        const bool loading =
+            state.model.loading || !state.model.open_request.empty() || !state.model.resume.dir.empty();
+        if (loading) {
+            ImGui::TextDisabled("Opening the model…");
+        } else if (!on_screen) {
+            // Exploring is welcome: the step waits here.
+            ImGui::TextDisabled("You are exploring; the tour waits on this step.");
+            if (ImGui::Button("Show this step again")) apply_tour_step(state, k);
+            remember_item_rect(state, "tour_show_again");
+        }
+        ImGui::EndChild();
+        ImGui::Separator();
+        ImGui::BeginDisabled(k == 0);
+        if (ImGui::Button("◀ Back")) tour_back(state);
+        ImGui::EndDisabled();
+        remember_item_rect(state, "tour_back");
+        ImGui::SameLine();
+        if (k + 1 < n) {
+            if (ImGui::Button("Next ▶")) tour_next(state);
+        } else if (ImGui::Button("Finish")) {
+            open = false;
+        }
+        remember_item_rect(state, "tour_next");
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Start over")) apply_tour_step(state, 0);
+        remember_item_rect(state, "tour_start_over");
+        if (!tour->problems.empty())
+            ImGui::TextDisabled("%d step%s of this tour could not be shown (see the status line).",
+                                int(tour->problems.size()), tour->problems.size() == 1 ? "" : "s");
+        ImGui::TextDisabled("Close to explore; Help ▸ Tour brings it back.");
+    }
+    ImGui::End();
+    if (!open) state.tour.open = false;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,37 @@
+// The guided tour in the app: loading a tour file (io/tour.hpp), putting a step on screen (its scene or
+// model, stage, layer, head, pinned row, view and lab), Next/Back, and telling whether the learner is
+// still looking at the step or has wandered off to explore (the Start here panel then offers to come
+// back: the step is remembered, never lost). No ImGui: the panel is app/panels/tour_panel.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/app_state.hpp"
+
+namespace attnviz::app {
+
+/// The tour shipped with the app (assets/tours/first-hour.json in the asset folder).
+std::string default_tour_path();
+
+/// Loads the tour at `path` and puts step `index` (0-based, clamped) on screen with the panel open.
+/// `labs`: the lab names a step may open. A tour that cannot be read is one line in the status bar
+/// (returned in `problems`) and changes nothing; steps the tour leaves out are one line each in
+/// `problems`, the first of them also in the status bar. Returns false when no step could be shown.
+bool start_tour(AppState& state, const std::string& path, int index, const std::vector<std::string>& labs,
+                std::vector<std::string>* problems = nullptr);
+/// Loads the workspace's tour (state.tour.resume_*) on its step, without touching the view the
+/// workspace restored. A tour file that is gone or broken is silently dropped (the workspace's view stays).
+void resume_tour(AppState& state, const std::vector<std::string>& labs);
+/// Puts step `index` of the loaded tour on screen (clamped; nothing without a tour).
+void apply_tour_step(AppState& state, int index);
+/// Next / Back: the neighbouring step, put on screen.
+void tour_next(AppState& state);
+void tour_back(AppState& state);
+/// The current step's view is what is on screen (scene or model, layer, head, stage, view, lab);
+/// false once the learner has changed it (or while it is still loading).
+bool tour_step_on_screen(const AppState& state);
+/// The tour for the state log: file, step (1-based), steps, title, open, on_screen, skipped.
+nlohmann::json tour_state_json(const AppState& state);
+
+}  // namespace attnviz::app

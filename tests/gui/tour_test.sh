@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The guided tour (issue 24): every step of the shipped tour, walked through the panel's Next button,
+# lands where the tour and scene files say (scene or model, stage, layer, head, pinned row, view, lab;
+# tests/gui/tour_walk.py works the expectations out from the files); leaving a step to explore keeps
+# it, and "Show this step again" and Back/Next work; Help ▸ Tour starts again. --tour --step
+# --screenshot renders a step headless. Bad input: a step with an unknown stage, layer, head or scene
+# is one line naming the step and the field and only that step is skipped; a broken tour is one line
+# and the app keeps running.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_init "$@"
+src="$(cd "$here/../.." && pwd)"
+tour="$src/assets/tours/first-hour.json"
+
+# The story steps need the story model's scene: nothing is skipped silently.
+[ -f "$src/assets/scenes/story.json" ] ||
+  fail "assets/scenes/story.json is missing: the tour's adjective-head and pronoun-head steps open it (with assets/models/story, from the story branch); this test does not skip them"
+
+# A first launch (no workspace, nothing on the command line) opens the tour's step 1 and its panel.
+XDG_CONFIG_HOME="$tmp/first-launch" "$bin" --state-log "$log" >"$tmp/first.out" 2>&1 &
+app_pid=$!
+wait_for "the first launch to open the tour" \
+  's.get("tour") and s["tour"]["step"] == 1 and s["tour"]["open"] and s["tour"]["on_screen"] and s["stage"] == "one_hot"'
+kill "$app_pid"
+wait "$app_pid" 2>/dev/null || true
+app_pid=""
+
+/usr/bin/python3 "$here/tour_walk.py" "$tour" "$src/assets" >"$tmp/walk.steps"
+run_script walk --tour "$tour" <"$tmp/walk.steps"
+! grep -q "skips this step" "$tmp/walk.out" || { cat "$tmp/walk.out" >&2; fail "the shipped tour skips steps"; }
+echo "walked $(grep -c '^# step' "$tmp/walk.steps") steps"
+
+# Headless: one step rendered; a step beyond the tour is one line and exit status 2.
+"$bin" --tour "$tour" --step 3 --screenshot "$tmp/step3.png" --size 1280x800 >"$tmp/s3.out" 2>&1 ||
+  { cat "$tmp/s3.out" >&2; fail "--tour --step 3 --screenshot failed"; }
+[ "$(head -c 8 "$tmp/step3.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "no PNG for step 3"
+set +e
+"$bin" --tour "$tour" --step 99 --screenshot "$tmp/step99.png" >"$tmp/s99.out" 2>&1
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--step 99: exit status $rc, expected 2"
+grep -q -- "--step: 99 is out of range" "$tmp/s99.out" || { cat "$tmp/s99.out" >&2; fail "--step 99: no clear line"; }
+
+# A tour with bad steps: each is one line naming the step and the field; the good steps stay.
+cat >"$tmp/bad.json" <<JSON
+{"attnviz_tour": 1, "title": "bad", "steps": [
+  {"title": "good", "text": "x", "stage": "scores"},
+  {"title": "typo", "text": "x", "stage": "wieghts"},
+  {"title": "too far", "text": "x", "scene": "$src/assets/scenes/induction_heads.json", "layer": 7},
+  {"title": "no such head", "text": "x", "head": 12},
+  {"title": "gone", "text": "x", "scene": "nowhere.json"},
+  {"title": "good too", "text": "x", "stage": "weights"}
+]}
+JSON
+run_script bad --tour "$tmp/bad.json" <<'SCRIPT'
+wait tour.steps == 2 && stage == scores && status_is_error == true && status ~ "step 2" && weights_checksum != ""
+click widget tour_next 0.5 0.5
+wait tour.step == 2 && stage == weights
+quit
+SCRIPT
+[ "$(grep -c 'skips this step' "$tmp/bad.out")" = 4 ] || { cat "$tmp/bad.out" >&2; fail "expected 4 skipped-step lines"; }
+grep -qxF "attnviz: $tmp/bad.json: step 2 (\"typo\"): stage: no stage 'wieghts'; the tour skips this step" "$tmp/bad.out" ||
+  { cat "$tmp/bad.out" >&2; fail "the unknown stage is not one line naming step 2 and the field"; }
+grep -qF "step 3 (\"too far\"): layer: 7 is out of range; the model has layers 0 to 1" "$tmp/bad.out" || fail "layer line"
+grep -qF "step 4 (\"no such head\"): head: 12 is out of range; the single layer has heads 0 to 3" "$tmp/bad.out" ||
+  fail "head line"
+grep -qF "step 5 (\"gone\"): scene: cannot open nowhere.json" "$tmp/bad.out" || fail "scene line"
+
+# A broken tour: one line, and the app keeps running on its example.
+printf '{"steps": [ {"title": ' >"$tmp/broken.json"
+run_script broken --tour "$tmp/broken.json" <<'SCRIPT'
+wait weights_checksum != "" && status_is_error == true && status ~ "broken.json"
+expect tour == null
+quit
+SCRIPT
+[ "$(grep -v '^attnviz: script done' "$tmp/broken.out" | grep -c .)" = 1 ] &&
+  grep -q "broken.json: the tour is not valid JSON at byte" "$tmp/broken.out" ||
+  { cat "$tmp/broken.out" >&2; fail "a broken tour is not one line"; }
+echo "PASS: tour"
