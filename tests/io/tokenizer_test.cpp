@@ -312,30 +312,72 @@ TEST(Tokenizer, HundredKilobytesTokenizeWellUnderASecond) {
 TEST(TokenizerFiles, UnsupportedModelsAndStepsAreRefusedNamingTheField) {
     const Spec s = hello_spec();
     json j = s.tokenizer_json();
-    j["model"]["type"] = "Unigram";
+    j["model"]["type"] = "WordLevel";
     EXPECT_EQ(error_of([&] { s.load(j); }),
-              "tokenizer.json: model.type 'Unigram' is not supported (BPE only)");
+              "tokenizer.json: model.type 'WordLevel' is not supported (BPE, WordPiece or Unigram)");
     j = s.tokenizer_json();
-    j["model"]["type"] = "WordPiece";
-    EXPECT_NE(error_of([&] { s.load(j); }).find("model.type 'WordPiece' is not supported"),
+    j["model"]["dropout"] = 0.1;
+    EXPECT_EQ(error_of([&] { s.load(j); }), "tokenizer.json: model.dropout is set; BPE dropout is not supported");
+    j = s.tokenizer_json();
+    j["model"]["end_of_word_suffix"] = "</w>";
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: model.end_of_word_suffix is set; BPE with it is not supported");
+    j = s.tokenizer_json({{"type", "UnicodeScripts"}});
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: pre_tokenizer.type 'UnicodeScripts' is not supported (only ByteLevel, Split, "
+              "Metaspace, BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, Digits, CharDelimiterSplit, "
+              "Sequence)");
+    j = s.tokenizer_json(json(), {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Nmt"}}}}});
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: normalizer.normalizers[1].type 'Nmt' is not supported (only BertNormalizer, NFC, "
+              "NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, Precompiled, Sequence)");
+    j = s.tokenizer_json();
+    j["decoder"] = {{"type", "CTC"}};
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: decoder.type 'CTC' is not supported (only ByteLevel, WordPiece, Metaspace, "
+              "ByteFallback, Fuse, Strip, Replace, Sequence)");
+    j = s.tokenizer_json();
+    j["decoder"] = {{"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", " "}};
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: decoder: a Replace decoder with a Regex pattern is not supported (only a String)");
+    j = s.tokenizer_json();
+    j["post_processor"] = {{"type", "Sequence"},
+                           {"processors",
+                            {{{"type", "BertProcessing"}, {"sep", {"h", 104}}, {"cls", {"e", 101}}},
+                             {{"type", "RobertaProcessing"}, {"sep", {"h", 104}}, {"cls", {"e", 101}}}}}};
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: post_processor.processors[1]: a second post-processor adding tokens is not supported");
+    j = s.tokenizer_json();
+    j["post_processor"] = {{"type", "TemplateProcessing"},
+                           {"single", {{{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}}}},
+                           {"pair", json::array()},
+                           {"special_tokens", json::object()}};
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: post_processor.single[0]: special token '[CLS]' is not in special_tokens");
+    j = s.tokenizer_json({{"type", "Sequence"},
+                          {"pretokenizers", {{{"type", "ByteLevel"}}, {{"type", "Digits"}}}}});
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: pre_tokenizer.pretokenizers[1].type 'Digits' after ByteLevel is not supported "
+              "(ByteLevel must come last)");
+    j = s.tokenizer_json({{"type", "Metaspace"}, {"replacement", "ab"}});
+    EXPECT_EQ(error_of([&] { s.load(j); }), "tokenizer.json: pre_tokenizer.replacement 'ab' is not one character");
+    j = s.tokenizer_json({{"type", "Split"}, {"pattern", {{"Regex", "[\\S]"}}}, {"behavior", "Isolated"}});
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: pre_tokenizer.pattern: \\S inside a [...] class is not supported");
+    j = s.tokenizer_json({{"type", "Split"}, {"pattern", {{"Regex", "x"}}}, {"behavior", "Sideways"}});
+    EXPECT_NE(error_of([&] { s.load(j); }).find("pre_tokenizer.behavior 'Sideways' is not a split behavior"),
               std::string::npos);
-    j = s.tokenizer_json();
-    j["model"]["byte_fallback"] = true;
-    EXPECT_NE(error_of([&] { s.load(j); }).find("model.byte_fallback"), std::string::npos);
-    j = s.tokenizer_json({{"type", "Metaspace"}, {"replacement", "\xe2\x96\x81"}});
-    EXPECT_EQ(
-        error_of([&] { s.load(j); }),
-        "tokenizer.json: pre_tokenizer.type 'Metaspace' is not supported (only ByteLevel, after optional "
-        "Split regexes)");
-    j = s.tokenizer_json(json(), {{"type", "Lowercase"}});
-    EXPECT_NE(error_of([&] { s.load(j); }).find("normalizer.type 'Lowercase' is not supported"),
-              std::string::npos);
-    j = s.tokenizer_json();
-    j["pre_tokenizer"] = nullptr;
-    EXPECT_NE(error_of([&] { s.load(j); }).find("pre_tokenizer is null"), std::string::npos);
-    j = s.tokenizer_json();
-    j["decoder"] = {{"type", "WordPiece"}};
-    EXPECT_NE(error_of([&] { s.load(j); }).find("decoder.type 'WordPiece'"), std::string::npos);
+    json u = {{"type", "Unigram"},
+              {"unk_id", 5},
+              {"vocab", json::array({json::array({"a", -1.0}), json::array({"b", -2.0})})}};
+    EXPECT_EQ(error_of([&] { Tokenizer::from_tokenizer_json(json{{"model", u}}.dump()); }),
+              "tokenizer.json: model.unk_id is 5, not an integer from 0 to 1");
+    u = {{"type", "Unigram"}, {"vocab", json::array({json::array({"a", "x"})})}};
+    EXPECT_EQ(error_of([&] { Tokenizer::from_tokenizer_json(json{{"model", u}}.dump()); }),
+              "tokenizer.json: model.vocab[0] is not [\"piece\", score]");
+    const json charsmap = {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}};
+    EXPECT_EQ(error_of([&] { s.load(s.tokenizer_json(json(), charsmap)); }),
+              "tokenizer.json: normalizer.precompiled_charsmap is not base64");
 }
 
 TEST(TokenizerFiles, InvalidSplitRegexNamesThePattern) {
@@ -421,7 +463,7 @@ TEST(TokenizerFiles, HugeFileIsRefusedWithoutReadingIt) {
 TEST(TokenizerFiles, FolderWithoutTokenizerFiles) {
     TempDir dir;
     EXPECT_EQ(error_of([&] { Tokenizer::load_dir(dir.path); }),
-              dir.path + ": no tokenizer.json, and no vocab.json + merges.txt");
+              dir.path + ": no tokenizer.json, no vocab.json + merges.txt, and no vocab.txt");
     EXPECT_NE(error_of([&] { Tokenizer::load_dir(dir.path + "/missing"); }).find("not a directory"),
               std::string::npos);
 }
