@@ -64,7 +64,8 @@ TEST_P(HfTokenizer, IdsSpecialTokensPairAndDecodeEqualHuggingFace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Trained, HfTokenizer,
-                         ::testing::Values("bert_uncased", "bert_cased", "t5_unigram", "unigram_byte_fallback",
+                         ::testing::Values("bert_uncased", "bert_cased", "t5_unigram", "unigram_byte_fallback", "t5_precompiled",
+                                           "unigram_precompiled_rules",
                                            "llama2_bpe", "mistral_bpe", "gpt2_bytelevel", "qwen2_bytelevel",
                                            "llama3_bytelevel"));
 

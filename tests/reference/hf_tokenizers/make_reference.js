@@ -7,10 +7,14 @@
 // what HF gives for that file. Writes tests/data/hf_tokenizers/NAME.tokenizer.json and
 // NAME.expected.json (texts, ids without and with special tokens, a sentence pair, decode()).
 //
+// The two Unigram files with a Precompiled normalizer use SentencePiece's own compiled charsmaps, made
+// by make_charsmaps.py (Debian's python3-sentencepiece), which this script runs.
+//
 // usage (regenerate; node 20):
 //   mkdir -p /tmp/hfref && cd /tmp/hfref && npm install tokenizers@0.23.2
 //   NODE_PATH=/tmp/hfref/node_modules node tests/reference/hf_tokenizers/make_reference.js
 'use strict';
+const childProcess = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -69,6 +73,10 @@ const TEXTS = [
   'hello \u180E world',
   '\u180E\u180E  \u180Eabc',
   'word\u180E',
+  'a \u180E\u180E b',
+  '\u180E\n\u180E',
+  'x  \u180E',
+  'A\u0301 \u00C1B AB ｶﾀｶﾅ\u3000ideographic space',
   'a\u00A0b\u2003c\u3000d',
   'control\u0001chars\u0007here\uFFFDend',
   'zero\u200Bwidth\u200Djoin',
@@ -180,10 +188,34 @@ async function main() {
     await write(name, j, 'Unigram' + (fallback ? ' byte_fallback, NFKC, Metaspace(first)' : ', NFKC+Replace+Strip, WhitespaceSplit+Metaspace(always)'));
   }
 
+  // --- Unigram with SentencePiece's precompiled charsmaps (T5's nmt_nfkc; hand rules) ---------------
+  const maps = fs.mkdtempSync(path.join(os.tmpdir(), 'hfref-maps-'));
+  childProcess.execFileSync('/usr/bin/python3', [path.join(__dirname, 'make_charsmaps.py'), maps], {stdio: 'inherit'});
+  for (const [name, map] of [['t5_precompiled', 'nmt_nfkc'], ['unigram_precompiled_rules', 'rules']]) {
+    const j = train(hf.Unigram.empty(), tok => {
+      tok.setPreTokenizer(hf.sequencePreTokenizer([hf.whitespaceSplitPreTokenizer(), hf.metaspacePreTokenizer('▁', 'always', true)]));
+    });
+    const specials = ['<pad>', '</s>', '<unk>'];
+    const pieces = specials.map(s => [s, 0.0]);
+    for (const p of j.model.vocab) if (!specials.includes(p[0])) pieces.push(p);
+    j.model = {type: 'Unigram', unk_id: 2, vocab: pieces, byte_fallback: false};
+    j.added_tokens = specials.map((t, i) => special(t, i));
+    const charsmap = fs.readFileSync(path.join(maps, map + '.b64'), 'utf8');
+    j.normalizer = {type: 'Sequence', normalizers: [{type: 'Precompiled', precompiled_charsmap: charsmap},
+                                                    {type: 'Replace', pattern: {Regex: ' {2,}'}, content: ' '}]};
+    j.pre_tokenizer = {type: 'Sequence', pretokenizers: [{type: 'WhitespaceSplit'}, {type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true}]};
+    j.post_processor = template([{Sequence: {id: 'A', type_id: 0}}, {SpecialToken: {id: '</s>', type_id: 0}}],
+                                [{Sequence: {id: 'A', type_id: 0}}, {SpecialToken: {id: '</s>', type_id: 0}}, {Sequence: {id: 'B', type_id: 0}}, {SpecialToken: {id: '</s>', type_id: 0}}],
+                                ['</s>'], () => 1);
+    j.decoder = {type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true};
+    await write(name, j, 'Unigram, Precompiled(' + map + ') + Replace, WhitespaceSplit + Metaspace(always)');
+  }
+  fs.rmSync(maps, {recursive: true});
+
   // --- SentencePiece-style BPE (Llama 2: normalizer Prepend+Replace; Mistral: Metaspace) ----------
   for (const [name, metaspace] of [['llama2_bpe', false], ['mistral_bpe', true]]) {
     const j = train(hf.BPE.empty(), tok => {
-      tok.setPreTokenizer(hf.metaspacePreTokenizer('▁', 'first', false));
+      tok.setPreTokenizer(hf.metaspacePreTokenizer('▁', 'first', true));
     });
     const specials = ['<unk>', '<s>', '</s>'];
     j.model.vocab = prependVocab(j.model.vocab, specials.concat(byteTokens()));
