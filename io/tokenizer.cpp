@@ -923,14 +923,12 @@ struct Tokenizer::Impl {
     /// them fused, then spelled as <0xNN> byte pieces with byte_fallback.
     void unigram(std::string_view word, std::vector<int>& out, TrieBudget& budget) const {
         const std::size_t n = word.size();
-        struct Node {
-            int id = -1;
+        struct Node {  // the best path ending here: its last piece (id, start) and score; id -1: none yet
             double score = 0;
-            std::size_t from = 0;
-            bool set = false;
+            std::uint32_t from = 0;
+            std::int32_t id = -1;
         };
-        std::vector<Node> best(n + 1);
-        best[0].set = true;
+        std::vector<Node> best(n + 1);  // 16 bytes a byte of the word
         const double unk_score = min_score - 10.0;
         for (std::size_t start = 0; start < n;) {
             const Utf8Step st = decode_utf8_step(word, start);
@@ -940,7 +938,7 @@ struct Tokenizer::Impl {
             pieces.prefixes(word.substr(start), budget.steps, [&](std::size_t len, int id) {
                 Node& t = best[start + len];
                 const double s = base + score.at(id);
-                if (!t.set || s > t.score) t = Node{id, s, start, true};
+                if (t.id < 0 || s > t.score) t = Node{s, std::uint32_t(start), id};
                 if (len == mblen) single = true;
             });
             budget.check();
@@ -950,7 +948,7 @@ struct Tokenizer::Impl {
                 if (unk_id < 0)
                     throw TextError("the character " + quote_token(word.substr(start, mblen)) +
                                     " is in no Unigram piece and the vocabulary has no unk_id");
-                if (!t.set || s > t.score) t = Node{unk_id, s, start, true};
+                if (t.id < 0 || s > t.score) t = Node{s, std::uint32_t(start), unk_id};
             }
             start += mblen;
         }
@@ -1214,7 +1212,7 @@ struct Tokenizer::Impl {
         std::unordered_map<std::string_view, std::vector<int>> cache;  // word -> ids, for this call
         RegexBudget budget;
         TrieBudget trie_budget;
-        trie_budget.allowed += 256 * std::uint64_t(text.size());
+        trie_budget.allowed += 64 * std::uint64_t(text.size());
         std::vector<std::unique_ptr<Regex::Match>> norm_match(normalizers.size()), pre_match(pre.size());
         for (std::size_t k = 0; k < normalizers.size(); ++k)
             if (normalizers[k].regex) norm_match[k] = normalizers[k].regex->new_match();
