@@ -539,6 +539,23 @@ TEST(TokenizeCommand, ManyTextsInOneRunFromAJsonArray) {
     EXPECT_NE(err.find("none.json"), std::string::npos) << err;
 }
 
+TEST(TokenizeCommand, SpecialTokensForAModelAsHuggingFaceEncodeUnlessAsked) {
+    TempDir dir;
+    const std::string data = std::string(ATTNVIZ_TEST_DATA) + "/hf_tokenizers/";
+    write_file_atomic(dir.path + "/tokenizer.json", read_file(data + "bert_uncased.tokenizer.json"));
+    const json want = json::parse(read_file(data + "bert_uncased.expected.json"));
+    std::string out, err;
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world"}, &out, &err), 0) << err;
+    EXPECT_EQ(json::parse(out), want["ids_special"][1]);  // [CLS] hello world [SEP]
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world", "--no-special-tokens"}, &out, &err), 0);
+    EXPECT_EQ(json::parse(out), want["ids"][1]);
+    const std::string a = want["pair"]["a"], b = want["pair"]["b"];
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", a, "--text-b", b}, &out, &err), 0) << err;
+    EXPECT_EQ(json::parse(out), want["pair"]["ids"]);
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello", "--pieces"}, &out, &err), 0) << err;
+    EXPECT_EQ(json::parse(out)[0]["text"], "[CLS]");
+}
+
 TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
     const char* dir = std::getenv("ATTNVIZ_GPT2_DIR");
     if (!dir || !*dir)
