@@ -165,6 +165,37 @@ async function main() {
     await write(name, j, 'WordPiece, BertNormalizer(lowercase ' + lower + '), BertPreTokenizer, ' + j.post_processor.type);
   }
 
+  // --- WordPiece and character BPE through the other text steps -----------------------------------
+  {
+    const j = train(hf.WordPiece.empty(), tok => {
+      tok.setNormalizer(hf.sequenceNormalizer([hf.nfdNormalizer(), hf.lowercase(), hf.stripAccentsNormalizer()]));
+      tok.setPreTokenizer(hf.whitespacePreTokenizer());
+    });
+    j.model.vocab = prependVocab(j.model.vocab, ['[UNK]']);
+    j.normalizer = {type: 'Sequence', normalizers: [{type: 'NFD'}, {type: 'Lowercase'}, {type: 'StripAccents'}, {type: 'Strip', strip_left: true, strip_right: true}]};
+    j.pre_tokenizer = {type: 'Sequence', pretokenizers: [{type: 'Whitespace'}, {type: 'Digits', individual_digits: true}]};
+    j.post_processor = null;
+    j.decoder = {type: 'WordPiece', prefix: '##', cleanup: false};
+    await write('wordpiece_steps', j, 'WordPiece, NFD+Lowercase+StripAccents+Strip, Whitespace+Digits(individual)');
+  }
+  {
+    const j = train(hf.BPE.empty(), tok => {
+      tok.setNormalizer(hf.sequenceNormalizer([hf.nfkcNormalizer(), hf.lowercase()]));
+      tok.setPreTokenizer(hf.whitespaceSplitPreTokenizer());
+    });
+    j.model.vocab = prependVocab(j.model.vocab, ['<unk>']);
+    Object.assign(j.model, {unk_token: '<unk>', fuse_unk: false, byte_fallback: false});
+    j.normalizer = {type: 'Sequence', normalizers: [{type: 'NFKC'}, {type: 'Lowercase'}, {type: 'Replace', pattern: {String: 'the'}, content: 'THE'}]};
+    j.pre_tokenizer = {type: 'Sequence', pretokenizers: [
+      {type: 'WhitespaceSplit'}, {type: 'Punctuation', behavior: 'MergedWithNext'}, {type: 'Digits', individual_digits: false},
+      {type: 'Split', pattern: {String: 'e'}, behavior: 'MergedWithPrevious', invert: false},
+      {type: 'Split', pattern: {Regex: '\\s*[aeiou]{2}'}, behavior: 'Contiguous', invert: true},
+      {type: 'CharDelimiterSplit', delimiter: '_'}]};
+    j.post_processor = null;
+    j.decoder = null;
+    await write('bpe_steps', j, 'character BPE with unk, NFKC+Lowercase+Replace, six pre-tokenizers, no decoder');
+  }
+
   // --- Unigram (T5-like; and one with byte_fallback) ----------------------------------------
   for (const [name, fallback] of [['t5_unigram', false], ['unigram_byte_fallback', true]]) {
     const j = train(hf.Unigram.empty(), tok => {
