@@ -343,6 +343,8 @@ struct AddedToken {
     std::string content;
     int id = 0;
     bool lstrip = false, rstrip = false, single_word = false, special = false;
+    bool normalized = false;  // matched in the normalized text (else in the raw text, first)
+    std::string pattern;      // what is matched: the content, normalized when `normalized`
 };
 
 enum class TokenKind : std::uint8_t { Gap, Vocab, Added };
@@ -657,6 +659,7 @@ struct Tokenizer::Impl {
         std::string token;  // as spelled in the file (byte-level characters, or an added token's text)
         TokenKind kind = TokenKind::Gap;
         bool special = false;
+        std::string normalized;  // a normalized added token's normalized content, which decode() gives
     };
     std::unordered_map<int, Entry> entries;  // id -> token; sparse, so a file with one huge id stays small
     int max_id = -1;
@@ -685,7 +688,8 @@ struct Tokenizer::Impl {
     // single_word tokens, with a mark (Automaton::kMark) after every non-word byte of the text, so a
     // pattern that starts with a mark only matches where the token is followed by a non-word byte or
     // the end (the byte before it is checked during the scan).
-    Automaton plain_added, single_added;
+    // [0]: tokens matched in the raw text; [1]: `normalized` tokens, matched after the normalizers.
+    Automaton plain_added[2], single_added[2];
     std::unordered_map<std::string, int> added_by_content;
 
     std::vector<NormStep> normalizers;
@@ -762,6 +766,14 @@ struct Tokenizer::Impl {
             const auto f = vocab.find(name);
             fallback_id[b] = f == vocab.end() ? -1 : f->second;
         }
+        RegexBudget budget;
+        std::vector<std::unique_ptr<Regex::Match>> norm_match(normalizers.size());
+        for (std::size_t k = 0; k < normalizers.size(); ++k)
+            if (normalizers[k].regex) norm_match[k] = normalizers[k].regex->new_match();
+        for (AddedToken& t : added) {
+            t.pattern = t.normalized ? normalize(t.content, norm_match, budget) : t.content;
+            if (t.normalized && t.pattern != t.content) entries[t.id].normalized = t.pattern;
+        }
         if (kind == ModelKind::WordPiece) {
             for (const auto& [token, id] : vocab) {
                 wp_start.insert(token, id);
@@ -773,27 +785,31 @@ struct Tokenizer::Impl {
     }
 
     void build_added() {
+        for (int set = 0; set < 2; ++set) build_added(set);
+    }
+    void build_added(int set) {
         // Of tokens with the same content the first one wins, except that a single_word one can fall
         // back to a later plain one when its word check fails; the others can never match.
         std::unordered_map<std::string_view, std::pair<bool, bool>> seen;  // content -> plain, single
         std::vector<std::pair<Automaton::Pattern, int>> plain, single;
         for (std::size_t k = 0; k < added.size(); ++k) {
             const AddedToken& t = added[k];
-            auto& [has_plain, has_single] = seen[t.content];
+            if (t.normalized != (set == 1) || t.pattern.empty()) continue;
+            auto& [has_plain, has_single] = seen[t.pattern];
             if (has_plain || (t.single_word && has_single)) continue;
             (t.single_word ? has_single : has_plain) = true;
             Automaton::Pattern p;
             if (t.single_word) p.push_back(char16_t(Automaton::kMark));
-            for (std::size_t i = t.content.size(); i-- > 0;) {
-                p.push_back(char16_t(static_cast<unsigned char>(t.content[i])));
-                if (t.single_word && i > 0 && !is_word_byte(t.content[i]))
+            for (std::size_t i = t.pattern.size(); i-- > 0;) {
+                p.push_back(char16_t(static_cast<unsigned char>(t.pattern[i])));
+                if (t.single_word && i > 0 && !is_word_byte(t.pattern[i]))
                     p.push_back(char16_t(Automaton::kMark));
             }
             (t.single_word ? single : plain).emplace_back(std::move(p), int(k));
         }
         seen = {};
-        plain_added.build(std::move(plain));
-        single_added.build(std::move(single));
+        plain_added[set].build(std::move(plain));
+        single_added[set].build(std::move(single));
     }
 
     // --- models -----------------------------------------------------------------------------
@@ -1011,33 +1027,35 @@ struct Tokenizer::Impl {
         int added_id;
         std::string_view text;
     };
-    std::vector<Part> split_added(std::string_view s) const {
+    std::vector<Part> split_added(std::string_view s, int set) const {
         std::vector<Part> parts;
-        if (added.empty()) {
+        const Automaton& plain = plain_added[set];
+        const Automaton& single = single_added[set];
+        if (plain.empty() && single.empty()) {
             parts.push_back({-1, s});
             return parts;
         }
         const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
         // best[i]: the longest token matching at i (index into `added`), -1 for none.
         std::vector<std::int32_t> best(s.size(), -1);
-        if (!plain_added.empty()) {
+        if (!plain.empty()) {
             std::int32_t v = 0;
             for (std::size_t i = s.size(); i-- > 0;) {
-                v = plain_added.step(v, static_cast<unsigned char>(s[i]));
-                best[i] = plain_added.out(v);
+                v = plain.step(v, static_cast<unsigned char>(s[i]));
+                best[i] = plain.out(v);
             }
         }
-        if (!single_added.empty()) {
-            std::int32_t v = single_added.step(0, Automaton::kMark);  // the end of the text is a boundary
+        if (!single.empty()) {
+            std::int32_t v = single.step(0, Automaton::kMark);  // the end of the text is a boundary
             for (std::size_t i = s.size(); i-- > 0;) {
-                v = single_added.step(v, static_cast<unsigned char>(s[i]));
-                const std::int32_t k = single_added.out(v);
-                // Same length as the plain one: the same content, where single_word came first.
+                v = single.step(v, static_cast<unsigned char>(s[i]));
+                const std::int32_t k = single.out(v);
+                // Same length as the plain one: the same pattern, where single_word came first.
                 if (k >= 0 && (i == 0 || !is_word_byte(s[i - 1])) &&
                     (best[i] < 0 ||
-                     added[std::size_t(k)].content.size() >= added[std::size_t(best[i])].content.size()))
+                     added[std::size_t(k)].pattern.size() >= added[std::size_t(best[i])].pattern.size()))
                     best[i] = k;
-                if (!is_word_byte(s[i])) v = single_added.step(v, Automaton::kMark);
+                if (!is_word_byte(s[i])) v = single.step(v, Automaton::kMark);
             }
         }
         std::size_t last = 0;
@@ -1047,7 +1065,7 @@ struct Tokenizer::Impl {
                 continue;
             }
             const AddedToken* hit = &added[std::size_t(best[i])];
-            std::size_t a = i, b = i + hit->content.size();
+            std::size_t a = i, b = i + hit->pattern.size();
             if (hit->lstrip)
                 while (a > last && is_space(s[a - 1])) --a;
             if (hit->rstrip)
@@ -1114,6 +1132,8 @@ struct Tokenizer::Impl {
         }
         return s;
     }
+
+    using Cache = std::unordered_map<std::string_view, std::vector<int>>;  // word -> its ids
 
     struct Piece {
         std::string_view text;
@@ -1209,7 +1229,7 @@ struct Tokenizer::Impl {
             throw TextError("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
         std::vector<int> ids;
         std::deque<std::string> kept;  // owned copies of cached words (a deque keeps them in place)
-        std::unordered_map<std::string_view, std::vector<int>> cache;  // word -> ids, for this call
+        Cache cache;                   // word -> ids, for this call
         RegexBudget budget;
         TrieBudget trie_budget;
         trie_budget.allowed += 64 * std::uint64_t(text.size());
@@ -1218,41 +1238,63 @@ struct Tokenizer::Impl {
             if (normalizers[k].regex) norm_match[k] = normalizers[k].regex->new_match();
         for (std::size_t k = 0; k < pre.size(); ++k)
             if (pre[k].regex) pre_match[k] = pre[k].regex->new_match();
-        std::vector<Piece> pieces, next_pieces;
-        for (const Part& part : split_added(text)) {
+        std::vector<Piece> pieces;
+        for (const Part& part : split_added(text, 0)) {
             if (part.added_id >= 0) {
                 if (!words) ids.push_back(part.added_id);
                 continue;
             }
             std::deque<std::string> arena;
             arena.push_back(normalize(part.text, norm_match, budget));
-            pieces.assign(1, Piece{arena.back(), part.text.data() == text.data()});
-            for (std::size_t k = 0; k < pre.size(); ++k) {
-                pre_tokenize(pre[k], pieces, next_pieces, arena, budget, pre_match[k].get());
-                pieces.swap(next_pieces);
-            }
-            for (const Piece& piece : pieces) {
-                const std::string_view word = piece.text;
-                if (word.empty()) continue;
-                if (words) {
-                    words->emplace_back(word);
+            const std::string_view normalized = arena.back();
+            pieces.clear();
+            for (const Part& sub : split_added(normalized, 1)) {
+                if (sub.added_id < 0) {
+                    pieces.push_back({sub.text, part.text.data() == text.data() && sub.text.data() == normalized.data()});
                     continue;
                 }
-                // Words point into `arena`, which goes: the cache owns copies.
-                const auto it = cache.find(word);
-                if (it != cache.end()) {
-                    ids.insert(ids.end(), it->second.begin(), it->second.end());
-                    continue;
-                }
-                const std::size_t start = ids.size();
-                model(word, ids, trie_budget);
-                if (cache.size() < 100000 && word.size() <= 256) {
-                    kept.emplace_back(word);
-                    cache.emplace(kept.back(), std::vector<int>(ids.begin() + std::ptrdiff_t(start), ids.end()));
-                }
+                flush(pieces, ids, words, arena, budget, trie_budget, pre_match, cache, kept);
+                if (!words) ids.push_back(sub.added_id);
             }
+            flush(pieces, ids, words, arena, budget, trie_budget, pre_match, cache, kept);
         }
         return ids;
+    }
+
+    /// Pre-tokenizes the pieces of text between added tokens and runs the model on each word.
+    void flush(std::vector<Piece>& pieces, std::vector<int>& ids, std::vector<std::string>* words,
+               std::deque<std::string>& arena, RegexBudget& budget, TrieBudget& trie_budget,
+               const std::vector<std::unique_ptr<Regex::Match>>& pre_match, Cache& cache,
+               std::deque<std::string>& kept) const {
+        // Empty text between added tokens is dropped before the pre-tokenizers (no lone "▁").
+        pieces.erase(std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.text.empty(); }),
+                     pieces.end());
+        std::vector<Piece> next_pieces;
+        for (std::size_t k = 0; k < pre.size(); ++k) {
+            pre_tokenize(pre[k], pieces, next_pieces, arena, budget, pre_match[k].get());
+            pieces.swap(next_pieces);
+        }
+        for (const Piece& piece : pieces) {
+            const std::string_view word = piece.text;
+            if (word.empty()) continue;
+            if (words) {
+                words->emplace_back(word);
+                continue;
+            }
+            // Words point into `arena`, which goes: the cache owns copies.
+            const auto it = cache.find(word);
+            if (it != cache.end()) {
+                ids.insert(ids.end(), it->second.begin(), it->second.end());
+                continue;
+            }
+            const std::size_t start = ids.size();
+            model(word, ids, trie_budget);
+            if (cache.size() < 100000 && word.size() <= 256) {
+                kept.emplace_back(word);
+                cache.emplace(kept.back(), std::vector<int>(ids.begin() + std::ptrdiff_t(start), ids.end()));
+            }
+        }
+        pieces.clear();
     }
 
     /// The post-processor's template around the ids of one or two sequences.
@@ -1281,7 +1323,10 @@ struct Tokenizer::Impl {
     std::string decode(const std::vector<int>& ids, bool for_append) const {
         std::vector<std::string> tokens;
         tokens.reserve(ids.size());
-        for (int id : ids) tokens.push_back(entry(id).token);
+        for (int id : ids) {
+            const Entry& e = entry(id);
+            tokens.push_back(e.normalized.empty() ? e.token : e.normalized);
+        }
         if (default_decoder) {
             std::string out;
             for (std::size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
@@ -1812,6 +1857,7 @@ void read_added_tokens(Impl& m, const json& list, const std::string& where) {
         a.rstrip = json_bool(t, "rstrip", false, at);
         a.single_word = json_bool(t, "single_word", false, at);
         a.special = json_bool(t, "special", false, at);
+        a.normalized = json_bool(t, "normalized", !a.special, at);  // Hugging Face's default
         m.add_added(std::move(a), at);
     }
 }

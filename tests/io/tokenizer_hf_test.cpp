@@ -69,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(Trained, HfTokenizer,
                          ::testing::Values("bert_uncased", "bert_cased", "t5_unigram", "unigram_byte_fallback", "t5_precompiled",
                                            "unigram_precompiled_rules",
                                            "llama2_bpe", "mistral_bpe", "gpt2_bytelevel", "qwen2_bytelevel",
-                                           "llama3_bytelevel", "wordpiece_steps", "bpe_steps"));
+                                           "llama3_bytelevel", "wordpiece_steps", "bpe_steps",
+                                           "bert_normalized_mask", "llama2_normalized_specials"));
 
 // U+180E (MONGOLIAN VOWEL SEPARATOR) has not been white space since Unicode 6.3: the \\s of GPT-2's,
 // Qwen2's and Llama 3's patterns must not match it (PCRE2's \\s does). Words from Python's `regex`.

@@ -83,6 +83,8 @@ const TEXTS = [
   'supercalifragilisticexpialidocious' + 'x'.repeat(110),
   'Translate English to German: the house is wonderful.',
   '<unk> [UNK] </s> <s>',
+  'hello <s> world</s>  again<s>',
+  'a [MASK] b [mask] c[MASK]',
   'tab\tseparated\tvalues',
   '   ▁already▁has▁metaspace',
 ];
@@ -163,6 +165,11 @@ async function main() {
         : {type: 'BertProcessing', sep: ['[SEP]', v('[SEP]')], cls: ['[CLS]', v('[CLS]')]};
     j.decoder = {type: 'WordPiece', prefix: '##', cleanup: true};
     await write(name, j, 'WordPiece, BertNormalizer(lowercase ' + lower + '), BertPreTokenizer, ' + j.post_processor.type);
+    if (lower) {  // [MASK] matched after the normalizer (so as "[mask]"), with lstrip as RoBERTa's <mask>
+      const k = JSON.parse(JSON.stringify(j));
+      k.added_tokens[4] = Object.assign(k.added_tokens[4], {normalized: true, lstrip: true});
+      await write('bert_normalized_mask', k, 'bert_uncased with [MASK] normalized and lstrip');
+    }
   }
 
   // --- WordPiece and character BPE through the other text steps -----------------------------------
@@ -265,6 +272,11 @@ async function main() {
     j.decoder = metaspace ? {type: 'Sequence', decoders: [{type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: false}, {type: 'ByteFallback'}, {type: 'Fuse'}]}
         : {type: 'Sequence', decoders: [{type: 'Replace', pattern: {String: '▁'}, content: ' '}, {type: 'ByteFallback'}, {type: 'Fuse'}, {type: 'Strip', content: ' ', start: 1, stop: 0}]};
     await write(name, j, 'BPE byte_fallback, ' + (metaspace ? 'Metaspace(first, no split)' : 'Prepend+Replace normalizer'));
+    if (!metaspace) {  // <s>, </s> matched in the normalized text ("▁hello▁<s>▁world")
+      const k = JSON.parse(JSON.stringify(j));
+      k.added_tokens = k.added_tokens.map(t => Object.assign(t, {normalized: true}));
+      await write('llama2_normalized_specials', k, 'llama2_bpe with its special tokens normalized');
+    }
   }
 
   // --- Byte-level BPE with GPT-2 / Qwen2 / Llama-3 split patterns (U+180E), RoBERTa processing ---
