@@ -678,7 +678,7 @@ struct Tokenizer::Impl {
     ByteTrie wp_start, wp_continue;  // whole vocabulary; entries with the prefix, prefix removed
     // Unigram
     ByteTrie pieces;
-    std::unordered_map<int, double> score;
+    std::vector<double> score;  // [pieces] by id
     double min_score = 0;
 
     std::vector<AddedToken> added;
@@ -953,7 +953,7 @@ struct Tokenizer::Impl {
             bool single = false;
             pieces.prefixes(word.substr(start), budget.steps, [&](std::size_t len, int id) {
                 Node& t = best[start + len];
-                const double s = base + score.at(id);
+                const double s = base + score[std::size_t(id)];
                 if (t.id < 0 || s > t.score) t = Node{s, std::uint32_t(start), id};
                 if (len == mblen) single = true;
             });
@@ -1914,6 +1914,7 @@ void read_unigram(Impl& m, const json& model, const std::string& name) {
     if (!vocab.is_array()) throw Error(at + ".vocab is " + type_name(vocab) + ", not an array of [piece, score]");
     if (vocab.size() > std::size_t(kMaxTokenId) + 1) throw Error(at + ".vocab has too many pieces");
     m.vocab.reserve(vocab.size());
+    m.score.resize(vocab.size());
     m.min_score = 0;
     for (std::size_t i = 0; i < vocab.size(); ++i) {
         const json& e = vocab[i];
@@ -1925,7 +1926,7 @@ void read_unigram(Impl& m, const json& model, const std::string& name) {
         if (!std::isfinite(s)) throw Error(where + ": the score is not a finite number");
         m.add_vocab(piece, std::int64_t(i), at + ".vocab");
         m.pieces.insert(piece, int(i));
-        m.score[int(i)] = s;
+        m.score[i] = s;
         m.min_score = i == 0 ? s : std::min(m.min_score, s);
     }
     const std::int64_t unk = json_int(model, "unk_id", -1, 0, std::int64_t(vocab.size()) - 1, at);
@@ -2065,7 +2066,9 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_tokenizer_json(std::string_view
 }
 
 std::shared_ptr<const Tokenizer> Tokenizer::from_bert_vocab(std::string_view vocab_txt, bool lowercase,
-                                                            const std::string& name) {
+                                                            const std::string& name,
+                                                            std::optional<bool> strip_accents,
+                                                            bool chinese_chars) {
     if (vocab_txt.size() > kMaxTokenizerFileBytes)
         throw Error(name + ": larger than the 64 MiB accepted for tokenizer files");
     const std::size_t bad = first_invalid_utf8(vocab_txt);
@@ -2095,7 +2098,9 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_bert_vocab(std::string_view voc
     const auto unk = m->vocab.find("[UNK]");
     if (unk != m->vocab.end()) m->unk_id = unk->second;
     NormStep n(NormStep::Kind::Bert);
-    n.bert.lowercase = n.bert.strip_accents = lowercase;
+    n.bert.lowercase = lowercase;
+    n.bert.strip_accents = strip_accents.value_or(lowercase);
+    n.bert.handle_chinese_chars = chinese_chars;
     m->normalizers.push_back(std::move(n));
     m->pre.push_back(PreStep(PreStep::Kind::Bert));
     const auto cls = m->vocab.find("[CLS]"), sep = m->vocab.find("[SEP]");
@@ -2125,12 +2130,18 @@ std::shared_ptr<const Tokenizer> Tokenizer::load_gpt2_files(const std::string& v
 
 std::shared_ptr<const Tokenizer> Tokenizer::load_bert_vocab(const std::string& vocab_txt,
                                                             const std::string& tokenizer_config) {
-    bool lowercase = true;  // BERT's default (do_lower_case)
+    bool lowercase = true, chinese = true;  // BERT's defaults
+    std::optional<bool> strip_accents;      // none: as lowercase
     if (!tokenizer_config.empty() && is_regular_file(tokenizer_config)) {
         const json config = parse_json(read_capped(tokenizer_config), tokenizer_config);
-        if (config.is_object()) lowercase = json_bool(config, "do_lower_case", true, tokenizer_config);
+        if (config.is_object()) {
+            lowercase = json_bool(config, "do_lower_case", true, tokenizer_config);
+            chinese = json_bool(config, "tokenize_chinese_chars", true, tokenizer_config);
+            const auto it = config.find("strip_accents");
+            if (it != config.end() && !it->is_null()) strip_accents = json_bool(config, "strip_accents", lowercase, tokenizer_config);
+        }
     }
-    return from_bert_vocab(read_capped(vocab_txt), lowercase, vocab_txt);
+    return from_bert_vocab(read_capped(vocab_txt), lowercase, vocab_txt, strip_accents, chinese);
 }
 
 std::shared_ptr<const Tokenizer> Tokenizer::load_dir(const std::string& dir) {

@@ -44,11 +44,15 @@ class Tokenizer {
     static std::shared_ptr<const Tokenizer> from_tokenizer_json(std::string_view json,
                                                                 const std::string& name = "tokenizer.json");
     /// BERT's vocab.txt (one token a line, ids by line) with BERT's steps: BertNormalizer (lower-cased
-    /// and accents stripped when `lowercase`, tokenizer_config.json's do_lower_case), BertPreTokenizer,
-    /// WordPiece with "##" and [UNK], [CLS] ... [SEP] around the text for a model.
+    /// when `lowercase`, tokenizer_config.json's do_lower_case; accents stripped as `strip_accents`,
+    /// else as lowercase; CJK spacing), BertPreTokenizer, WordPiece with "##" and [UNK], [CLS] ...
+    /// [SEP] around the text for a model.
     static std::shared_ptr<const Tokenizer> from_bert_vocab(std::string_view vocab_txt, bool lowercase,
-                                                            const std::string& name = "vocab.txt");
-    /// vocab.txt, with do_lower_case from tokenizer_config.json when that file exists (else true).
+                                                            const std::string& name = "vocab.txt",
+                                                            std::optional<bool> strip_accents = std::nullopt,
+                                                            bool chinese_chars = true);
+    /// vocab.txt, with do_lower_case, strip_accents and tokenize_chinese_chars from
+    /// tokenizer_config.json when that file exists (else BERT's defaults: lower-cased).
     static std::shared_ptr<const Tokenizer> load_bert_vocab(const std::string& vocab_txt,
                                                             const std::string& tokenizer_config);
     /// From the texts of vocab.json and merges.txt.
