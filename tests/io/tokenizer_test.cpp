@@ -565,6 +565,12 @@ TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
     EXPECT_EQ(tok->vocab_size(), 50257);
     EXPECT_EQ(tok->token_text(995), " world");
     EXPECT_EQ(tok->token_id("<|endoftext|>"), 50256);
+    // U+180E next to spaces: Hugging Face tokenizers' ids with these files (not white space).
+    const std::string mvs = "\xE1\xA0\x8E";
+    EXPECT_EQ(tok->encode("x" + mvs + "y"), (std::vector<int>{87, 157, 254, 236, 88}));
+    EXPECT_EQ(tok->encode("hello " + mvs + " world"), (std::vector<int>{31373, 28053, 254, 236, 995}));
+    EXPECT_EQ(tok->encode("a " + mvs + mvs + " b"), (std::vector<int>{64, 28053, 254, 236, 157, 254, 236, 275}));
+    EXPECT_EQ(tok->encode("x  " + mvs), (std::vector<int>{87, 220, 28053, 254, 236}));
 }
 
 }  // namespace
