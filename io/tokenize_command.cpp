@@ -3,8 +3,8 @@
 
 #include <filesystem>
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +26,8 @@ const std::vector<CliOption>& tokenize_options() {
          "tokenize many texts in one run: FILE is a JSON array of strings (at most 4 MiB); prints a JSON "
          "array with one result per text",
          false},
-        {"--text-b", "TEXT", "a second text: the pair as the model gets it ([CLS] A [SEP] B [SEP], ...)", false},
+        {"--text-b", "TEXT", "a second text: the pair as the model gets it ([CLS] A [SEP] B [SEP], ...)",
+         false},
         {"--no-special-tokens", "",
          "the text's tokens alone, without the special tokens the tokenizer adds for a model ([CLS], [SEP], "
          "<s>, </s>; Hugging Face's add_special_tokens=False)",
@@ -82,7 +83,8 @@ nlohmann::json encode_json(const Tokenizer& tokenizer, const std::string& text, 
             ids.insert(ids.end(), b.begin(), b.end());
         }
     } else {
-        ids = (o.text_b ? tokenizer.encode_pair_for_model(text, *o.text_b) : tokenizer.encode_for_model(text)).ids;
+        ids = (o.text_b ? tokenizer.encode_pair_for_model(text, *o.text_b) : tokenizer.encode_for_model(text))
+                  .ids;
     }
     if (!o.pieces) return ids;
     nlohmann::json out = nlohmann::json::array();

@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cmath>
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -193,8 +193,8 @@ class Regex {
         if (!code_) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(err, msg, sizeof msg);
-            throw Error(where + ": pattern " + quote_token(pattern, 200) + " is not a valid regex: " +
-                        reinterpret_cast<const char*>(msg) +
+            throw Error(where + ": pattern " + quote_token(pattern, 200) +
+                        " is not a valid regex: " + reinterpret_cast<const char*>(msg) +
                         (unicode == pattern ? " at offset " + std::to_string(offset) : std::string()));
         }
         jit_ = pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD) == 0;
@@ -446,7 +446,6 @@ bool is_word_byte(char c) {
     return std::isalnum(u) || c == '_' || u >= 0x80;
 }
 
-
 /// A byte trie of vocabulary strings, for the longest (WordPiece) or every (Unigram) vocabulary
 /// entry that starts a text.
 class ByteTrie {
@@ -503,7 +502,7 @@ struct NormStep {
 struct PreStep {
     enum class Kind { Split, ByteLevel, Metaspace, CharSplit, Bert } kind;
     explicit PreStep(Kind k) : kind(k) {}
-    std::unique_ptr<Regex> regex;  // Split; ByteLevel's GPT-2 pattern when use_regex
+    std::unique_ptr<Regex> regex;             // Split; ByteLevel's GPT-2 pattern when use_regex
     CharClass chars = CharClass::WhiteSpace;  // CharSplit: which characters are the delimiters
     SplitBehavior behavior = SplitBehavior::Isolated;
     bool invert = false;
@@ -525,9 +524,9 @@ struct DecodeStep {
     explicit DecodeStep(Kind k) : kind(k) {}
     std::string from, to;  // Replace; Metaspace: from = the replacement; WordPiece: from = the prefix
     char32_t strip_char = ' ';
-    int start = 0, stop = 0;     // Strip
-    bool strip_first = true;     // Metaspace: a prepended replacement is dropped from the first token
-    bool cleanup = true;         // WordPiece
+    int start = 0, stop = 0;  // Strip
+    bool strip_first = true;  // Metaspace: a prepended replacement is dropped from the first token
+    bool cleanup = true;      // WordPiece
 };
 
 struct Span {
@@ -620,7 +619,8 @@ void char_matches(std::string_view s, CharClass k, std::vector<std::pair<std::si
 }
 
 /// Each occurrence of a literal (non-empty) in s, left to right, as a match.
-void literal_matches(std::string_view s, std::string_view lit, std::vector<std::pair<std::size_t, std::size_t>>& out) {
+void literal_matches(std::string_view s, std::string_view lit,
+                     std::vector<std::pair<std::size_t, std::size_t>>& out) {
     out.clear();
     for (std::size_t i = s.find(lit); i != std::string_view::npos; i = s.find(lit, i + lit.size()))
         out.emplace_back(i, i + lit.size());
@@ -850,7 +850,8 @@ struct Tokenizer::Impl {
             } else if (!byte_level && byte_fallback &&
                        std::all_of(word.begin() + std::ptrdiff_t(i), word.begin() + std::ptrdiff_t(i + n),
                                    [&](char c) { return fallback_id[static_cast<unsigned char>(c)] >= 0; })) {
-                for (std::size_t k = i; k < i + n; ++k) id.push_back(fallback_id[static_cast<unsigned char>(word[k])]);
+                for (std::size_t k = i; k < i + n; ++k)
+                    id.push_back(fallback_id[static_cast<unsigned char>(word[k])]);
             } else if (unk_id >= 0) {
                 if (pending_unk == 0 || !fuse_unk) flush_unk(), pending_unk = 1;
             }
@@ -881,7 +882,8 @@ struct Tokenizer::Impl {
             if (i < 0 || i >= n || !alive[std::size_t(i)] || next[std::size_t(i)] >= n) return;
             const int r = next[std::size_t(i)];
             const auto it = merges.find(pair_key(id[std::size_t(i)], id[std::size_t(r)]));
-            if (it != merges.end()) heap.push(Cand{it->second.rank, i, id[std::size_t(i)], id[std::size_t(r)]});
+            if (it != merges.end())
+                heap.push(Cand{it->second.rank, i, id[std::size_t(i)], id[std::size_t(r)]});
         };
         for (int i = 0; i < n; ++i) push(i);
         while (!heap.empty()) {
@@ -913,10 +915,11 @@ struct Tokenizer::Impl {
         for (std::size_t start = 0; !bad && start < word.size();) {
             std::size_t best = 0;
             int best_id = -1;
-            (start == 0 ? wp_start : wp_continue).prefixes(word.substr(start), budget.steps, [&](std::size_t len, int v) {
-                best = len;
-                best_id = v;
-            });
+            (start == 0 ? wp_start : wp_continue)
+                .prefixes(word.substr(start), budget.steps, [&](std::size_t len, int v) {
+                    best = len;
+                    best_id = v;
+                });
             budget.check();
             if (best_id < 0) {
                 bad = true;
@@ -1150,7 +1153,8 @@ struct Tokenizer::Impl {
             cover_of(piece.text.size(), matches, invert, cover);
             ranges.clear();
             apply_behavior(cover, b, ranges);
-            for (const auto& [a, e] : ranges) out.push_back({piece.text.substr(a, e - a), piece.first && a == 0});
+            for (const auto& [a, e] : ranges)
+                out.push_back({piece.text.substr(a, e - a), piece.first && a == 0});
         };
         for (const Piece& piece : in) {
             switch (p.kind) {
@@ -1250,7 +1254,8 @@ struct Tokenizer::Impl {
             pieces.clear();
             for (const Part& sub : split_added(normalized, 1)) {
                 if (sub.added_id < 0) {
-                    pieces.push_back({sub.text, part.text.data() == text.data() && sub.text.data() == normalized.data()});
+                    pieces.push_back(
+                        {sub.text, part.text.data() == text.data() && sub.text.data() == normalized.data()});
                     continue;
                 }
                 flush(pieces, ids, words, arena, budget, trie_budget, pre_match, cache, kept);
@@ -1267,8 +1272,9 @@ struct Tokenizer::Impl {
                const std::vector<std::unique_ptr<Regex::Match>>& pre_match, Cache& cache,
                std::deque<std::string>& kept) const {
         // Empty text between added tokens is dropped before the pre-tokenizers (no lone "▁").
-        pieces.erase(std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.text.empty(); }),
-                     pieces.end());
+        pieces.erase(
+            std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.text.empty(); }),
+            pieces.end());
         std::vector<Piece> next_pieces;
         for (std::size_t k = 0; k < pre.size(); ++k) {
             pre_tokenize(pre[k], pieces, next_pieces, arena, budget, pre_match[k].get());
@@ -1335,11 +1341,12 @@ struct Tokenizer::Impl {
         for (const DecodeStep& d : decoder) {
             switch (d.kind) {
                 case DecodeStep::Kind::ByteLevel: {
+                    // Added tokens are text already (while the tokens still line up with the ids).
+                    const bool aligned = tokens.size() == ids.size();
                     std::string bytes;
                     for (std::size_t i = 0; i < tokens.size(); ++i)
-                        bytes += entry(ids[i]).kind == TokenKind::Added && tokens.size() == ids.size()
-                                     ? tokens[i]
-                                     : token_bytes(tokens[i]);
+                        bytes += aligned && entry(ids[i]).kind == TokenKind::Added ? tokens[i]
+                                                                                   : token_bytes(tokens[i]);
                     tokens.assign(1, lossy_utf8(bytes));
                     break;
                 }
@@ -1347,7 +1354,8 @@ struct Tokenizer::Impl {
                     for (std::string& t : tokens) {
                         std::string r;
                         std::size_t last = 0;
-                        for (std::size_t i = t.find(d.from); i != std::string::npos; i = t.find(d.from, last)) {
+                        for (std::size_t i = t.find(d.from); i != std::string::npos;
+                             i = t.find(d.from, last)) {
                             r.append(t, last, i - last);
                             r += d.to;
                             last = i + d.from.size();
@@ -1394,7 +1402,8 @@ struct Tokenizer::Impl {
                         const std::string c = encode_utf8(d.strip_char);
                         int start = for_append && i == 0 ? 0 : d.start, stop = d.stop;
                         std::size_t a = 0, b = t.size();
-                        while (start-- > 0 && t.compare(a, c.size(), c) == 0 && a + c.size() <= b) a += c.size();
+                        while (start-- > 0 && t.compare(a, c.size(), c) == 0 && a + c.size() <= b)
+                            a += c.size();
                         while (stop-- > 0 && b >= a + c.size() && t.compare(b - c.size(), c.size(), c) == 0)
                             b -= c.size();
                         t = t.substr(a, b - a);
@@ -1439,9 +1448,9 @@ struct Tokenizer::Impl {
     /// Hugging Face's decoder cleanup: no space before . ? ! , and English contractions.
     static std::string wordpiece_cleanup(std::string s) {
         static const std::pair<const char*, const char*> rules[] = {
-            {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},      {" ' ", "'"},
-            {" n't", "n't"}, {" 'm", "'m"},   {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"},
-            {" 're", "'re"}};
+            {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+            {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+            {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
         for (const auto& [from, to] : rules) {
             const std::string f = from;
             for (std::size_t i = s.find(f); i != std::string::npos; i = s.find(f, i + std::strlen(to)))
@@ -1512,15 +1521,16 @@ bool json_bool(const json& obj, const char* key, bool fallback, const std::strin
     return it->get<bool>();
 }
 
-std::string json_string(const json& obj, const char* key, const std::string& fallback, const std::string& where) {
+std::string json_string(const json& obj, const char* key, const std::string& fallback,
+                        const std::string& where) {
     const auto it = obj.find(key);
     if (it == obj.end() || it->is_null()) return fallback;
     if (!it->is_string()) throw Error(where + "." + key + " is " + type_name(*it) + ", not a string");
     return it->get<std::string>();
 }
 
-std::int64_t json_int(const json& obj, const char* key, std::int64_t fallback, std::int64_t lo, std::int64_t hi,
-                      const std::string& where) {
+std::int64_t json_int(const json& obj, const char* key, std::int64_t fallback, std::int64_t lo,
+                      std::int64_t hi, const std::string& where) {
     const auto it = obj.find(key);
     if (it == obj.end() || it->is_null()) return fallback;
     if (!it->is_number_integer() || it->get<std::int64_t>() < lo || it->get<std::int64_t>() > hi)
@@ -1580,14 +1590,18 @@ std::pair<std::string, bool> read_pattern(const json& p, const std::string& wher
 }
 
 const char* const kNormalizers =
-    "BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, Precompiled, Sequence";
+    "BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, Precompiled, "
+    "Sequence";
 
 void read_normalizer(Impl& m, const json& n, const std::string& where) {
     if (n.is_null()) return;
     const std::string type = json_type(n, where);
     NormStep s(NormStep::Kind::Form);
     if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
-        s.form = type == "NFC" ? NormForm::NFC : type == "NFD" ? NormForm::NFD : type == "NFKC" ? NormForm::NFKC : NormForm::NFKD;
+        s.form = type == "NFC"    ? NormForm::NFC
+                 : type == "NFD"  ? NormForm::NFD
+                 : type == "NFKC" ? NormForm::NFKC
+                                  : NormForm::NFKD;
     } else if (type == "Lowercase") {
         s.kind = NormStep::Kind::Lowercase;
     } else if (type == "StripAccents") {
@@ -1619,7 +1633,8 @@ void read_normalizer(Impl& m, const json& n, const std::string& where) {
         s.kind = NormStep::Kind::Precompiled;
         const json& map = member(n, "precompiled_charsmap", where);
         if (map.is_null()) return;  // an empty map normalizes nothing
-        if (!map.is_string()) throw Error(where + ".precompiled_charsmap is " + type_name(map) + ", not a string");
+        if (!map.is_string())
+            throw Error(where + ".precompiled_charsmap is " + type_name(map) + ", not a string");
         s.charsmap = std::make_unique<tokenizer_text::PrecompiledCharsmap>(map.get<std::string>(),
                                                                            where + ".precompiled_charsmap");
     } else if (type == "Sequence") {
@@ -1634,7 +1649,8 @@ void read_normalizer(Impl& m, const json& n, const std::string& where) {
     m.normalizers.push_back(std::move(s));
 }
 
-SplitBehavior read_behavior(const json& p, const char* key, SplitBehavior fallback, const std::string& where) {
+SplitBehavior read_behavior(const json& p, const char* key, SplitBehavior fallback,
+                            const std::string& where) {
     const auto it = p.find(key);
     if (it == p.end() || it->is_null()) return fallback;
     const std::string b = it->is_string() ? it->get<std::string>() : "";
@@ -1643,18 +1659,21 @@ SplitBehavior read_behavior(const json& p, const char* key, SplitBehavior fallba
     if (b == "MergedWithPrevious") return SplitBehavior::MergedWithPrevious;
     if (b == "MergedWithNext") return SplitBehavior::MergedWithNext;
     if (b == "Contiguous") return SplitBehavior::Contiguous;
-    throw Error(where + "." + key + " " + (it->is_string() ? "'" + b + "'" : type_name(*it)) +
-                " is not a split behavior (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous)");
+    throw Error(
+        where + "." + key + " " + (it->is_string() ? "'" + b + "'" : type_name(*it)) +
+        " is not a split behavior (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous)");
 }
 
 /// A Metaspace pre-tokenizer or decoder: its replacement and prepend scheme.
-void read_metaspace(const json& p, std::string& replacement, PreStep::Prepend& prepend, const std::string& where) {
+void read_metaspace(const json& p, std::string& replacement, PreStep::Prepend& prepend,
+                    const std::string& where) {
     replacement = json_string(p, "replacement", "\xE2\x96\x81", where);
     if (replacement.empty() || decode_utf8_step(replacement, 0).length != int(replacement.size()))
         throw Error(where + ".replacement " + quote_token(replacement) + " is not one character");
     const std::string scheme = json_string(p, "prepend_scheme", "", where);
     if (scheme.empty())
-        prepend = json_bool(p, "add_prefix_space", true, where) ? PreStep::Prepend::Always : PreStep::Prepend::Never;
+        prepend = json_bool(p, "add_prefix_space", true, where) ? PreStep::Prepend::Always
+                                                                : PreStep::Prepend::Never;
     else if (scheme == "always")
         prepend = PreStep::Prepend::Always;
     else if (scheme == "never")
@@ -1673,7 +1692,8 @@ void read_pre_tokenizer(Impl& m, const json& p, const std::string& where) {
     if (p.is_null()) return;
     const std::string type = json_type(p, where);
     if (!m.pre.empty() && m.pre.back().kind == PreStep::Kind::ByteLevel && type != "Sequence")
-        throw Error(where + ".type '" + type + "' after ByteLevel is not supported (ByteLevel must come last)");
+        throw Error(where + ".type '" + type +
+                    "' after ByteLevel is not supported (ByteLevel must come last)");
     PreStep s(PreStep::Kind::Split);
     if (type == "Sequence") {
         const json& list = member(p, "pretokenizers", where);
@@ -1692,7 +1712,8 @@ void read_pre_tokenizer(Impl& m, const json& p, const std::string& where) {
         s.regex = std::make_unique<Regex>(regex_literal(d), where + ".delimiter");
         s.behavior = SplitBehavior::Removed;
     } else if (type == "ByteLevel") {
-        s = gpt2_byte_level(json_bool(p, "add_prefix_space", false, where), json_bool(p, "use_regex", true, where));
+        s = gpt2_byte_level(json_bool(p, "add_prefix_space", false, where),
+                            json_bool(p, "use_regex", true, where));
         m.byte_level = true;
     } else if (type == "Metaspace") {
         s.kind = PreStep::Kind::Metaspace;
@@ -1760,7 +1781,8 @@ std::vector<TemplatePiece> read_template(const json& list, const json& specials,
     return out;
 }
 
-const char* const kPostProcessors = "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence";
+const char* const kPostProcessors =
+    "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence";
 
 void read_post_processor(Impl& m, const json& p, const std::string& where) {
     if (p.is_null()) return;
@@ -1911,7 +1933,8 @@ void read_unigram(Impl& m, const json& model, const std::string& name) {
     m.kind = ModelKind::Unigram;
     m.byte_fallback = json_bool(model, "byte_fallback", false, at);
     const json& vocab = member(model, "vocab", at);
-    if (!vocab.is_array()) throw Error(at + ".vocab is " + type_name(vocab) + ", not an array of [piece, score]");
+    if (!vocab.is_array())
+        throw Error(at + ".vocab is " + type_name(vocab) + ", not an array of [piece, score]");
     if (vocab.size() > std::size_t(kMaxTokenId) + 1) throw Error(at + ".vocab has too many pieces");
     m.vocab.reserve(vocab.size());
     m.score.resize(vocab.size());
@@ -1938,7 +1961,9 @@ std::string describe(const Impl& m, const json& root) {
     std::string model;
     switch (m.kind) {
         case ModelKind::BPE:
-            model = m.byte_level ? "byte-level BPE" : m.byte_fallback ? "SentencePiece-style BPE (byte fallback)" : "BPE";
+            model = m.byte_level      ? "byte-level BPE"
+                    : m.byte_fallback ? "SentencePiece-style BPE (byte fallback)"
+                                      : "BPE";
             break;
         case ModelKind::WordPiece:
             model = "WordPiece";
@@ -1986,7 +2011,8 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_gpt2_named(std::string_view voc
     const std::size_t bad = first_invalid_utf8(merges_txt);
     if (bad != std::string_view::npos)
         throw Error(merges_name + ": not valid UTF-8 (line " +
-                    std::to_string(1 + std::count(merges_txt.begin(), merges_txt.begin() + std::ptrdiff_t(bad), '\n')) +
+                    std::to_string(
+                        1 + std::count(merges_txt.begin(), merges_txt.begin() + std::ptrdiff_t(bad), '\n')) +
                     ")");
     int rank = 0;
     std::size_t line_no = 0;
@@ -2073,8 +2099,10 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_bert_vocab(std::string_view voc
         throw Error(name + ": larger than the 64 MiB accepted for tokenizer files");
     const std::size_t bad = first_invalid_utf8(vocab_txt);
     if (bad != std::string_view::npos)
-        throw Error(name + ": not valid UTF-8 (line " +
-                    std::to_string(1 + std::count(vocab_txt.begin(), vocab_txt.begin() + std::ptrdiff_t(bad), '\n')) + ")");
+        throw Error(
+            name + ": not valid UTF-8 (line " +
+            std::to_string(1 + std::count(vocab_txt.begin(), vocab_txt.begin() + std::ptrdiff_t(bad), '\n')) +
+            ")");
     auto m = std::make_unique<Impl>();
     m->kind = ModelKind::WordPiece;
     std::int64_t index = 0;
@@ -2083,8 +2111,10 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_bert_vocab(std::string_view voc
         if (end == std::string_view::npos) end = vocab_txt.size();
         std::string_view line = vocab_txt.substr(pos, end - pos);
         pos = end + 1;
-        while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
-        if (!line.empty()) m->add_vocab(std::string(line), index, name + " line " + std::to_string(index + 1));
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+            line.remove_suffix(1);
+        if (!line.empty())
+            m->add_vocab(std::string(line), index, name + " line " + std::to_string(index + 1));
     }
     for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
         const auto it = m->vocab.find(special);
@@ -2114,8 +2144,8 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_bert_vocab(std::string_view voc
     d.from = "##";
     m->decoder.push_back(std::move(d));
     m->finish(name);
-    m->description = std::string("WordPiece (BERT vocab.txt, ") + (lowercase ? "lower-cased" : "cased") + "), " +
-                     std::to_string(m->max_id + 1) + " tokens";
+    m->description = std::string("WordPiece (BERT vocab.txt, ") + (lowercase ? "lower-cased" : "cased") +
+                     "), " + std::to_string(m->max_id + 1) + " tokens";
     return std::make_shared<const Tokenizer>(std::move(m));
 }
 
@@ -2138,7 +2168,8 @@ std::shared_ptr<const Tokenizer> Tokenizer::load_bert_vocab(const std::string& v
             lowercase = json_bool(config, "do_lower_case", true, tokenizer_config);
             chinese = json_bool(config, "tokenize_chinese_chars", true, tokenizer_config);
             const auto it = config.find("strip_accents");
-            if (it != config.end() && !it->is_null()) strip_accents = json_bool(config, "strip_accents", lowercase, tokenizer_config);
+            if (it != config.end() && !it->is_null())
+                strip_accents = json_bool(config, "strip_accents", lowercase, tokenizer_config);
         }
     }
     return from_bert_vocab(read_capped(vocab_txt), lowercase, vocab_txt, strip_accents, chinese);
@@ -2147,7 +2178,8 @@ std::shared_ptr<const Tokenizer> Tokenizer::load_bert_vocab(const std::string& v
 std::shared_ptr<const Tokenizer> Tokenizer::load_dir(const std::string& dir) {
     if (is_regular_file(dir)) {  // a tokenizer.json given directly
         if (dir.size() >= 5 && dir.compare(dir.size() - 5, 5, ".json") == 0) return load_tokenizer_json(dir);
-        throw Error(dir + ": expected a model folder (with tokenizer.json, vocab.json + merges.txt, or vocab.txt)");
+        throw Error(dir +
+                    ": expected a model folder (with tokenizer.json, vocab.json + merges.txt, or vocab.txt)");
     }
     const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
     if (is_regular_file(base + "tokenizer.json")) return load_tokenizer_json(base + "tokenizer.json");

@@ -85,9 +85,9 @@ class Tokenizer {
     /// The text of the ids through the file's decoder (byte-level bytes, <0xNN> bytes, "▁" as spaces,
     /// "##" joined); invalid UTF-8 shown as U+FFFD.
     std::string decode(const std::vector<int>& ids) const;
-    std::string token_text(int id) const;                   // readable form of one token (rule above)
-    int vocab_size() const;                                 // largest id + 1 (incl. added tokens)
-    bool has_id(int id) const;  // false for a gap in the ids (a model's vocabulary may be larger)
+    std::string token_text(int id) const;  // readable form of one token (rule above)
+    int vocab_size() const;                // largest id + 1 (incl. added tokens)
+    bool has_id(int id) const;             // false for a gap in the ids (a model's vocabulary may be larger)
     /// For showing any id a model may produce: token_text(id), or "<id N>" for an id the tokenizer
     /// does not have (a model's vocabulary is often padded beyond its tokenizer's).
     std::string token_label(int id) const;

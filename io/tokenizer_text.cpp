@@ -38,7 +38,8 @@ bool is_white_space(char32_t c) {
 }
 
 bool is_bert_punctuation(char32_t c) {
-    if (c < 0x80) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+    if (c < 0x80)
+        return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
     return (gc_mask(c) & U_GC_P_MASK) != 0;
 }
 
@@ -48,8 +49,8 @@ bool is_numeric(char32_t c) {
 
 bool is_chinese_char(char32_t c) {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) ||
+           (c >= 0x2B920 && c <= 0x2CEAF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
 std::string unicode_normalize(std::string_view s, NormForm form) {
@@ -169,8 +170,7 @@ std::string white_space_pattern(std::string_view p, const std::string& where) {
         if (c == '\\' && i + 1 < p.size()) {
             const char d = p[i + 1];
             if (d == 's' || d == 'S') {
-                if (in_class && d == 'S')
-                    throw Error(where + ": \\S inside a [...] class is not supported");
+                if (in_class && d == 'S') throw Error(where + ": \\S inside a [...] class is not supported");
                 out += in_class ? std::string(kWhiteSpaceClass)
                                 : std::string(d == 's' ? "[" : "[^") + kWhiteSpaceClass + "]";
                 i += 2;
@@ -296,7 +296,8 @@ bool PrecompiledCharsmap::lookup(std::string_view s, std::string_view& replaceme
             const std::size_t at = unit_value(units_[pos]);
             if (at >= blob_.size()) return false;
             const std::size_t end = blob_.find('\0', at);
-            replacement = std::string_view(blob_).substr(at, (end == std::string::npos ? blob_.size() : end) - at);
+            replacement =
+                std::string_view(blob_).substr(at, (end == std::string::npos ? blob_.size() : end) - at);
             return true;
         }
     }
@@ -308,7 +309,8 @@ std::string PrecompiledCharsmap::normalize(std::string_view s) const {
     out.reserve(s.size());
     UErrorCode status = U_ZERO_ERROR;
     UText* text = utext_openUTF8(nullptr, s.data(), std::int64_t(s.size()), &status);
-    std::unique_ptr<icu::BreakIterator> it(icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
+    std::unique_ptr<icu::BreakIterator> it(
+        icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
     if (U_FAILURE(status) || !it) {
         utext_close(text);
         throw Error("grapheme segmentation is not available (ICU data missing)");

@@ -51,8 +51,8 @@ TEST_P(HfTokenizer, IdsSpecialTokensPairAndDecodeEqualHuggingFace) {
         const std::string text = texts[i].get<std::string>();
         const std::vector<int> ids = want["ids"][i].get<std::vector<int>>();
         const std::vector<int> got = tok->encode(text);
-        EXPECT_EQ(got, ids) << name << " text " << i << " " << json(text).dump() << "\n  got  " << show(*tok, got)
-                            << "\n  want " << show(*tok, ids);
+        EXPECT_EQ(got, ids) << name << " text " << i << " " << json(text).dump() << "\n  got  "
+                            << show(*tok, got) << "\n  want " << show(*tok, ids);
         const Tokenizer::ModelInput in = tok->encode_for_model(text);
         EXPECT_EQ(in.ids, want["ids_special"][i].get<std::vector<int>>())
             << name << " text " << i << " with special tokens";
@@ -66,11 +66,12 @@ TEST_P(HfTokenizer, IdsSpecialTokensPairAndDecodeEqualHuggingFace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Trained, HfTokenizer,
-                         ::testing::Values("bert_uncased", "bert_cased", "t5_unigram", "unigram_byte_fallback", "t5_precompiled",
-                                           "unigram_precompiled_rules",
-                                           "llama2_bpe", "mistral_bpe", "gpt2_bytelevel", "qwen2_bytelevel",
-                                           "llama3_bytelevel", "wordpiece_steps", "bpe_steps",
-                                           "bert_normalized_mask", "llama2_normalized_specials"));
+                         ::testing::Values("bert_uncased", "bert_cased", "t5_unigram",
+                                           "unigram_byte_fallback", "t5_precompiled",
+                                           "unigram_precompiled_rules", "llama2_bpe", "mistral_bpe",
+                                           "gpt2_bytelevel", "qwen2_bytelevel", "llama3_bytelevel",
+                                           "wordpiece_steps", "bpe_steps", "bert_normalized_mask",
+                                           "llama2_normalized_specials"));
 
 // U+180E (MONGOLIAN VOWEL SEPARATOR) has not been white space since Unicode 6.3: the \\s of GPT-2's,
 // Qwen2's and Llama 3's patterns must not match it (PCRE2's \\s does). Words from Python's `regex`.
@@ -83,12 +84,14 @@ TEST(HfTokenizerU180E, IsNotWhiteSpaceInTheGpt2Qwen2AndLlama3Patterns) {
         EXPECT_EQ(tok->pretokenize("a " + mvs + mvs + " b"), (Words{"a", " " + mvs + mvs, " b"})) << name;
         EXPECT_EQ(tok->pretokenize(mvs + mvs + "  " + mvs + "abc"), (Words{mvs + mvs, " ", " " + mvs, "abc"}))
             << name;
-        const Words there = std::string(name) == "gpt2_bytelevel" ? Words{"hi", mvs, "there"} : Words{"hi", mvs + "there"};
+        const Words there =
+            std::string(name) == "gpt2_bytelevel" ? Words{"hi", mvs, "there"} : Words{"hi", mvs + "there"};
         EXPECT_EQ(tok->pretokenize("hi" + mvs + "there"), there) << name;
         // Real white space still is: U+3000, U+00A0, U+2003.
         const std::string ideographic = "\xE3\x80\x80";  // U+3000
-        const Words spaced = std::string(name) == "gpt2_bytelevel" ? Words{"a", ideographic, ideographic, "b"}
-                                                                   : Words{"a", ideographic, ideographic + "b"};
+        const Words spaced = std::string(name) == "gpt2_bytelevel"
+                                 ? Words{"a", ideographic, ideographic, "b"}
+                                 : Words{"a", ideographic, ideographic + "b"};
         EXPECT_EQ(tok->pretokenize("a" + ideographic + ideographic + "b"), spaced) << name;
     }
 }
@@ -99,23 +102,29 @@ TEST(HfTokenizer, BertVocabTxtAloneEqualsTheTokenizerJson) {
     for (const char* name : {"bert_uncased", "bert_cased"}) {
         const json file = read_json(data_dir() + name + ".tokenizer.json");
         std::vector<std::string> lines(file["model"]["vocab"].size());
-        for (const auto& [token, id] : file["model"]["vocab"].items()) lines.at(id.get<std::size_t>()) = token;
+        for (const auto& [token, id] : file["model"]["vocab"].items())
+            lines.at(id.get<std::size_t>()) = token;
         std::string vocab;
         for (const std::string& t : lines) vocab += t + "\n";
         test::TempDir dir;
         write_file_atomic(dir.path + "/vocab.txt", vocab);
-        if (std::string(name) == "bert_cased") write_file_atomic(dir.path + "/tokenizer_config.json", R"({"do_lower_case": false})");
+        if (std::string(name) == "bert_cased")
+            write_file_atomic(dir.path + "/tokenizer_config.json", R"({"do_lower_case": false})");
         const auto tok = Tokenizer::load_dir(dir.path);
-        EXPECT_NE(tok->description().find("WordPiece (BERT vocab.txt"), std::string::npos) << tok->description();
+        EXPECT_NE(tok->description().find("WordPiece (BERT vocab.txt"), std::string::npos)
+            << tok->description();
         const json want = read_json(data_dir() + name + ".expected.json");
         for (std::size_t i = 0; i < want["texts"].size(); ++i) {
             const std::string text = want["texts"][i].get<std::string>();
             EXPECT_EQ(tok->encode(text), want["ids"][i].get<std::vector<int>>()) << name << " text " << i;
-            EXPECT_EQ(tok->encode_for_model(text).ids, want["ids_special"][i].get<std::vector<int>>()) << name << " text " << i;
-            EXPECT_EQ(tok->decode(tok->encode(text)), want["decoded"][i].get<std::string>()) << name << " text " << i;
+            EXPECT_EQ(tok->encode_for_model(text).ids, want["ids_special"][i].get<std::vector<int>>())
+                << name << " text " << i;
+            EXPECT_EQ(tok->decode(tok->encode(text)), want["decoded"][i].get<std::string>())
+                << name << " text " << i;
         }
         const json& pair = want["pair"];
-        const auto in = tok->encode_pair_for_model(pair["a"].get<std::string>(), pair["b"].get<std::string>());
+        const auto in =
+            tok->encode_pair_for_model(pair["a"].get<std::string>(), pair["b"].get<std::string>());
         EXPECT_EQ(in.ids, pair["ids"].get<std::vector<int>>());
         EXPECT_EQ(in.type_ids, pair["type_ids"].get<std::vector<int>>());
     }
@@ -141,15 +150,16 @@ TEST(HfTokenizer, TokensAreShownReadably) {
     EXPECT_EQ(llama->token_text(*llama->token_id("<0x0A>")), "\n");
     EXPECT_EQ(llama->token_text(*llama->token_id("<0xF0>")), "\\xf0");  // part of a character: escaped
     EXPECT_EQ(llama->token_text(*llama->token_id("\xE2\x96\x81the")), " the");
-    EXPECT_EQ(llama->decode(ids), "the cat\n👨‍👩‍👧");                 // the decoder strips the prepended space
-    EXPECT_EQ(llama->decode_labelled(ids), " the cat\n👨‍👩‍👧");       // as a continuation it keeps it
+    EXPECT_EQ(llama->decode(ids), "the cat\n👨‍👩‍👧");  // the decoder strips the prepended space
+    EXPECT_EQ(llama->decode_labelled(ids), " the cat\n👨‍👩‍👧");  // as a continuation it keeps it
     EXPECT_NE(llama->description().find("SentencePiece-style BPE (byte fallback)"), std::string::npos)
         << llama->description();
 
     const auto t5 = Tokenizer::load_tokenizer_json(data_dir() + "t5_precompiled.tokenizer.json");
     EXPECT_EQ(t5->token_text(*t5->token_id("\xE2\x96\x81")), " ");
     EXPECT_EQ(t5->encode_for_model("the").ids.back(), *t5->token_id("</s>"));
-    EXPECT_NE(t5->description().find("Unigram (Precompiled + Replace + WhitespaceSplit + Metaspace)"), std::string::npos)
+    EXPECT_NE(t5->description().find("Unigram (Precompiled + Replace + WhitespaceSplit + Metaspace)"),
+              std::string::npos)
         << t5->description();
 }
 

@@ -372,7 +372,8 @@ TEST(TokSplitRegex, RescanningPatternOnShortRunsIsStillSplit) {
 // ------------------------------------------------------------------------------------------------
 // WordPiece and Unigram
 
-std::shared_ptr<const Tokenizer> unigram_tokenizer(const std::vector<std::pair<std::string, double>>& pieces) {
+std::shared_ptr<const Tokenizer> unigram_tokenizer(
+    const std::vector<std::pair<std::string, double>>& pieces) {
     json vocab = json::array({json::array({"<unk>", 0.0})});
     for (const auto& [p, s] : pieces) vocab.push_back(json::array({p, s}));
     const json j = {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}}};
@@ -404,7 +405,8 @@ TEST(TokUnigram, LongPiecesMatchingALongRunRunOutOfBudget) {
     const std::string error = test::error_of([&] { tok->encode(std::string(1 << 20, 'a')); });
     const double seconds = test::thread_cpu_seconds() - start;
     std::printf("Unigram, 2000 nested pieces on 1 MiB of 'a': %.2f s\n", seconds);
-    EXPECT_EQ(error.rfind("the tokenizer's vocabulary lookups need too much work on this text", 0), 0u) << error;
+    EXPECT_EQ(error.rfind("the tokenizer's vocabulary lookups need too much work on this text", 0), 0u)
+        << error;
     EXPECT_LT(seconds, 15.0);
     EXPECT_EQ(tok->encode(std::string(500, 'a')).size(), 1u);  // short runs still tokenize
 }
@@ -418,7 +420,10 @@ TEST(TokWordPiece, FourMebibytesOfHundredLetterWordsAreLinear) {
     const json j = {{"normalizer", {{"type", "BertNormalizer"}}},
                     {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
                     {"model",
-                     {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+                     {{"type", "WordPiece"},
+                      {"unk_token", "[UNK]"},
+                      {"max_input_chars_per_word", 100},
+                      {"vocab", vocab}}}};
     const auto tok = Tokenizer::from_tokenizer_json(j.dump());
     std::string text;
     const std::string word = std::string(100, 'a') + " ";

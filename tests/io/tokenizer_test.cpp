@@ -317,20 +317,24 @@ TEST(TokenizerFiles, UnsupportedModelsAndStepsAreRefusedNamingTheField) {
               "tokenizer.json: model.type 'WordLevel' is not supported (BPE, WordPiece or Unigram)");
     j = s.tokenizer_json();
     j["model"]["dropout"] = 0.1;
-    EXPECT_EQ(error_of([&] { s.load(j); }), "tokenizer.json: model.dropout is set; BPE dropout is not supported");
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: model.dropout is set; BPE dropout is not supported");
     j = s.tokenizer_json();
     j["model"]["end_of_word_suffix"] = "</w>";
     EXPECT_EQ(error_of([&] { s.load(j); }),
               "tokenizer.json: model.end_of_word_suffix is set; BPE with it is not supported");
     j = s.tokenizer_json({{"type", "UnicodeScripts"}});
-    EXPECT_EQ(error_of([&] { s.load(j); }),
-              "tokenizer.json: pre_tokenizer.type 'UnicodeScripts' is not supported (only ByteLevel, Split, "
-              "Metaspace, BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, Digits, CharDelimiterSplit, "
-              "Sequence)");
-    j = s.tokenizer_json(json(), {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Nmt"}}}}});
-    EXPECT_EQ(error_of([&] { s.load(j); }),
-              "tokenizer.json: normalizer.normalizers[1].type 'Nmt' is not supported (only BertNormalizer, NFC, "
-              "NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, Precompiled, Sequence)");
+    EXPECT_EQ(
+        error_of([&] { s.load(j); }),
+        "tokenizer.json: pre_tokenizer.type 'UnicodeScripts' is not supported (only ByteLevel, Split, "
+        "Metaspace, BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, Digits, CharDelimiterSplit, "
+        "Sequence)");
+    j = s.tokenizer_json(json(),
+                         {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Nmt"}}}}});
+    EXPECT_EQ(
+        error_of([&] { s.load(j); }),
+        "tokenizer.json: normalizer.normalizers[1].type 'Nmt' is not supported (only BertNormalizer, NFC, "
+        "NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, Precompiled, Sequence)");
     j = s.tokenizer_json();
     j["decoder"] = {{"type", "CTC"}};
     EXPECT_EQ(error_of([&] { s.load(j); }),
@@ -338,15 +342,17 @@ TEST(TokenizerFiles, UnsupportedModelsAndStepsAreRefusedNamingTheField) {
               "ByteFallback, Fuse, Strip, Replace, Sequence)");
     j = s.tokenizer_json();
     j["decoder"] = {{"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", " "}};
-    EXPECT_EQ(error_of([&] { s.load(j); }),
-              "tokenizer.json: decoder: a Replace decoder with a Regex pattern is not supported (only a String)");
+    EXPECT_EQ(
+        error_of([&] { s.load(j); }),
+        "tokenizer.json: decoder: a Replace decoder with a Regex pattern is not supported (only a String)");
     j = s.tokenizer_json();
     j["post_processor"] = {{"type", "Sequence"},
                            {"processors",
                             {{{"type", "BertProcessing"}, {"sep", {"h", 104}}, {"cls", {"e", 101}}},
                              {{"type", "RobertaProcessing"}, {"sep", {"h", 104}}, {"cls", {"e", 101}}}}}};
     EXPECT_EQ(error_of([&] { s.load(j); }),
-              "tokenizer.json: post_processor.processors[1]: a second post-processor adding tokens is not supported");
+              "tokenizer.json: post_processor.processors[1]: a second post-processor adding tokens is not "
+              "supported");
     j = s.tokenizer_json();
     j["post_processor"] = {{"type", "TemplateProcessing"},
                            {"single", {{{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}}}},
@@ -354,13 +360,14 @@ TEST(TokenizerFiles, UnsupportedModelsAndStepsAreRefusedNamingTheField) {
                            {"special_tokens", json::object()}};
     EXPECT_EQ(error_of([&] { s.load(j); }),
               "tokenizer.json: post_processor.single[0]: special token '[CLS]' is not in special_tokens");
-    j = s.tokenizer_json({{"type", "Sequence"},
-                          {"pretokenizers", {{{"type", "ByteLevel"}}, {{"type", "Digits"}}}}});
+    j = s.tokenizer_json(
+        {{"type", "Sequence"}, {"pretokenizers", {{{"type", "ByteLevel"}}, {{"type", "Digits"}}}}});
     EXPECT_EQ(error_of([&] { s.load(j); }),
               "tokenizer.json: pre_tokenizer.pretokenizers[1].type 'Digits' after ByteLevel is not supported "
               "(ByteLevel must come last)");
     j = s.tokenizer_json({{"type", "Metaspace"}, {"replacement", "ab"}});
-    EXPECT_EQ(error_of([&] { s.load(j); }), "tokenizer.json: pre_tokenizer.replacement 'ab' is not one character");
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: pre_tokenizer.replacement 'ab' is not one character");
     j = s.tokenizer_json({{"type", "Split"}, {"pattern", {{"Regex", "[\\S]"}}}, {"behavior", "Isolated"}});
     EXPECT_EQ(error_of([&] { s.load(j); }),
               "tokenizer.json: pre_tokenizer.pattern: \\S inside a [...] class is not supported");
@@ -370,10 +377,14 @@ TEST(TokenizerFiles, UnsupportedModelsAndStepsAreRefusedNamingTheField) {
     json u = {{"type", "Unigram"},
               {"unk_id", 5},
               {"vocab", json::array({json::array({"a", -1.0}), json::array({"b", -2.0})})}};
-    EXPECT_EQ(error_of([&] { Tokenizer::from_tokenizer_json(json{{"model", u}}.dump()); }),
+    EXPECT_EQ(error_of([&] {
+                  Tokenizer::from_tokenizer_json(json{{"model", u}}.dump());
+              }),
               "tokenizer.json: model.unk_id is 5, not an integer from 0 to 1");
     u = {{"type", "Unigram"}, {"vocab", json::array({json::array({"a", "x"})})}};
-    EXPECT_EQ(error_of([&] { Tokenizer::from_tokenizer_json(json{{"model", u}}.dump()); }),
+    EXPECT_EQ(error_of([&] {
+                  Tokenizer::from_tokenizer_json(json{{"model", u}}.dump());
+              }),
               "tokenizer.json: model.vocab[0] is not [\"piece\", score]");
     const json charsmap = {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}};
     EXPECT_EQ(error_of([&] { s.load(s.tokenizer_json(json(), charsmap)); }),
@@ -547,7 +558,8 @@ TEST(TokenizeCommand, SpecialTokensForAModelAsHuggingFaceEncodeUnlessAsked) {
     std::string out, err;
     EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world"}, &out, &err), 0) << err;
     EXPECT_EQ(json::parse(out), want["ids_special"][1]);  // [CLS] hello world [SEP]
-    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world", "--no-special-tokens"}, &out, &err), 0);
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world", "--no-special-tokens"}, &out, &err),
+              0);
     EXPECT_EQ(json::parse(out), want["ids"][1]);
     const std::string a = want["pair"]["a"], b = want["pair"]["b"];
     EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", a, "--text-b", b}, &out, &err), 0) << err;
@@ -569,7 +581,8 @@ TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
     const std::string mvs = "\xE1\xA0\x8E";
     EXPECT_EQ(tok->encode("x" + mvs + "y"), (std::vector<int>{87, 157, 254, 236, 88}));
     EXPECT_EQ(tok->encode("hello " + mvs + " world"), (std::vector<int>{31373, 28053, 254, 236, 995}));
-    EXPECT_EQ(tok->encode("a " + mvs + mvs + " b"), (std::vector<int>{64, 28053, 254, 236, 157, 254, 236, 275}));
+    EXPECT_EQ(tok->encode("a " + mvs + mvs + " b"),
+              (std::vector<int>{64, 28053, 254, 236, 157, 254, 236, 275}));
     EXPECT_EQ(tok->encode("x  " + mvs), (std::vector<int>{87, 220, 28053, 254, 236}));
 }
 
