@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/tokenize_command.hpp"
+#include "io/tokenizer_text.hpp"
 
 namespace attnviz {
 namespace {
@@ -584,6 +585,54 @@ TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
     EXPECT_EQ(tok->encode("a " + mvs + mvs + " b"),
               (std::vector<int>{64, 28053, 254, 236, 157, 254, 236, 275}));
     EXPECT_EQ(tok->encode("x  " + mvs), (std::vector<int>{87, 220, 28053, 254, 236}));
+}
+
+}  // namespace
+}  // namespace attnviz
+
+// ------------------------------------------------------------------------------------------------
+// io/tokenizer_text: the rewrite of \s and the character steps
+
+namespace attnviz {
+namespace {
+
+TEST(TokenizerText, WhiteSpaceInPatternsIsUnicodeWhiteSpace) {
+    using tokenizer_text::white_space_pattern;
+    const std::string ws =
+        R"(\t-\r\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+    EXPECT_EQ(white_space_pattern(R"(\s+(?!\S))", "p"), "[" + ws + "]+(?![^" + ws + "])");
+    EXPECT_EQ(white_space_pattern(R"([^\s\p{L}])", "p"), "[^" + ws + R"(\p{L}])");
+    EXPECT_EQ(white_space_pattern(R"(\\s)", "p"), R"(\\s)");           // an escaped backslash, then 's'
+    EXPECT_EQ(white_space_pattern(R"([]\s])", "p"), "[]" + ws + "]");  // ']' first in a class is literal
+    EXPECT_EQ(white_space_pattern(R"(\Q\s\E\s)", "p"), R"(\Q\s\E[)" + ws + "]");
+    EXPECT_EQ(white_space_pattern(R"([[:alpha:]\s]x)", "p"), "[[:alpha:]" + ws + "]x");
+    EXPECT_EQ(test::error_of([] { white_space_pattern(R"([\S])", "file: pattern"); }),
+              "file: pattern: \\S inside a [...] class is not supported");
+    EXPECT_TRUE(tokenizer_text::is_white_space(0x3000));
+    EXPECT_FALSE(tokenizer_text::is_white_space(0x180E));
+    EXPECT_FALSE(tokenizer_text::is_white_space(0x200B));  // zero width space is not white space either
+}
+
+TEST(TokenizerText, BertNormalizerSteps) {
+    tokenizer_text::BertNormalizerOptions o;
+    // Controls dropped, white space to ' ', CJK spaced, accents stripped, lower case (İ: i + dot, then
+    // the dot is a mark and goes).
+    EXPECT_EQ(tokenizer_text::bert_normalize("A\x01\tB\xE4\xBD\xA0\xC3\x89\xC4\xB0", o),
+              "a b \xE4\xBD\xA0 ei");
+    o.strip_accents = o.lowercase = false;
+    EXPECT_EQ(tokenizer_text::bert_normalize("\xC3\x89", o), "\xC3\x89");
+    EXPECT_EQ(tokenizer_text::lowercase("\xC4\xB0\xCE\xA3"),
+              "i\xCC\x87\xCF\x83");  // İ, Σ (no final-sigma rule)
+    EXPECT_EQ(tokenizer_text::strip_white_space("\xE3\x80\x80 a \xE1\xA0\x8E", true, true), "a \xE1\xA0\x8E");
+}
+
+TEST(TokenizerText, PrecompiledCharsmapRefusesBrokenData) {
+    using tokenizer_text::PrecompiledCharsmap;
+    EXPECT_EQ(test::error_of([] { PrecompiledCharsmap("AAA=", "map"); }),
+              "map is too short for a precompiled charsmap");
+    // A trie size of 64 bytes in an 8-byte map.
+    EXPECT_EQ(test::error_of([] { PrecompiledCharsmap("QAAAAAAAAAA=", "map"); }),
+              "map: the trie size 64 does not fit the 8 bytes of the charsmap");
 }
 
 }  // namespace
