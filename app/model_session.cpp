@@ -49,7 +49,7 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
                            const std::atomic<bool>* cancel, std::uint64_t keep_all_bytes) {
     const ModelSpec& s = model.weights->spec;
     ModelRun r;
-    r.ids = model.tokenizer->encode(text);
+    r.ids = model.tokenizer->encode_for_model(text).ids;  // with [CLS]/<s>... as the model wants
     if (r.ids.empty()) throw TextError("the text gives no tokens: type something");
     const int n = int(r.ids.size());
     if (n > s.max_positions)

@@ -58,7 +58,7 @@ Input read_input(const CliArgs& args, const std::string& dir) {
     Input in;
     if (args.has("--text")) {
         in.tokenizer = Tokenizer::load_dir(dir);
-        in.ids = in.tokenizer->encode(*args.get("--text"));
+        in.ids = in.tokenizer->encode_for_model(*args.get("--text")).ids;  // with [CLS]/<s>... as the model wants
         if (in.ids.empty()) throw TextError("--text gives no tokens");
     } else {
         in.ids = parse_ids(*args.get("--ids"));

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ const std::vector<CliOption>& tokenize_options() {
         {"--texts-json", "FILE",
          "tokenize many texts in one run: FILE is a JSON array of strings (at most 4 MiB); prints a JSON "
          "array with one result per text",
+         false},
+        {"--text-b", "TEXT", "a second text: the pair as the model gets it ([CLS] A [SEP] B [SEP], ...)",
+         false},
+        {"--no-special-tokens", "",
+         "the text's tokens alone, without the special tokens the tokenizer adds for a model ([CLS], [SEP], "
+         "<s>, </s>; Hugging Face's add_special_tokens=False)",
          false},
         {"--pieces", "", "print {\"id\", \"text\"} objects instead of bare ids", false},
     };
@@ -60,11 +67,28 @@ std::vector<std::string> read_texts_json(const std::string& path) {
     return texts;
 }
 
-// One text's result: bare ids, or {"id", "text"} pieces.
-nlohmann::json encode_json(const Tokenizer& tokenizer, const std::string& text, bool pieces) {
-    if (!pieces) return tokenizer.encode(text);
+struct EncodeOptions {
+    bool pieces = false, special = true;
+    std::optional<std::string> text_b;
+};
+
+// One text's result: bare ids, or {"id", "text"} pieces; with the special tokens for a model (as
+// Hugging Face's encode() by default) unless --no-special-tokens.
+nlohmann::json encode_json(const Tokenizer& tokenizer, const std::string& text, const EncodeOptions& o) {
+    std::vector<int> ids;
+    if (!o.special) {
+        ids = tokenizer.encode(text);
+        if (o.text_b) {
+            const std::vector<int> b = tokenizer.encode(*o.text_b);
+            ids.insert(ids.end(), b.begin(), b.end());
+        }
+    } else {
+        ids = (o.text_b ? tokenizer.encode_pair_for_model(text, *o.text_b) : tokenizer.encode_for_model(text))
+                  .ids;
+    }
+    if (!o.pieces) return ids;
     nlohmann::json out = nlohmann::json::array();
-    for (const TokenPiece& p : tokenizer.encode_pieces(text)) out.push_back({{"id", p.id}, {"text", p.text}});
+    for (int id : ids) out.push_back({{"id", id}, {"text", tokenizer.token_text(id)}});
     return out;
 }
 
@@ -84,7 +108,10 @@ int run_tokenize_command(int argc, char** argv) {
         if (sources != 1)
             throw UsageError(
                 "give the text with exactly one of --text TEXT, --text-file FILE or --texts-json FILE");
-        const bool pieces = args.has("--pieces");
+        EncodeOptions o;
+        o.pieces = args.has("--pieces");
+        o.special = !args.has("--no-special-tokens");
+        o.text_b = args.get("--text-b");
         nlohmann::json out;
         if (args.has("--texts-json")) {
             const std::vector<std::string> texts = read_texts_json(*args.get("--texts-json"));
@@ -92,7 +119,7 @@ int run_tokenize_command(int argc, char** argv) {
             out = nlohmann::json::array();
             for (std::size_t i = 0; i < texts.size(); ++i) {
                 try {
-                    out.push_back(encode_json(*tokenizer, texts[i], pieces));
+                    out.push_back(encode_json(*tokenizer, texts[i], o));
                 } catch (const TextError& e) {  // which text of the file, in the one line
                     throw TextError(*args.get("--texts-json") + ": text " + std::to_string(i) + ": " +
                                     e.what());
@@ -102,7 +129,7 @@ int run_tokenize_command(int argc, char** argv) {
             const std::string text =
                 args.has("--text") ? *args.get("--text") : read_text_file(*args.get("--text-file"));
             const auto tokenizer = Tokenizer::load_dir(*args.get("--model"));
-            out = encode_json(*tokenizer, text, pieces);
+            out = encode_json(*tokenizer, text, o);
         }
         std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return 0;

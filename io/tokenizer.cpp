@@ -1,26 +1,30 @@
-// Byte-level BPE tokenizers (GPT-2 files and Hugging Face tokenizer.json). What each step does is
-// what Hugging Face's `tokenizers` does for these files:
+// Hugging Face tokenizers (tokenizer.json), GPT-2's vocab.json + merges.txt and BERT's vocab.txt.
+// What each step does is what Hugging Face's `tokenizers` does for these files:
 //
 //   text --(added tokens split out first, leftmost-longest; they are never merged)--> segments
-//   segment --normalizer (NFC/NFD/NFKC/NFKD or none, ICU)--> --Split regexes (Isolated)--> pieces
-//   piece --ByteLevel (optional prefix space, GPT-2 regex if use_regex)--> words
-//   word --bytes as GPT-2's printable characters--> BPE merges by rank --> ids
+//   segment --normalizers (io/tokenizer_text: NFC.., Lowercase, StripAccents, BertNormalizer, Strip,
+//            Replace, Prepend, Precompiled)--> --pre-tokenizers (Split, ByteLevel, Metaspace,
+//            BertPreTokenizer, Whitespace(Split), Punctuation, Digits)--> words
+//   word --model: BPE (on bytes as GPT-2's characters, or on characters with byte fallback),
+//          WordPiece (greedy longest match, ## continuations) or Unigram (Viterbi)--> ids
+//   ids --post-processor (TemplateProcessing, BertProcessing, RobertaProcessing) on request
 //
-// Regexes run on PCRE2 with UTF + UCP (Unicode \p{L}, \p{N}, \s), JIT-compiled when possible.
+// Regexes run on PCRE2 with UTF + UCP (Unicode \p{L}, \p{N}), JIT-compiled when possible, with \s
+// rewritten to Unicode White_Space.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "io/tokenizer.hpp"
 
 #include "io/json_limits.hpp"
+#include "io/tokenizer_text.hpp"
 
 #include <pcre2.h>
 #include <sys/stat.h>
-#include <unicode/normalizer2.h>
-#include <unicode/unistr.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -183,13 +187,15 @@ class Regex {
                         " bytes long (at most " + std::to_string(kMaxPatternBytes) + " accepted)");
         int err = 0;
         PCRE2_SIZE offset = 0;
-        code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+        const std::string unicode = tokenizer_text::white_space_pattern(pattern, where);
+        code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(unicode.data()), unicode.size(),
                               PCRE2_UTF | PCRE2_UCP, &err, &offset, nullptr);
         if (!code_) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(err, msg, sizeof msg);
-            throw Error(where + ": pattern " + quote_token(pattern, 200) + " is not a valid regex: " +
-                        reinterpret_cast<const char*>(msg) + " at offset " + std::to_string(offset));
+            throw Error(where + ": pattern " + quote_token(pattern, 200) +
+                        " is not a valid regex: " + reinterpret_cast<const char*>(msg) +
+                        (unicode == pattern ? " at offset " + std::to_string(offset) : std::string()));
         }
         jit_ = pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD) == 0;
     }
@@ -222,8 +228,7 @@ class Regex {
     };
     std::unique_ptr<Match> new_match() const { return std::make_unique<Match>(code_, jit_); }
 
-    /// Splits `s` (valid UTF-8) into matches and the gaps between them, in order (Hugging Face's
-    /// Split behaviour "Isolated"); empty matches split nothing. Appends non-empty parts to `out`.
+    /// The non-empty matches in `s` (valid UTF-8), left to right, as (begin, end) byte offsets.
     ///
     /// Each search sees a window s[0, end) with end = pos + window (earlier text stays visible to
     /// lookbehinds) and partial matching "hard": a complete match is then one that never looked at
@@ -231,10 +236,10 @@ class Regex {
     /// window's end) doubles the window and searches again; no match means none starts before end.
     /// Every search is charged for its window and step limit, which double together while needed,
     /// so the whole split costs at most `budget` (TextError when it runs out).
-    void split_isolated(std::string_view s, std::vector<std::string_view>& out, RegexBudget& budget,
-                        Match& m) const {
+    void find_all(std::string_view s, std::vector<std::pair<std::size_t, std::size_t>>& out,
+                  RegexBudget& budget, Match& m) const {
         budget.add_text(s.size());
-        std::size_t pos = 0, last = 0, window = kRegexMinWindow;
+        std::size_t pos = 0, window = kRegexMinWindow;
         while (pos <= s.size()) {
             std::size_t end = s.size() - pos > window ? pos + window : s.size();
             while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
@@ -269,11 +274,9 @@ class Regex {
                 while (pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
                 continue;
             }
-            if (a > last) out.push_back(s.substr(last, a - last));
-            out.push_back(s.substr(a, b - a));
-            last = pos = b;
+            out.emplace_back(a, b);
+            pos = b;
         }
-        if (last < s.size()) out.push_back(s.substr(last));
     }
 
   private:
@@ -281,35 +284,7 @@ class Regex {
     bool jit_ = false;
 };
 
-enum class NormForm { NFC, NFD, NFKC, NFKD };
-
-std::string normalize(std::string_view s, NormForm form) {
-    UErrorCode status = U_ZERO_ERROR;
-    const icu::Normalizer2* n = nullptr;
-    switch (form) {
-        case NormForm::NFC:
-            n = icu::Normalizer2::getNFCInstance(status);
-            break;
-        case NormForm::NFD:
-            n = icu::Normalizer2::getNFDInstance(status);
-            break;
-        case NormForm::NFKC:
-            n = icu::Normalizer2::getNFKCInstance(status);
-            break;
-        case NormForm::NFKD:
-            n = icu::Normalizer2::getNFKDInstance(status);
-            break;
-    }
-    if (U_FAILURE(status) || !n) throw Error("Unicode normalization is not available (ICU data missing)");
-    const icu::UnicodeString in = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), int32_t(s.size())));
-    if (n->isNormalized(in, status) && U_SUCCESS(status)) return std::string(s);
-    status = U_ZERO_ERROR;
-    const icu::UnicodeString out = n->normalize(in, status);
-    if (U_FAILURE(status)) throw TextError("cannot normalize this text to Unicode normal form");
-    std::string r;
-    out.toUTF8String(r);
-    return r;
-}
+using tokenizer_text::NormForm;
 
 // ------------------------------------------------------------------------------------------------
 // Files
@@ -368,6 +343,8 @@ struct AddedToken {
     std::string content;
     int id = 0;
     bool lstrip = false, rstrip = false, single_word = false, special = false;
+    bool normalized = false;  // matched in the normalized text (else in the raw text, first)
+    std::string pattern;      // what is matched: the content, normalized when `normalized`
 };
 
 enum class TokenKind : std::uint8_t { Gap, Vocab, Added };
@@ -469,23 +446,240 @@ bool is_word_byte(char c) {
     return std::isalnum(u) || c == '_' || u >= 0x80;
 }
 
+/// A byte trie of vocabulary strings, for the longest (WordPiece) or every (Unigram) vocabulary
+/// entry that starts a text.
+class ByteTrie {
+  public:
+    void insert(std::string_view key, int value) {
+        std::int32_t v = 0;
+        for (unsigned char c : key) {
+            auto it = edges_.find(edge(v, c));
+            if (it == edges_.end()) {
+                it = edges_.emplace(edge(v, c), std::int32_t(value_.size())).first;
+                value_.push_back(-1);
+            }
+            v = it->second;
+        }
+        value_[std::size_t(v)] = value;
+    }
+    /// Calls f(length, value) for every key that is a prefix of s, shortest first; `steps` counts
+    /// the bytes walked.
+    template <class F>
+    void prefixes(std::string_view s, std::uint64_t& steps, F f) const {
+        std::int32_t v = 0;
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            ++steps;
+            const auto it = edges_.find(edge(v, static_cast<unsigned char>(s[i])));
+            if (it == edges_.end()) return;
+            v = it->second;
+            if (value_[std::size_t(v)] >= 0) f(i + 1, value_[std::size_t(v)]);
+        }
+    }
+
+  private:
+    static std::uint64_t edge(std::int32_t v, unsigned char c) {
+        return (std::uint64_t(std::uint32_t(v)) << 8) | c;
+    }
+    std::unordered_map<std::uint64_t, std::int32_t> edges_;
+    std::vector<std::int32_t> value_{-1};
+};
+
+enum class ModelKind { BPE, WordPiece, Unigram };
+enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+enum class CharClass { WhiteSpace, Punctuation, Numeric };
+
+struct NormStep {
+    enum class Kind { Form, Lowercase, StripAccents, Strip, Replace, Prepend, Bert, Precompiled } kind;
+    explicit NormStep(Kind k) : kind(k) {}
+    NormForm form = NormForm::NFC;
+    bool left = false, right = false;  // Strip
+    std::string literal, content;      // Replace (a String pattern), its content; Prepend's text
+    std::unique_ptr<Regex> regex;      // Replace with a Regex pattern
+    tokenizer_text::BertNormalizerOptions bert;
+    std::unique_ptr<tokenizer_text::PrecompiledCharsmap> charsmap;
+};
+
+struct PreStep {
+    enum class Kind { Split, ByteLevel, Metaspace, CharSplit, Bert } kind;
+    explicit PreStep(Kind k) : kind(k) {}
+    std::unique_ptr<Regex> regex;             // Split; ByteLevel's GPT-2 pattern when use_regex
+    CharClass chars = CharClass::WhiteSpace;  // CharSplit: which characters are the delimiters
+    SplitBehavior behavior = SplitBehavior::Isolated;
+    bool invert = false;
+    bool add_prefix_space = false;  // ByteLevel
+    std::string replacement;        // Metaspace
+    enum class Prepend { Always, Never, First } prepend = Prepend::Always;
+    bool split = true;  // Metaspace
+};
+
+/// One element of a post-processing template: a sequence (0 = A, 1 = B) or special token ids.
+struct TemplatePiece {
+    int sequence = -1;
+    std::vector<int> ids;
+    int type_id = 0;
+};
+
+struct DecodeStep {
+    enum class Kind { ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, WordPiece } kind;
+    explicit DecodeStep(Kind k) : kind(k) {}
+    std::string from, to;  // Replace; Metaspace: from = the replacement; WordPiece: from = the prefix
+    char32_t strip_char = ' ';
+    int start = 0, stop = 0;  // Strip
+    bool strip_first = true;  // Metaspace: a prepended replacement is dropped from the first token
+    bool cleanup = true;      // WordPiece
+};
+
+struct Span {
+    std::size_t a, b;
+    bool match;
+};
+
+/// Hugging Face's SplitDelimiterBehavior on a cover of a string by gaps and matches (in order):
+/// appends the resulting non-empty (begin, end) ranges.
+void apply_behavior(const std::vector<Span>& cover, SplitBehavior behavior,
+                    std::vector<std::pair<std::size_t, std::size_t>>& out) {
+    std::vector<Span> acc;
+    bool prev_match = false;
+    switch (behavior) {
+        case SplitBehavior::Removed:
+            for (const Span& s : cover)
+                if (!s.match) acc.push_back(s);
+            break;
+        case SplitBehavior::Isolated:
+            acc = cover;
+            break;
+        case SplitBehavior::MergedWithPrevious:
+            for (const Span& s : cover) {
+                if (s.match && !prev_match && !acc.empty())
+                    acc.back().b = s.b;
+                else
+                    acc.push_back(s);
+                prev_match = s.match;
+            }
+            break;
+        case SplitBehavior::MergedWithNext:
+            for (std::size_t k = cover.size(); k-- > 0;) {
+                const Span& s = cover[k];
+                if (s.match && !prev_match && !acc.empty())
+                    acc.back().a = s.a;
+                else
+                    acc.push_back(s);
+                prev_match = s.match;
+            }
+            std::reverse(acc.begin(), acc.end());
+            break;
+        case SplitBehavior::Contiguous:
+            for (const Span& s : cover) {
+                if (s.match == prev_match && !acc.empty())
+                    acc.back().b = s.b;
+                else
+                    acc.push_back(s);
+                prev_match = s.match;
+            }
+            break;
+    }
+    for (const Span& s : acc)
+        if (s.b > s.a) out.emplace_back(s.a, s.b);
+}
+
+/// The gaps and matches covering a string of n bytes, from its sorted matches; `invert` swaps them.
+void cover_of(std::size_t n, const std::vector<std::pair<std::size_t, std::size_t>>& matches, bool invert,
+              std::vector<Span>& out) {
+    out.clear();
+    std::size_t last = 0;
+    for (const auto& [a, b] : matches) {
+        if (a > last) out.push_back({last, a, invert});
+        out.push_back({a, b, !invert});
+        last = b;
+    }
+    if (last < n) out.push_back({last, n, invert});
+}
+
+bool in_class(char32_t c, CharClass k) {
+    switch (k) {
+        case CharClass::WhiteSpace:
+            return tokenizer_text::is_white_space(c);
+        case CharClass::Punctuation:
+            return tokenizer_text::is_bert_punctuation(c);
+        case CharClass::Numeric:
+            return tokenizer_text::is_numeric(c);
+    }
+    return false;
+}
+
+/// Each character of class k in s as its own match.
+void char_matches(std::string_view s, CharClass k, std::vector<std::pair<std::size_t, std::size_t>>& out) {
+    out.clear();
+    for (std::size_t i = 0; i < s.size();) {
+        const Utf8Step st = decode_utf8_step(s, i);
+        const std::size_t n = st.length > 0 ? std::size_t(st.length) : 1;
+        if (in_class(st.cp, k)) out.emplace_back(i, i + n);
+        i += n;
+    }
+}
+
+/// Each occurrence of a literal (non-empty) in s, left to right, as a match.
+void literal_matches(std::string_view s, std::string_view lit,
+                     std::vector<std::pair<std::size_t, std::size_t>>& out) {
+    out.clear();
+    for (std::size_t i = s.find(lit); i != std::string_view::npos; i = s.find(lit, i + lit.size()))
+        out.emplace_back(i, i + lit.size());
+}
+
+/// "<0xNN>" -> NN, or -1.
+int byte_token_value(std::string_view t) {
+    if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;
+    int v = 0;
+    for (int k = 3; k < 5; ++k) {
+        const char c = t[std::size_t(k)];
+        v = v * 16 + (c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1000);
+    }
+    return v >= 0 ? v : -1;
+}
+
+/// Work allowed to the vocabulary lookups (WordPiece, Unigram) of one encode(): bytes walked in
+/// the tries, linear in the text. Real vocabularies walk a few bytes per byte of text.
+struct TrieBudget {
+    std::uint64_t steps = 0, allowed = std::uint64_t{1} << 20;
+    void check() const {
+        if (steps > allowed)
+            throw TextError("the tokenizer's vocabulary lookups need too much work on this text (over " +
+                            std::to_string(allowed / 1'000'000) +
+                            " million steps); its vocabulary has very long entries matching the text");
+    }
+};
+
 }  // namespace tokenizer_detail
 using namespace tokenizer_detail;  // (in namespace attnviz: the names stay out of the global one)
 
 struct Tokenizer::Impl {
     std::string description;
-    std::unordered_map<std::string, int> vocab;  // byte-level token string -> id
+    std::unordered_map<std::string, int> vocab;  // token as spelled in the file -> id
     struct Entry {
         std::string token;  // as spelled in the file (byte-level characters, or an added token's text)
         TokenKind kind = TokenKind::Gap;
         bool special = false;
+        std::string normalized;  // a normalized added token's normalized content, which decode() gives
     };
     std::unordered_map<int, Entry> entries;  // id -> token; sparse, so a file with one huge id stays small
     int max_id = -1;
-    std::unordered_map<std::uint64_t, MergeRule> merges;  // (left id, right id) -> rule
-    std::array<int, 256> byte_id{};                       // byte -> id of its one-character token, -1
-    bool ignore_merges = false;
+
+    ModelKind kind = ModelKind::BPE;
+    bool byte_level = false;  // words are bytes, spelled as GPT-2's characters (a ByteLevel pre-tokenizer)
     int unk_id = -1;
+    // BPE
+    std::unordered_map<std::uint64_t, MergeRule> merges;  // (left id, right id) -> rule
+    std::array<int, 256> byte_id{};                       // byte -> id of its byte-level token, -1
+    bool ignore_merges = false, byte_fallback = false, fuse_unk = false;
+    std::array<int, 256> fallback_id{};  // byte -> id of "<0xNN>", -1
+    // WordPiece
+    std::string wp_prefix = "##";
+    std::size_t wp_max_chars = 100;
+    ByteTrie wp_start, wp_continue;  // whole vocabulary; entries with the prefix, prefix removed
+    // Unigram
+    ByteTrie pieces;
+    std::vector<double> score;  // [pieces] by id
+    double min_score = 0;
 
     std::vector<AddedToken> added;
     std::size_t added_bytes = 0;
@@ -494,13 +688,17 @@ struct Tokenizer::Impl {
     // single_word tokens, with a mark (Automaton::kMark) after every non-word byte of the text, so a
     // pattern that starts with a mark only matches where the token is followed by a non-word byte or
     // the end (the byte before it is checked during the scan).
-    Automaton plain_added, single_added;
+    // [0]: tokens matched in the raw text; [1]: `normalized` tokens, matched after the normalizers.
+    Automaton plain_added[2], single_added[2];
     std::unordered_map<std::string, int> added_by_content;
 
-    std::vector<NormForm> normalizers;
-    std::vector<std::unique_ptr<Regex>> splits;  // Split pre-tokenizers, in order (Isolated)
-    std::unique_ptr<Regex> byte_level_regex;     // GPT-2 pattern when ByteLevel.use_regex
-    bool add_prefix_space = false;
+    std::vector<NormStep> normalizers;
+    std::vector<PreStep> pre;
+    bool has_post = false;  // a post-processor adds tokens
+    std::vector<TemplatePiece> post_single, post_pair;
+    std::vector<DecodeStep> decoder;
+    bool default_decoder = false;  // no decoder: tokens joined with spaces
+    std::string show_space;        // shown as ' ' in token_text (Metaspace's "▁")
 
     /// The token with this id; Error("token id N is not in the vocabulary") for gaps and strangers.
     const Entry& entry(int id) const {
@@ -511,7 +709,7 @@ struct Tokenizer::Impl {
 
     // --- building ---------------------------------------------------------------------------
 
-    void set_token(int id, const std::string& token, TokenKind kind, const std::string& where) {
+    void set_token(int id, const std::string& token, TokenKind tk, const std::string& where) {
         if (id < 0 || id > kMaxTokenId)
             throw Error(where + ": id " + std::to_string(id) + " of token " + quote_token(token) +
                         " is out of range (0 to " + std::to_string(kMaxTokenId) + ")");
@@ -519,7 +717,7 @@ struct Tokenizer::Impl {
         if (e.kind != TokenKind::Gap && e.token != token)
             throw Error(where + ": id " + std::to_string(id) + " is given to both " + quote_token(e.token) +
                         " and " + quote_token(token));
-        if (e.kind == TokenKind::Gap || kind == TokenKind::Added) e.kind = kind;
+        if (e.kind == TokenKind::Gap || tk == TokenKind::Added) e.kind = tk;
         e.token = token;
         max_id = std::max(max_id, id);
     }
@@ -542,7 +740,7 @@ struct Tokenizer::Impl {
         if (im == vocab.end())
             throw Error(where + ": merge " + quote_token(a + " " + b) + " makes " + quote_token(a + b) +
                         ", which is not in the vocabulary");
-        merges[pair_key(ia->second, ib->second)] = MergeRule{rank, im->second};
+        merges.emplace(pair_key(ia->second, ib->second), MergeRule{rank, im->second});
     }
 
     void add_added(AddedToken t, const std::string& where) {
@@ -563,125 +761,304 @@ struct Tokenizer::Impl {
         for (int b = 0; b < 256; ++b) {
             const auto it = vocab.find(bt.to_utf8[b]);
             byte_id[b] = it == vocab.end() ? -1 : it->second;
+            char name[8];
+            std::snprintf(name, sizeof name, "<0x%02X>", b);
+            const auto f = vocab.find(name);
+            fallback_id[b] = f == vocab.end() ? -1 : f->second;
+        }
+        RegexBudget budget;
+        std::vector<std::unique_ptr<Regex::Match>> norm_match(normalizers.size());
+        for (std::size_t k = 0; k < normalizers.size(); ++k)
+            if (normalizers[k].regex) norm_match[k] = normalizers[k].regex->new_match();
+        for (AddedToken& t : added) {
+            t.pattern = t.normalized ? normalize(t.content, norm_match, budget) : t.content;
+            if (t.normalized && t.pattern != t.content) entries[t.id].normalized = t.pattern;
+        }
+        if (kind == ModelKind::WordPiece) {
+            for (const auto& [token, id] : vocab) {
+                wp_start.insert(token, id);
+                if (token.size() > wp_prefix.size() && token.compare(0, wp_prefix.size(), wp_prefix) == 0)
+                    wp_continue.insert(std::string_view(token).substr(wp_prefix.size()), id);
+            }
         }
         build_added();
     }
 
     void build_added() {
+        for (int set = 0; set < 2; ++set) build_added(set);
+    }
+    void build_added(int set) {
         // Of tokens with the same content the first one wins, except that a single_word one can fall
         // back to a later plain one when its word check fails; the others can never match.
         std::unordered_map<std::string_view, std::pair<bool, bool>> seen;  // content -> plain, single
         std::vector<std::pair<Automaton::Pattern, int>> plain, single;
         for (std::size_t k = 0; k < added.size(); ++k) {
             const AddedToken& t = added[k];
-            auto& [has_plain, has_single] = seen[t.content];
+            if (t.normalized != (set == 1) || t.pattern.empty()) continue;
+            auto& [has_plain, has_single] = seen[t.pattern];
             if (has_plain || (t.single_word && has_single)) continue;
             (t.single_word ? has_single : has_plain) = true;
             Automaton::Pattern p;
             if (t.single_word) p.push_back(char16_t(Automaton::kMark));
-            for (std::size_t i = t.content.size(); i-- > 0;) {
-                p.push_back(char16_t(static_cast<unsigned char>(t.content[i])));
-                if (t.single_word && i > 0 && !is_word_byte(t.content[i]))
+            for (std::size_t i = t.pattern.size(); i-- > 0;) {
+                p.push_back(char16_t(static_cast<unsigned char>(t.pattern[i])));
+                if (t.single_word && i > 0 && !is_word_byte(t.pattern[i]))
                     p.push_back(char16_t(Automaton::kMark));
             }
             (t.single_word ? single : plain).emplace_back(std::move(p), int(k));
         }
         seen = {};
-        plain_added.build(std::move(plain));
-        single_added.build(std::move(single));
+        plain_added[set].build(std::move(plain));
+        single_added[set].build(std::move(single));
     }
 
-    // --- encoding ---------------------------------------------------------------------------
+    // --- models -----------------------------------------------------------------------------
 
-    /// BPE of one word (raw bytes), appending ids. Merges lowest rank first, leftmost first on ties.
+    /// BPE of one word, appending ids. The word's symbols are its bytes (byte-level) or characters,
+    /// each its token, else its <0xNN> byte tokens (byte_fallback), else unk (runs fused with
+    /// fuse_unk), else dropped, as Hugging Face does; then merges lowest rank first, leftmost first.
     void bpe(std::string_view word, std::vector<int>& out) const {
         if (ignore_merges) {
-            std::string chars;
-            for (unsigned char c : word) chars += byte_table().to_utf8[c];
-            const auto it = vocab.find(chars);
+            const auto it = vocab.find(byte_level ? byte_level_token(word) : std::string(word));
             if (it != vocab.end()) {
                 out.push_back(it->second);
                 return;
             }
         }
-        const int n = int(word.size());
-        std::vector<int> id;                // [n] symbol id; symbols are merged into their left one
-        std::vector<int> prev(n), next(n);  // [n] linked list of live symbols (-1 / n at the ends)
-        std::vector<bool> alive(n, true);   // [n]
-        id.reserve(n);
-        for (int i = 0; i < n; ++i) {
-            const int b = byte_id[static_cast<unsigned char>(word[i])];
-            id.push_back(b >= 0 ? b : unk_id);
-            prev[i] = i - 1;
-            next[i] = i + 1;
-        }
-        // Symbols with no token at all (no byte token, no unk) are dropped, as Hugging Face does.
-        for (int i = 0; i < n; ++i)
-            if (id[i] < 0) {
-                alive[i] = false;
-                if (prev[i] >= 0) next[prev[i]] = next[i];
-                if (next[i] < n) prev[next[i]] = prev[i];
+        std::vector<int> id;
+        id.reserve(word.size());
+        int pending_unk = 0;  // unk symbols waiting (one when fused)
+        const auto flush_unk = [&] {
+            for (; pending_unk > 0; --pending_unk) id.push_back(unk_id);
+        };
+        std::string one;
+        for (std::size_t i = 0; i < word.size();) {
+            int sym = -1;
+            std::size_t n = 1;
+            if (byte_level) {
+                sym = byte_id[static_cast<unsigned char>(word[i])];
+            } else {
+                const Utf8Step st = decode_utf8_step(word, i);
+                n = st.length > 0 ? std::size_t(st.length) : 1;
+                one.assign(word.substr(i, n));
+                const auto it = vocab.find(one);
+                if (it != vocab.end()) sym = it->second;
             }
+            if (sym >= 0) {
+                flush_unk();
+                id.push_back(sym);
+            } else if (!byte_level && byte_fallback &&
+                       std::all_of(word.begin() + std::ptrdiff_t(i), word.begin() + std::ptrdiff_t(i + n),
+                                   [&](char c) { return fallback_id[static_cast<unsigned char>(c)] >= 0; })) {
+                for (std::size_t k = i; k < i + n; ++k)
+                    id.push_back(fallback_id[static_cast<unsigned char>(word[k])]);
+            } else if (unk_id >= 0) {
+                if (pending_unk == 0 || !fuse_unk) flush_unk(), pending_unk = 1;
+            }
+            i += n;
+        }
+        flush_unk();
+        merge_all(id);
+        out.insert(out.end(), id.begin(), id.end());
+    }
+
+    /// Applies the merges to a list of symbols in place.
+    void merge_all(std::vector<int>& id) const {
+        const int n = int(id.size());
+        if (n < 2 || merges.empty()) return;
+        const auto un = static_cast<std::size_t>(n);
+        std::vector<int> prev(un), next(un);  // linked list of live symbols
+        std::vector<bool> alive(un, true);
+        for (int i = 0; i < n; ++i) {
+            prev[std::size_t(i)] = i - 1;
+            next[std::size_t(i)] = i + 1;
+        }
         struct Cand {
             int rank, pos, left, right;
             bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
         };
         std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap;
         const auto push = [&](int i) {
-            if (i < 0 || i >= n || !alive[i] || next[i] >= n) return;
-            const auto it = merges.find(pair_key(id[i], id[next[i]]));
-            if (it != merges.end()) heap.push(Cand{it->second.rank, i, id[i], id[next[i]]});
+            if (i < 0 || i >= n || !alive[std::size_t(i)] || next[std::size_t(i)] >= n) return;
+            const int r = next[std::size_t(i)];
+            const auto it = merges.find(pair_key(id[std::size_t(i)], id[std::size_t(r)]));
+            if (it != merges.end())
+                heap.push(Cand{it->second.rank, i, id[std::size_t(i)], id[std::size_t(r)]});
         };
         for (int i = 0; i < n; ++i) push(i);
         while (!heap.empty()) {
             const Cand c = heap.top();
             heap.pop();
-            const int i = c.pos;
-            if (!alive[i] || next[i] >= n || id[i] != c.left || id[next[i]] != c.right) continue;
-            const int j = next[i];
+            const auto i = std::size_t(c.pos);
+            if (!alive[i] || next[i] >= n || id[i] != c.left || id[std::size_t(next[i])] != c.right) continue;
+            const auto j = std::size_t(next[i]);
             id[i] = merges.at(pair_key(c.left, c.right)).merged_id;
             alive[j] = false;
             next[i] = next[j];
-            if (next[j] < n) prev[next[j]] = i;
+            if (next[j] < n) prev[std::size_t(next[j])] = int(i);
             push(prev[i]);
-            push(i);
+            push(int(i));
         }
-        for (int i = 0; i < n; ++i)
-            if (alive[i]) out.push_back(id[i]);
+        std::size_t w = 0;
+        for (std::size_t i = 0; i < std::size_t(n); ++i)
+            if (alive[i]) id[w++] = id[i];
+        id.resize(w);
     }
+
+    /// WordPiece: greedy longest match from the start, "##" entries after the first; a word with
+    /// more than max_input_chars_per_word characters, or a part no entry matches, is one unk.
+    void wordpiece(std::string_view word, std::vector<int>& out, TrieBudget& budget) const {
+        std::size_t chars = 0;
+        for (unsigned char c : word) chars += (c & 0xC0) != 0x80;
+        const std::size_t start_size = out.size();
+        bool bad = chars > wp_max_chars;
+        for (std::size_t start = 0; !bad && start < word.size();) {
+            std::size_t best = 0;
+            int best_id = -1;
+            (start == 0 ? wp_start : wp_continue)
+                .prefixes(word.substr(start), budget.steps, [&](std::size_t len, int v) {
+                    best = len;
+                    best_id = v;
+                });
+            budget.check();
+            if (best_id < 0) {
+                bad = true;
+                break;
+            }
+            out.push_back(best_id);
+            start += best;
+        }
+        if (bad) {
+            out.resize(start_size);
+            if (unk_id < 0)
+                throw TextError("the word " + quote_token(word) +
+                                " has no WordPiece tokens and the vocabulary has no unk_token");
+            out.push_back(unk_id);
+        }
+    }
+
+    /// Unigram: the split of the word into vocabulary pieces with the highest total score (Viterbi,
+    /// ties to the first found); characters no piece starts with are unk (score: lowest - 10), runs of
+    /// them fused, then spelled as <0xNN> byte pieces with byte_fallback.
+    void unigram(std::string_view word, std::vector<int>& out, TrieBudget& budget) const {
+        const std::size_t n = word.size();
+        struct Node {  // the best path ending here: its last piece (id, start) and score; id -1: none yet
+            double score = 0;
+            std::uint32_t from = 0;
+            std::int32_t id = -1;
+        };
+        std::vector<Node> best(n + 1);  // 16 bytes a byte of the word
+        const double unk_score = min_score - 10.0;
+        for (std::size_t start = 0; start < n;) {
+            const Utf8Step st = decode_utf8_step(word, start);
+            const std::size_t mblen = st.length > 0 ? std::size_t(st.length) : 1;
+            const double base = best[start].score;
+            bool single = false;
+            pieces.prefixes(word.substr(start), budget.steps, [&](std::size_t len, int id) {
+                Node& t = best[start + len];
+                const double s = base + score[std::size_t(id)];
+                if (t.id < 0 || s > t.score) t = Node{s, std::uint32_t(start), id};
+                if (len == mblen) single = true;
+            });
+            budget.check();
+            if (!single) {
+                Node& t = best[start + mblen];
+                const double s = base + unk_score;
+                if (unk_id < 0)
+                    throw TextError("the character " + quote_token(word.substr(start, mblen)) +
+                                    " is in no Unigram piece and the vocabulary has no unk_id");
+                if (t.id < 0 || s > t.score) t = Node{s, std::uint32_t(start), unk_id};
+            }
+            start += mblen;
+        }
+        // Back from the end: (begin, end, id) of the best path, unk runs fused.
+        std::vector<std::pair<std::size_t, std::size_t>> parts;
+        std::vector<int> part_id;
+        for (std::size_t end = n; end > 0;) {
+            const Node& node = best[end];
+            if (node.id == unk_id && !part_id.empty() && part_id.back() == unk_id)
+                parts.back().first = node.from;
+            else {
+                parts.emplace_back(node.from, end);
+                part_id.push_back(node.id);
+            }
+            end = node.from;
+        }
+        for (std::size_t k = parts.size(); k-- > 0;) {
+            if (part_id[k] != unk_id) {
+                out.push_back(part_id[k]);
+                continue;
+            }
+            const std::string_view text = word.substr(parts[k].first, parts[k].second - parts[k].first);
+            const auto it = vocab.find(std::string(text));
+            if (it != vocab.end()) {
+                out.push_back(it->second);
+            } else if (byte_fallback && std::all_of(text.begin(), text.end(), [&](char c) {
+                           return fallback_id[static_cast<unsigned char>(c)] >= 0;
+                       })) {
+                for (char c : text) out.push_back(fallback_id[static_cast<unsigned char>(c)]);
+            } else {
+                out.push_back(unk_id);
+            }
+        }
+    }
+
+    void model(std::string_view word, std::vector<int>& out, TrieBudget& budget) const {
+        switch (kind) {
+            case ModelKind::BPE:
+                bpe(word, out);
+                break;
+            case ModelKind::WordPiece:
+                if (byte_level)
+                    wordpiece(byte_level_token(word), out, budget);
+                else
+                    wordpiece(word, out, budget);
+                break;
+            case ModelKind::Unigram:
+                if (byte_level)
+                    unigram(byte_level_token(word), out, budget);
+                else
+                    unigram(word, out, budget);
+                break;
+        }
+    }
+
+    // --- added tokens -------------------------------------------------------------------------
 
     /// Splits text into (added token id or -1, span) parts, leftmost-longest, with lstrip/rstrip.
     struct Part {
         int added_id;
         std::string_view text;
     };
-    std::vector<Part> split_added(std::string_view s) const {
+    std::vector<Part> split_added(std::string_view s, int set) const {
         std::vector<Part> parts;
-        if (added.empty()) {
+        const Automaton& plain = plain_added[set];
+        const Automaton& single = single_added[set];
+        if (plain.empty() && single.empty()) {
             parts.push_back({-1, s});
             return parts;
         }
         const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
         // best[i]: the longest token matching at i (index into `added`), -1 for none.
         std::vector<std::int32_t> best(s.size(), -1);
-        if (!plain_added.empty()) {
+        if (!plain.empty()) {
             std::int32_t v = 0;
             for (std::size_t i = s.size(); i-- > 0;) {
-                v = plain_added.step(v, static_cast<unsigned char>(s[i]));
-                best[i] = plain_added.out(v);
+                v = plain.step(v, static_cast<unsigned char>(s[i]));
+                best[i] = plain.out(v);
             }
         }
-        if (!single_added.empty()) {
-            std::int32_t v = single_added.step(0, Automaton::kMark);  // the end of the text is a boundary
+        if (!single.empty()) {
+            std::int32_t v = single.step(0, Automaton::kMark);  // the end of the text is a boundary
             for (std::size_t i = s.size(); i-- > 0;) {
-                v = single_added.step(v, static_cast<unsigned char>(s[i]));
-                const std::int32_t k = single_added.out(v);
-                // Same length as the plain one: the same content, where single_word came first.
+                v = single.step(v, static_cast<unsigned char>(s[i]));
+                const std::int32_t k = single.out(v);
+                // Same length as the plain one: the same pattern, where single_word came first.
                 if (k >= 0 && (i == 0 || !is_word_byte(s[i - 1])) &&
                     (best[i] < 0 ||
-                     added[std::size_t(k)].content.size() >= added[std::size_t(best[i])].content.size()))
+                     added[std::size_t(k)].pattern.size() >= added[std::size_t(best[i])].pattern.size()))
                     best[i] = k;
-                if (!is_word_byte(s[i])) v = single_added.step(v, Automaton::kMark);
+                if (!is_word_byte(s[i])) v = single.step(v, Automaton::kMark);
             }
         }
         std::size_t last = 0;
@@ -691,7 +1068,7 @@ struct Tokenizer::Impl {
                 continue;
             }
             const AddedToken* hit = &added[std::size_t(best[i])];
-            std::size_t a = i, b = i + hit->content.size();
+            std::size_t a = i, b = i + hit->pattern.size();
             if (hit->lstrip)
                 while (a > last && is_space(s[a - 1])) --a;
             if (hit->rstrip)
@@ -704,7 +1081,148 @@ struct Tokenizer::Impl {
         return parts;
     }
 
-    /// `words` null: the ids of `text`. Otherwise the words BPE would work on (raw bytes, after the
+    // --- the pipeline ---------------------------------------------------------------------------
+
+    std::string normalize(std::string_view text, std::vector<std::unique_ptr<Regex::Match>>& norm_match,
+                          RegexBudget& budget) const {
+        std::string s(text);
+        std::vector<std::pair<std::size_t, std::size_t>> matches;
+        for (std::size_t k = 0; k < normalizers.size(); ++k) {
+            const NormStep& n = normalizers[k];
+            switch (n.kind) {
+                case NormStep::Kind::Form:
+                    s = tokenizer_text::unicode_normalize(s, n.form);
+                    break;
+                case NormStep::Kind::Lowercase:
+                    s = tokenizer_text::lowercase(s);
+                    break;
+                case NormStep::Kind::StripAccents:
+                    s = tokenizer_text::remove_marks(s, false);
+                    break;
+                case NormStep::Kind::Strip:
+                    s = tokenizer_text::strip_white_space(s, n.left, n.right);
+                    break;
+                case NormStep::Kind::Bert:
+                    s = tokenizer_text::bert_normalize(s, n.bert);
+                    break;
+                case NormStep::Kind::Precompiled:
+                    s = n.charsmap->normalize(s);
+                    break;
+                case NormStep::Kind::Prepend:
+                    if (!s.empty()) s = n.content + s;
+                    break;
+                case NormStep::Kind::Replace: {
+                    matches.clear();
+                    if (n.regex)
+                        n.regex->find_all(s, matches, budget, *norm_match[k]);
+                    else
+                        literal_matches(s, n.literal, matches);
+                    if (matches.empty()) break;
+                    std::string r;
+                    std::size_t last = 0;
+                    for (const auto& [a, b] : matches) {
+                        r.append(s, last, a - last);
+                        r += n.content;
+                        last = b;
+                    }
+                    r.append(s, last, std::string::npos);
+                    if (r.size() > 4 * kMaxTokenizeTextBytes)
+                        throw TextError("the tokenizer's Replace normalizer makes this text too long");
+                    s = std::move(r);
+                    break;
+                }
+            }
+        }
+        return s;
+    }
+
+    using Cache = std::unordered_map<std::string_view, std::vector<int>>;  // word -> its ids
+
+    struct Piece {
+        std::string_view text;
+        bool first;  // starts at the start of the input text (Metaspace's prepend_scheme "first")
+    };
+
+    /// Splits every piece by one pre-tokenizer step into `out`; transformed text lives in `arena`.
+    void pre_tokenize(const PreStep& p, const std::vector<Piece>& in, std::vector<Piece>& out,
+                      std::deque<std::string>& arena, RegexBudget& budget, Regex::Match* match) const {
+        out.clear();
+        std::vector<std::pair<std::size_t, std::size_t>> matches, ranges;
+        std::vector<Span> cover;
+        const auto split = [&](const Piece& piece, SplitBehavior b, bool invert) {
+            cover_of(piece.text.size(), matches, invert, cover);
+            ranges.clear();
+            apply_behavior(cover, b, ranges);
+            for (const auto& [a, e] : ranges)
+                out.push_back({piece.text.substr(a, e - a), piece.first && a == 0});
+        };
+        for (const Piece& piece : in) {
+            switch (p.kind) {
+                case PreStep::Kind::Split:
+                    matches.clear();
+                    p.regex->find_all(piece.text, matches, budget, *match);
+                    split(piece, p.behavior, p.invert);
+                    break;
+                case PreStep::Kind::CharSplit:
+                    char_matches(piece.text, p.chars, matches);
+                    split(piece, p.behavior, p.invert);
+                    break;
+                case PreStep::Kind::Bert: {  // white space removed, then each punctuation mark alone
+                    char_matches(piece.text, CharClass::WhiteSpace, matches);
+                    cover_of(piece.text.size(), matches, false, cover);
+                    ranges.clear();
+                    apply_behavior(cover, SplitBehavior::Removed, ranges);
+                    const auto words = ranges;
+                    for (const auto& [a, e] : words) {
+                        const Piece w{piece.text.substr(a, e - a), piece.first && a == 0};
+                        char_matches(w.text, CharClass::Punctuation, matches);
+                        split(w, SplitBehavior::Isolated, false);
+                    }
+                    break;
+                }
+                case PreStep::Kind::ByteLevel: {
+                    Piece q = piece;
+                    if (p.add_prefix_space && (q.text.empty() || q.text[0] != ' ')) {
+                        arena.push_back(" " + std::string(q.text));
+                        q.text = arena.back();
+                    }
+                    if (!p.regex) {
+                        if (!q.text.empty()) out.push_back(q);
+                        break;
+                    }
+                    matches.clear();
+                    p.regex->find_all(q.text, matches, budget, *match);
+                    split(q, SplitBehavior::Isolated, false);
+                    break;
+                }
+                case PreStep::Kind::Metaspace: {
+                    std::string t;
+                    t.reserve(piece.text.size() + 8);
+                    for (char c : piece.text) {
+                        if (c == ' ')
+                            t += p.replacement;
+                        else
+                            t += c;
+                    }
+                    const bool starts = t.compare(0, p.replacement.size(), p.replacement) == 0;
+                    if (!starts && (p.prepend == PreStep::Prepend::Always ||
+                                    (p.prepend == PreStep::Prepend::First && piece.first)))
+                        t = p.replacement + t;
+                    arena.push_back(std::move(t));
+                    const Piece q{arena.back(), piece.first};
+                    if (!p.split) {
+                        if (!q.text.empty()) out.push_back(q);
+                        break;
+                    }
+                    literal_matches(q.text, p.replacement, matches);
+                    split(q, SplitBehavior::MergedWithNext, false);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// `words` null: the ids of `text`. Otherwise the words the model works on (after the
     /// normalizers and pre-tokenizers) are appended to it instead, and added tokens left out.
     std::vector<int> encode(std::string_view text, std::vector<std::string>* words = nullptr) const {
         if (text.size() > kMaxTokenizeTextBytes)
@@ -715,60 +1233,250 @@ struct Tokenizer::Impl {
             throw TextError("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
         std::vector<int> ids;
         std::deque<std::string> kept;  // owned copies of cached words (a deque keeps them in place)
-        std::unordered_map<std::string_view, std::vector<int>> cache;  // word -> ids, for this call
-        std::vector<std::string_view> pieces, next_pieces;
-        std::string prefixed;
+        Cache cache;                   // word -> ids, for this call
         RegexBudget budget;
-        std::vector<std::unique_ptr<Regex::Match>> split_match;  // [splits.size()]
-        for (const auto& re : splits) split_match.push_back(re->new_match());
-        const std::unique_ptr<Regex::Match> byte_level_match =
-            byte_level_regex ? byte_level_regex->new_match() : nullptr;
-        for (const Part& part : split_added(text)) {
+        TrieBudget trie_budget;
+        trie_budget.allowed += 64 * std::uint64_t(text.size());
+        std::vector<std::unique_ptr<Regex::Match>> norm_match(normalizers.size()), pre_match(pre.size());
+        for (std::size_t k = 0; k < normalizers.size(); ++k)
+            if (normalizers[k].regex) norm_match[k] = normalizers[k].regex->new_match();
+        for (std::size_t k = 0; k < pre.size(); ++k)
+            if (pre[k].regex) pre_match[k] = pre[k].regex->new_match();
+        std::vector<Piece> pieces;
+        for (const Part& part : split_added(text, 0)) {
             if (part.added_id >= 0) {
                 if (!words) ids.push_back(part.added_id);
                 continue;
             }
-            std::string normalized(part.text);
-            for (NormForm f : normalizers) normalized = normalize(normalized, f);
-            pieces.assign(1, normalized);
-            for (std::size_t r = 0; r < splits.size(); ++r) {
-                next_pieces.clear();
-                for (std::string_view p : pieces)
-                    splits[r]->split_isolated(p, next_pieces, budget, *split_match[r]);
-                pieces.swap(next_pieces);
-            }
-            for (std::string_view piece : pieces) {
-                std::string_view subject = piece;
-                if (add_prefix_space && (piece.empty() || piece[0] != ' ')) {
-                    prefixed = " " + std::string(piece);
-                    subject = prefixed;
+            std::deque<std::string> arena;
+            arena.push_back(normalize(part.text, norm_match, budget));
+            const std::string_view normalized = arena.back();
+            pieces.clear();
+            for (const Part& sub : split_added(normalized, 1)) {
+                if (sub.added_id < 0) {
+                    pieces.push_back(
+                        {sub.text, part.text.data() == text.data() && sub.text.data() == normalized.data()});
+                    continue;
                 }
-                next_pieces.clear();
-                if (byte_level_regex)
-                    byte_level_regex->split_isolated(subject, next_pieces, budget, *byte_level_match);
-                else if (!subject.empty())
-                    next_pieces.push_back(subject);
-                for (std::string_view word : next_pieces) {
-                    if (words) {
-                        words->emplace_back(word);
-                        continue;
-                    }
-                    // Words point into `normalized`/`prefixed`, which change: the cache owns copies.
-                    const auto it = cache.find(word);
-                    if (it != cache.end()) {
-                        ids.insert(ids.end(), it->second.begin(), it->second.end());
-                        continue;
-                    }
-                    const std::size_t start = ids.size();
-                    bpe(word, ids);
-                    if (cache.size() < 100000 && word.size() <= 256) {
-                        kept.emplace_back(word);
-                        cache.emplace(kept.back(), std::vector<int>(ids.begin() + start, ids.end()));
-                    }
-                }
+                flush(pieces, ids, words, arena, budget, trie_budget, pre_match, cache, kept);
+                if (!words) ids.push_back(sub.added_id);
             }
+            flush(pieces, ids, words, arena, budget, trie_budget, pre_match, cache, kept);
         }
         return ids;
+    }
+
+    /// Pre-tokenizes the pieces of text between added tokens and runs the model on each word.
+    void flush(std::vector<Piece>& pieces, std::vector<int>& ids, std::vector<std::string>* words,
+               std::deque<std::string>& arena, RegexBudget& budget, TrieBudget& trie_budget,
+               const std::vector<std::unique_ptr<Regex::Match>>& pre_match, Cache& cache,
+               std::deque<std::string>& kept) const {
+        // Empty text between added tokens is dropped before the pre-tokenizers (no lone "▁").
+        pieces.erase(
+            std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.text.empty(); }),
+            pieces.end());
+        std::vector<Piece> next_pieces;
+        for (std::size_t k = 0; k < pre.size(); ++k) {
+            pre_tokenize(pre[k], pieces, next_pieces, arena, budget, pre_match[k].get());
+            pieces.swap(next_pieces);
+        }
+        for (const Piece& piece : pieces) {
+            const std::string_view word = piece.text;
+            if (word.empty()) continue;
+            if (words) {
+                words->emplace_back(word);
+                continue;
+            }
+            // Words point into `arena`, which goes: the cache owns copies.
+            const auto it = cache.find(word);
+            if (it != cache.end()) {
+                ids.insert(ids.end(), it->second.begin(), it->second.end());
+                continue;
+            }
+            const std::size_t start = ids.size();
+            model(word, ids, trie_budget);
+            if (cache.size() < 100000 && word.size() <= 256) {
+                kept.emplace_back(word);
+                cache.emplace(kept.back(), std::vector<int>(ids.begin() + std::ptrdiff_t(start), ids.end()));
+            }
+        }
+        pieces.clear();
+    }
+
+    /// The post-processor's template around the ids of one or two sequences.
+    void post_process(const std::vector<int>& a, const std::vector<int>* b, std::vector<int>& ids,
+                      std::vector<int>& type_ids) const {
+        ids.clear();
+        type_ids.clear();
+        if (!has_post) {
+            ids = a;
+            if (b) ids.insert(ids.end(), b->begin(), b->end());
+            type_ids.assign(a.size(), 0);
+            if (b) type_ids.resize(ids.size(), 1);
+            return;
+        }
+        for (const TemplatePiece& t : b ? post_pair : post_single) {
+            const std::vector<int>& part = t.sequence < 0 ? t.ids : t.sequence == 0 ? a : *b;
+            ids.insert(ids.end(), part.begin(), part.end());
+            type_ids.resize(ids.size(), t.type_id);
+        }
+    }
+
+    // --- decoding -------------------------------------------------------------------------------
+
+    /// The decoder's steps on the tokens of `ids` (Hugging Face's decode_chain), joined.
+    /// `for_append`: a continuation of a text, so nothing is stripped from its start.
+    std::string decode(const std::vector<int>& ids, bool for_append) const {
+        std::vector<std::string> tokens;
+        tokens.reserve(ids.size());
+        for (int id : ids) {
+            const Entry& e = entry(id);
+            tokens.push_back(e.normalized.empty() ? e.token : e.normalized);
+        }
+        if (default_decoder) {
+            std::string out;
+            for (std::size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
+            return lossy_utf8(out);
+        }
+        for (const DecodeStep& d : decoder) {
+            switch (d.kind) {
+                case DecodeStep::Kind::ByteLevel: {
+                    // Added tokens are text already (while the tokens still line up with the ids).
+                    const bool aligned = tokens.size() == ids.size();
+                    std::string bytes;
+                    for (std::size_t i = 0; i < tokens.size(); ++i)
+                        bytes += aligned && entry(ids[i]).kind == TokenKind::Added ? tokens[i]
+                                                                                   : token_bytes(tokens[i]);
+                    tokens.assign(1, lossy_utf8(bytes));
+                    break;
+                }
+                case DecodeStep::Kind::Replace:
+                    for (std::string& t : tokens) {
+                        std::string r;
+                        std::size_t last = 0;
+                        for (std::size_t i = t.find(d.from); i != std::string::npos;
+                             i = t.find(d.from, last)) {
+                            r.append(t, last, i - last);
+                            r += d.to;
+                            last = i + d.from.size();
+                        }
+                        t = r + t.substr(last);
+                    }
+                    break;
+                case DecodeStep::Kind::ByteFallback: {
+                    std::vector<std::string> r;
+                    std::string bytes;
+                    std::size_t count = 0;
+                    const auto flush = [&] {
+                        if (count == 0) return;
+                        if (is_valid_utf8(bytes))
+                            r.push_back(bytes);
+                        else
+                            for (std::size_t k = 0; k < count; ++k) r.push_back("\xEF\xBF\xBD");
+                        bytes.clear();
+                        count = 0;
+                    };
+                    for (std::string& t : tokens) {
+                        const int v = byte_token_value(t);
+                        if (v >= 0) {
+                            bytes += char(v);
+                            ++count;
+                            continue;
+                        }
+                        flush();
+                        r.push_back(std::move(t));
+                    }
+                    flush();
+                    tokens.swap(r);
+                    break;
+                }
+                case DecodeStep::Kind::Fuse: {
+                    std::string all;
+                    for (const std::string& t : tokens) all += t;
+                    tokens.assign(1, all);
+                    break;
+                }
+                case DecodeStep::Kind::Strip:
+                    for (std::size_t i = 0; i < tokens.size(); ++i) {
+                        std::string& t = tokens[i];
+                        const std::string c = encode_utf8(d.strip_char);
+                        int start = for_append && i == 0 ? 0 : d.start, stop = d.stop;
+                        std::size_t a = 0, b = t.size();
+                        while (start-- > 0 && t.compare(a, c.size(), c) == 0 && a + c.size() <= b)
+                            a += c.size();
+                        while (stop-- > 0 && b >= a + c.size() && t.compare(b - c.size(), c.size(), c) == 0)
+                            b -= c.size();
+                        t = t.substr(a, b - a);
+                    }
+                    break;
+                case DecodeStep::Kind::Metaspace:
+                    for (std::size_t i = 0; i < tokens.size(); ++i) {
+                        // Every replacement in the first token goes (a prepended one, as Hugging Face).
+                        std::string& t = tokens[i];
+                        const bool drop = i == 0 && d.strip_first && !for_append;
+                        std::string r;
+                        for (std::size_t k = 0; k < t.size();) {
+                            if (t.compare(k, d.from.size(), d.from) == 0) {
+                                if (!drop) r += ' ';
+                                k += d.from.size();
+                            } else {
+                                r += t[k++];
+                            }
+                        }
+                        t = std::move(r);
+                    }
+                    break;
+                case DecodeStep::Kind::WordPiece:
+                    for (std::size_t i = 0; i < tokens.size(); ++i) {
+                        std::string& t = tokens[i];
+                        if (i != 0 || for_append) {
+                            if (t.compare(0, d.from.size(), d.from) == 0)
+                                t.erase(0, d.from.size());
+                            else
+                                t = " " + t;
+                        }
+                        if (d.cleanup) t = wordpiece_cleanup(t);
+                    }
+                    break;
+            }
+        }
+        std::string out;
+        for (const std::string& t : tokens) out += t;
+        return lossy_utf8(out);
+    }
+
+    /// Hugging Face's decoder cleanup: no space before . ? ! , and English contractions.
+    static std::string wordpiece_cleanup(std::string s) {
+        static const std::pair<const char*, const char*> rules[] = {
+            {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+            {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+            {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+        for (const auto& [from, to] : rules) {
+            const std::string f = from;
+            for (std::size_t i = s.find(f); i != std::string::npos; i = s.find(f, i + std::strlen(to)))
+                s.replace(i, f.size(), to);
+        }
+        return s;
+    }
+
+    /// One token as readable text: bytes of byte-level and <0xNN> tokens, show_space as ' '.
+    std::string token_text(int id) const {
+        const Entry& e = entry(id);
+        if (e.kind == TokenKind::Added) return e.token;
+        if (byte_level) return readable_bytes(token_bytes(e.token));
+        const int b = byte_token_value(e.token);
+        if (b >= 0 && fallback_id[std::size_t(b)] == id) return readable_bytes(std::string(1, char(b)));
+        if (show_space.empty()) return e.token;
+        std::string r;
+        for (std::size_t k = 0; k < e.token.size();) {
+            if (e.token.compare(k, show_space.size(), show_space) == 0) {
+                r += ' ';
+                k += show_space.size();
+            } else {
+                r += e.token[k++];
+            }
+        }
+        return r;
     }
 };
 
@@ -813,6 +1521,24 @@ bool json_bool(const json& obj, const char* key, bool fallback, const std::strin
     return it->get<bool>();
 }
 
+std::string json_string(const json& obj, const char* key, const std::string& fallback,
+                        const std::string& where) {
+    const auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return fallback;
+    if (!it->is_string()) throw Error(where + "." + key + " is " + type_name(*it) + ", not a string");
+    return it->get<std::string>();
+}
+
+std::int64_t json_int(const json& obj, const char* key, std::int64_t fallback, std::int64_t lo,
+                      std::int64_t hi, const std::string& where) {
+    const auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return fallback;
+    if (!it->is_number_integer() || it->get<std::int64_t>() < lo || it->get<std::int64_t>() > hi)
+        throw Error(where + "." + key + " is " + (it->is_number() ? it->dump() : type_name(*it)) +
+                    ", not an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return it->get<std::int64_t>();
+}
+
 std::string json_type(const json& obj, const std::string& where) {
     if (!obj.is_object()) throw Error(where + " is " + type_name(obj) + ", not an object");
     const auto it = obj.find("type");
@@ -836,8 +1562,11 @@ std::pair<std::string, std::string> split_merge(std::string_view line, const std
     return {std::string(line.substr(0, sp)), std::string(line.substr(sp + 1))};
 }
 
-void add_gpt2_pretokenizer(Impl& m) {
-    m.byte_level_regex = std::make_unique<Regex>(kGpt2Pattern, "GPT-2 pattern");
+PreStep gpt2_byte_level(bool add_prefix_space, bool use_regex) {
+    PreStep p(PreStep::Kind::ByteLevel);
+    p.add_prefix_space = add_prefix_space;
+    if (use_regex) p.regex = std::make_unique<Regex>(kGpt2Pattern, "GPT-2 pattern");
+    return p;
 }
 
 /// Escapes a literal for PCRE2 (Split patterns given as {"String": "..."}).
@@ -850,79 +1579,288 @@ std::string regex_literal(const std::string& s) {
     return r;
 }
 
+/// {"Regex": "..."} or {"String": "..."}: (text, is_regex).
+std::pair<std::string, bool> read_pattern(const json& p, const std::string& where) {
+    const json& pattern = member(p, "pattern", where);
+    if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string())
+        return {pattern["Regex"].get<std::string>(), true};
+    if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string())
+        return {pattern["String"].get<std::string>(), false};
+    throw Error(where + ".pattern must be {\"Regex\": \"...\"} or {\"String\": \"...\"}");
+}
+
+const char* const kNormalizers =
+    "BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, Precompiled, "
+    "Sequence";
+
 void read_normalizer(Impl& m, const json& n, const std::string& where) {
     if (n.is_null()) return;
     const std::string type = json_type(n, where);
-    if (type == "NFC") {
-        m.normalizers.push_back(NormForm::NFC);
-    } else if (type == "NFD") {
-        m.normalizers.push_back(NormForm::NFD);
-    } else if (type == "NFKC") {
-        m.normalizers.push_back(NormForm::NFKC);
-    } else if (type == "NFKD") {
-        m.normalizers.push_back(NormForm::NFKD);
+    NormStep s(NormStep::Kind::Form);
+    if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
+        s.form = type == "NFC"    ? NormForm::NFC
+                 : type == "NFD"  ? NormForm::NFD
+                 : type == "NFKC" ? NormForm::NFKC
+                                  : NormForm::NFKD;
+    } else if (type == "Lowercase") {
+        s.kind = NormStep::Kind::Lowercase;
+    } else if (type == "StripAccents") {
+        s.kind = NormStep::Kind::StripAccents;
+    } else if (type == "Strip") {
+        s.kind = NormStep::Kind::Strip;
+        s.left = json_bool(n, "strip_left", true, where);
+        s.right = json_bool(n, "strip_right", true, where);
+    } else if (type == "Prepend") {
+        s.kind = NormStep::Kind::Prepend;
+        s.content = json_string(n, "prepend", "", where);
+    } else if (type == "Replace") {
+        s.kind = NormStep::Kind::Replace;
+        const auto [text, is_regex] = read_pattern(n, where);
+        if (is_regex)
+            s.regex = std::make_unique<Regex>(text, where + ".pattern");
+        else if (text.empty())
+            throw Error(where + ".pattern is an empty string");
+        else
+            s.literal = text;
+        s.content = json_string(n, "content", "", where);
+    } else if (type == "BertNormalizer") {
+        s.kind = NormStep::Kind::Bert;
+        s.bert.clean_text = json_bool(n, "clean_text", true, where);
+        s.bert.handle_chinese_chars = json_bool(n, "handle_chinese_chars", true, where);
+        s.bert.lowercase = json_bool(n, "lowercase", true, where);
+        s.bert.strip_accents = json_bool(n, "strip_accents", s.bert.lowercase, where);  // null: as lowercase
+    } else if (type == "Precompiled") {
+        s.kind = NormStep::Kind::Precompiled;
+        const json& map = member(n, "precompiled_charsmap", where);
+        if (map.is_null()) return;  // an empty map normalizes nothing
+        if (!map.is_string())
+            throw Error(where + ".precompiled_charsmap is " + type_name(map) + ", not a string");
+        s.charsmap = std::make_unique<tokenizer_text::PrecompiledCharsmap>(map.get<std::string>(),
+                                                                           where + ".precompiled_charsmap");
     } else if (type == "Sequence") {
         const json& list = member(n, "normalizers", where);
         if (!list.is_array()) throw Error(where + ".normalizers is not an array");
         for (std::size_t i = 0; i < list.size(); ++i)
             read_normalizer(m, list[i], where + ".normalizers[" + std::to_string(i) + "]");
+        return;
     } else {
-        throw Error(where + ".type '" + type + "' is not supported (only NFC, NFD, NFKC, NFKD or none)");
+        throw Error(where + ".type '" + type + "' is not supported (only " + kNormalizers + ")");
     }
+    m.normalizers.push_back(std::move(s));
 }
 
-void read_split(Impl& m, const json& p, const std::string& where) {
-    const json& pattern = member(p, "pattern", where);
-    std::string regex;
-    if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string())
-        regex = pattern["Regex"].get<std::string>();
-    else if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string())
-        regex = regex_literal(pattern["String"].get<std::string>());
+SplitBehavior read_behavior(const json& p, const char* key, SplitBehavior fallback,
+                            const std::string& where) {
+    const auto it = p.find(key);
+    if (it == p.end() || it->is_null()) return fallback;
+    const std::string b = it->is_string() ? it->get<std::string>() : "";
+    if (b == "Removed") return SplitBehavior::Removed;
+    if (b == "Isolated") return SplitBehavior::Isolated;
+    if (b == "MergedWithPrevious") return SplitBehavior::MergedWithPrevious;
+    if (b == "MergedWithNext") return SplitBehavior::MergedWithNext;
+    if (b == "Contiguous") return SplitBehavior::Contiguous;
+    throw Error(
+        where + "." + key + " " + (it->is_string() ? "'" + b + "'" : type_name(*it)) +
+        " is not a split behavior (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous)");
+}
+
+/// A Metaspace pre-tokenizer or decoder: its replacement and prepend scheme.
+void read_metaspace(const json& p, std::string& replacement, PreStep::Prepend& prepend,
+                    const std::string& where) {
+    replacement = json_string(p, "replacement", "\xE2\x96\x81", where);
+    if (replacement.empty() || decode_utf8_step(replacement, 0).length != int(replacement.size()))
+        throw Error(where + ".replacement " + quote_token(replacement) + " is not one character");
+    const std::string scheme = json_string(p, "prepend_scheme", "", where);
+    if (scheme.empty())
+        prepend = json_bool(p, "add_prefix_space", true, where) ? PreStep::Prepend::Always
+                                                                : PreStep::Prepend::Never;
+    else if (scheme == "always")
+        prepend = PreStep::Prepend::Always;
+    else if (scheme == "never")
+        prepend = PreStep::Prepend::Never;
+    else if (scheme == "first")
+        prepend = PreStep::Prepend::First;
     else
-        throw Error(where + ".pattern must be {\"Regex\": \"...\"} or {\"String\": \"...\"}");
-    const json& behavior = member(p, "behavior", where);
-    if (!behavior.is_string() || behavior.get<std::string>() != "Isolated")
-        throw Error(where + ".behavior " +
-                    (behavior.is_string() ? "'" + behavior.get<std::string>() + "'" : type_name(behavior)) +
-                    " is not supported (only 'Isolated')");
-    if (json_bool(p, "invert", false, where)) throw Error(where + ".invert true is not supported");
-    m.splits.push_back(std::make_unique<Regex>(regex, where + ".pattern"));
+        throw Error(where + ".prepend_scheme '" + scheme + "' is not 'always', 'never' or 'first'");
 }
 
-/// ByteLevel alone, or Sequence[Split..., ByteLevel]. Returns a short description ("Split regex").
-std::string read_pre_tokenizer(Impl& m, const json& p, const std::string& where) {
-    if (p.is_null())
-        throw Error(where +
-                    " is null; only byte-level BPE tokenizers (pre_tokenizer ByteLevel) are supported");
+const char* const kPreTokenizers =
+    "ByteLevel, Split, Metaspace, BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, Digits, "
+    "CharDelimiterSplit, Sequence";
+
+void read_pre_tokenizer(Impl& m, const json& p, const std::string& where) {
+    if (p.is_null()) return;
     const std::string type = json_type(p, where);
-    std::vector<std::pair<const json*, std::string>> steps;
+    if (!m.pre.empty() && m.pre.back().kind == PreStep::Kind::ByteLevel && type != "Sequence")
+        throw Error(where + ".type '" + type +
+                    "' after ByteLevel is not supported (ByteLevel must come last)");
+    PreStep s(PreStep::Kind::Split);
     if (type == "Sequence") {
         const json& list = member(p, "pretokenizers", where);
         if (!list.is_array()) throw Error(where + ".pretokenizers is not an array");
         for (std::size_t i = 0; i < list.size(); ++i)
-            steps.emplace_back(&list[i], where + ".pretokenizers[" + std::to_string(i) + "]");
+            read_pre_tokenizer(m, list[i], where + ".pretokenizers[" + std::to_string(i) + "]");
+        return;
+    } else if (type == "Split") {
+        const auto [text, is_regex] = read_pattern(p, where);
+        s.regex = std::make_unique<Regex>(is_regex ? text : regex_literal(text), where + ".pattern");
+        s.behavior = read_behavior(p, "behavior", SplitBehavior::Isolated, where);
+        s.invert = json_bool(p, "invert", false, where);
+    } else if (type == "CharDelimiterSplit") {
+        const std::string d = json_string(p, "delimiter", "", where);
+        if (d.empty()) throw Error(where + ".delimiter is missing");
+        s.regex = std::make_unique<Regex>(regex_literal(d), where + ".delimiter");
+        s.behavior = SplitBehavior::Removed;
+    } else if (type == "ByteLevel") {
+        s = gpt2_byte_level(json_bool(p, "add_prefix_space", false, where),
+                            json_bool(p, "use_regex", true, where));
+        m.byte_level = true;
+    } else if (type == "Metaspace") {
+        s.kind = PreStep::Kind::Metaspace;
+        read_metaspace(p, s.replacement, s.prepend, where);
+        s.split = json_bool(p, "split", true, where);
+    } else if (type == "BertPreTokenizer") {
+        s.kind = PreStep::Kind::Bert;
+    } else if (type == "Whitespace") {  // \w+|[^\w\s]+ with Rust's Unicode \w
+        s.regex = std::make_unique<Regex>(
+            R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\s]+)",
+            where);
+        s.behavior = SplitBehavior::Removed;
+        s.invert = true;
+    } else if (type == "WhitespaceSplit") {
+        s.kind = PreStep::Kind::CharSplit;
+        s.chars = CharClass::WhiteSpace;
+        s.behavior = SplitBehavior::Removed;
+    } else if (type == "Punctuation") {
+        s.kind = PreStep::Kind::CharSplit;
+        s.chars = CharClass::Punctuation;
+        s.behavior = read_behavior(p, "behavior", SplitBehavior::Isolated, where);
+    } else if (type == "Digits") {
+        s.kind = PreStep::Kind::CharSplit;
+        s.chars = CharClass::Numeric;
+        s.behavior = json_bool(p, "individual_digits", false, where) ? SplitBehavior::Isolated
+                                                                     : SplitBehavior::Contiguous;
     } else {
-        steps.emplace_back(&p, where);
+        throw Error(where + ".type '" + type + "' is not supported (only " + kPreTokenizers + ")");
     }
-    bool byte_level = false;
-    for (const auto& [step, at] : steps) {
-        const std::string t = json_type(*step, at);
-        if (byte_level)
-            throw Error(at + ".type '" + t + "' after ByteLevel is not supported (ByteLevel must come last)");
-        if (t == "Split") {
-            read_split(m, *step, at);
-        } else if (t == "ByteLevel") {
-            byte_level = true;
-            m.add_prefix_space = json_bool(*step, "add_prefix_space", false, at);
-            if (json_bool(*step, "use_regex", true, at)) add_gpt2_pretokenizer(m);
+    m.pre.push_back(std::move(s));
+}
+
+/// [token, id] of BertProcessing / RobertaProcessing.
+std::vector<int> read_token_pair(const json& p, const char* key, const std::string& where) {
+    const json& t = member(p, key, where);
+    if (!t.is_array() || t.size() != 2 || !t[0].is_string())
+        throw Error(where + "." + key + " is not [\"token\", id]");
+    return {json_id(t[1], where + "." + key, t[0].get<std::string>())};
+}
+
+std::vector<TemplatePiece> read_template(const json& list, const json& specials, const std::string& where) {
+    if (!list.is_array()) throw Error(where + " is " + type_name(list) + ", not an array of template pieces");
+    std::vector<TemplatePiece> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string at = where + "[" + std::to_string(i) + "]";
+        const json& e = list[i];
+        TemplatePiece t;
+        if (e.is_object() && e.contains("Sequence") && e["Sequence"].is_object()) {
+            const std::string id = json_string(e["Sequence"], "id", "A", at);
+            if (id != "A" && id != "B") throw Error(at + ".Sequence.id '" + id + "' is not 'A' or 'B'");
+            t.sequence = id == "A" ? 0 : 1;
+            t.type_id = int(json_int(e["Sequence"], "type_id", 0, 0, 255, at));
+        } else if (e.is_object() && e.contains("SpecialToken") && e["SpecialToken"].is_object()) {
+            const std::string id = json_string(e["SpecialToken"], "id", "", at);
+            t.type_id = int(json_int(e["SpecialToken"], "type_id", 0, 0, 255, at));
+            const auto it = specials.is_object() ? specials.find(id) : specials.end();
+            if (it == specials.end() || !it->is_object() || !it->contains("ids") || !(*it)["ids"].is_array())
+                throw Error(at + ": special token " + quote_token(id) + " is not in special_tokens");
+            for (const json& v : (*it)["ids"]) t.ids.push_back(json_id(v, at, id));
         } else {
-            throw Error(at + ".type '" + t +
-                        "' is not supported (only ByteLevel, after optional Split regexes)");
+            throw Error(at + " is neither {\"Sequence\": ...} nor {\"SpecialToken\": ...}");
         }
+        out.push_back(std::move(t));
     }
-    if (!byte_level)
-        throw Error(where + " has no ByteLevel step; only byte-level BPE tokenizers are supported");
-    return m.splits.empty() ? "" : "Split regex";
+    return out;
+}
+
+const char* const kPostProcessors =
+    "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence";
+
+void read_post_processor(Impl& m, const json& p, const std::string& where) {
+    if (p.is_null()) return;
+    const std::string type = json_type(p, where);
+    if (type == "Sequence") {
+        const json& list = member(p, "processors", where);
+        if (!list.is_array()) throw Error(where + ".processors is not an array");
+        for (std::size_t i = 0; i < list.size(); ++i)
+            read_post_processor(m, list[i], where + ".processors[" + std::to_string(i) + "]");
+        return;
+    }
+    if (type == "ByteLevel") return;  // offsets only
+    if (type != "TemplateProcessing" && type != "BertProcessing" && type != "RobertaProcessing")
+        throw Error(where + ".type '" + type + "' is not supported (only " + kPostProcessors + ")");
+    if (m.has_post) throw Error(where + ": a second post-processor adding tokens is not supported");
+    m.has_post = true;
+    if (type == "TemplateProcessing") {
+        const json specials = p.value("special_tokens", json::object());
+        m.post_single = read_template(member(p, "single", where), specials, where + ".single");
+        m.post_pair = read_template(member(p, "pair", where), specials, where + ".pair");
+        return;
+    }
+    const std::vector<int> sep = read_token_pair(p, "sep", where), cls = read_token_pair(p, "cls", where);
+    const TemplatePiece a{0, {}, 0}, b{1, {}, type == "BertProcessing" ? 1 : 0};
+    const TemplatePiece cls0{-1, cls, 0}, sep0{-1, sep, 0}, sep1{-1, sep, b.type_id};
+    m.post_single = {cls0, a, sep0};
+    m.post_pair = type == "BertProcessing" ? std::vector<TemplatePiece>{cls0, a, sep0, b, sep1}
+                                           : std::vector<TemplatePiece>{cls0, a, sep0, sep0, b, sep0};
+}
+
+const char* const kDecoders = "ByteLevel, WordPiece, Metaspace, ByteFallback, Fuse, Strip, Replace, Sequence";
+
+void read_decoder(Impl& m, const json& d, const std::string& where) {
+    if (d.is_null()) return;
+    const std::string type = json_type(d, where);
+    DecodeStep s(DecodeStep::Kind::ByteLevel);
+    if (type == "Sequence") {
+        const json& list = member(d, "decoders", where);
+        if (!list.is_array()) throw Error(where + ".decoders is not an array");
+        for (std::size_t i = 0; i < list.size(); ++i)
+            read_decoder(m, list[i], where + ".decoders[" + std::to_string(i) + "]");
+        return;
+    } else if (type == "ByteLevel") {
+    } else if (type == "ByteFallback") {
+        s.kind = DecodeStep::Kind::ByteFallback;
+    } else if (type == "Fuse") {
+        s.kind = DecodeStep::Kind::Fuse;
+    } else if (type == "Strip") {
+        s.kind = DecodeStep::Kind::Strip;
+        const std::string c = json_string(d, "content", " ", where);
+        const Utf8Step st = decode_utf8_step(c, 0);
+        if (c.empty() || st.length != int(c.size())) throw Error(where + ".content is not one character");
+        s.strip_char = st.cp;
+        s.start = int(json_int(d, "start", 0, 0, 1 << 20, where));
+        s.stop = int(json_int(d, "stop", 0, 0, 1 << 20, where));
+    } else if (type == "Replace") {
+        s.kind = DecodeStep::Kind::Replace;
+        const auto [text, is_regex] = read_pattern(d, where);
+        if (is_regex || text.empty())
+            throw Error(where + ": a Replace decoder with a " + (is_regex ? "Regex" : "empty") +
+                        " pattern is not supported (only a String)");
+        s.from = text;
+        s.to = json_string(d, "content", "", where);
+        if (s.to == " " && m.show_space.empty()) m.show_space = s.from;
+    } else if (type == "Metaspace") {
+        s.kind = DecodeStep::Kind::Metaspace;
+        PreStep::Prepend prepend = PreStep::Prepend::Always;
+        read_metaspace(d, s.from, prepend, where);
+        s.strip_first = prepend != PreStep::Prepend::Never;
+        m.show_space = s.from;
+    } else if (type == "WordPiece") {
+        s.kind = DecodeStep::Kind::WordPiece;
+        s.from = json_string(d, "prefix", "##", where);
+        s.cleanup = json_bool(d, "cleanup", true, where);
+    } else {
+        throw Error(where + ".type '" + type + "' is not supported (only " + kDecoders + ")");
+    }
+    m.decoder.push_back(std::move(s));
 }
 
 void read_added_tokens(Impl& m, const json& list, const std::string& where) {
@@ -941,12 +1879,114 @@ void read_added_tokens(Impl& m, const json& list, const std::string& where) {
         a.rstrip = json_bool(t, "rstrip", false, at);
         a.single_word = json_bool(t, "single_word", false, at);
         a.special = json_bool(t, "special", false, at);
+        a.normalized = json_bool(t, "normalized", !a.special, at);  // Hugging Face's default
         m.add_added(std::move(a), at);
     }
 }
 
-std::string count_text(const Impl& m) {
-    return std::to_string(m.max_id + 1) + " tokens";
+void read_bpe(Impl& m, const json& model, const std::string& name) {
+    const std::string at = name + ": model";
+    if (model.contains("dropout") && !model["dropout"].is_null() &&
+        !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0))
+        throw Error(at + ".dropout is set; BPE dropout is not supported");
+    for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+        const auto it = model.find(key);
+        if (it != model.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
+            throw Error(at + "." + key + " is set; BPE with it is not supported");
+    }
+    m.ignore_merges = json_bool(model, "ignore_merges", false, at);
+    m.byte_fallback = json_bool(model, "byte_fallback", false, at);
+    m.fuse_unk = json_bool(model, "fuse_unk", false, at);
+    read_vocab(m, member(model, "vocab", at), at + ".vocab");
+    const json& merges = member(model, "merges", at);
+    if (!merges.is_array()) throw Error(at + ".merges is " + type_name(merges) + ", not an array");
+    m.merges.reserve(merges.size());
+    for (std::size_t i = 0; i < merges.size(); ++i) {
+        const std::string where = at + ".merges[" + std::to_string(i) + "]";
+        const json& e = merges[i];
+        if (e.is_string()) {
+            const auto [a, b] = split_merge(e.get_ref<const std::string&>(), where);
+            m.add_merge(a, b, int(i), where);
+        } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+            m.add_merge(e[0].get<std::string>(), e[1].get<std::string>(), int(i), where);
+        } else {
+            throw Error(where + " is neither \"a b\" nor [\"a\", \"b\"]");
+        }
+    }
+    const std::string unk = json_string(model, "unk_token", "", at);
+    const auto it = m.vocab.find(unk);
+    if (!unk.empty() && it != m.vocab.end()) m.unk_id = it->second;
+}
+
+void read_wordpiece(Impl& m, const json& model, const std::string& name) {
+    const std::string at = name + ": model";
+    m.kind = ModelKind::WordPiece;
+    m.wp_prefix = json_string(model, "continuing_subword_prefix", "##", at);
+    m.wp_max_chars = std::size_t(json_int(model, "max_input_chars_per_word", 100, 0, 1 << 20, at));
+    read_vocab(m, member(model, "vocab", at), at + ".vocab");
+    const auto it = m.vocab.find(json_string(model, "unk_token", "[UNK]", at));
+    if (it != m.vocab.end()) m.unk_id = it->second;
+}
+
+void read_unigram(Impl& m, const json& model, const std::string& name) {
+    const std::string at = name + ": model";
+    m.kind = ModelKind::Unigram;
+    m.byte_fallback = json_bool(model, "byte_fallback", false, at);
+    const json& vocab = member(model, "vocab", at);
+    if (!vocab.is_array())
+        throw Error(at + ".vocab is " + type_name(vocab) + ", not an array of [piece, score]");
+    if (vocab.size() > std::size_t(kMaxTokenId) + 1) throw Error(at + ".vocab has too many pieces");
+    m.vocab.reserve(vocab.size());
+    m.score.resize(vocab.size());
+    m.min_score = 0;
+    for (std::size_t i = 0; i < vocab.size(); ++i) {
+        const json& e = vocab[i];
+        const std::string where = at + ".vocab[" + std::to_string(i) + "]";
+        if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
+            throw Error(where + " is not [\"piece\", score]");
+        const std::string& piece = e[0].get_ref<const std::string&>();
+        const double s = e[1].get<double>();
+        if (!std::isfinite(s)) throw Error(where + ": the score is not a finite number");
+        m.add_vocab(piece, std::int64_t(i), at + ".vocab");
+        m.pieces.insert(piece, int(i));
+        m.score[i] = s;
+        m.min_score = i == 0 ? s : std::min(m.min_score, s);
+    }
+    const std::int64_t unk = json_int(model, "unk_id", -1, 0, std::int64_t(vocab.size()) - 1, at);
+    m.unk_id = int(unk);
+}
+
+/// "WordPiece (BertNormalizer + BertPreTokenizer)": the model and its text steps, for description().
+std::string describe(const Impl& m, const json& root) {
+    std::string model;
+    switch (m.kind) {
+        case ModelKind::BPE:
+            model = m.byte_level      ? "byte-level BPE"
+                    : m.byte_fallback ? "SentencePiece-style BPE (byte fallback)"
+                                      : "BPE";
+            break;
+        case ModelKind::WordPiece:
+            model = "WordPiece";
+            break;
+        case ModelKind::Unigram:
+            model = m.byte_fallback ? "Unigram (byte fallback)" : "Unigram";
+            break;
+    }
+    std::vector<std::string> steps;
+    const auto names = [&](const json& j, const char* list_key, auto& self) -> void {
+        if (!j.is_object()) return;
+        const std::string t = j.value("type", "");
+        if (t == "Sequence" && j.contains(list_key) && j[list_key].is_array()) {
+            for (const json& e : j[list_key]) self(e, list_key, self);
+        } else if (!t.empty() && !(t == "ByteLevel" && m.byte_level)) {
+            steps.push_back(t == "Split" && m.byte_level ? "Split regex" : t);
+        }
+    };
+    names(root.value("normalizer", json()), "normalizers", names);
+    names(root.value("pre_tokenizer", json()), "pretokenizers", names);
+    std::string s;
+    for (const std::string& t : steps) s += (s.empty() ? "" : " + ") + t;
+    return model + (s.empty() ? "" : " (" + s + ")") + ", " + std::to_string(m.max_id + 1) + " tokens";
 }
 
 }  // namespace
@@ -971,7 +2011,9 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_gpt2_named(std::string_view voc
     const std::size_t bad = first_invalid_utf8(merges_txt);
     if (bad != std::string_view::npos)
         throw Error(merges_name + ": not valid UTF-8 (line " +
-                    std::to_string(1 + std::count(merges_txt.begin(), merges_txt.begin() + bad, '\n')) + ")");
+                    std::to_string(
+                        1 + std::count(merges_txt.begin(), merges_txt.begin() + std::ptrdiff_t(bad), '\n')) +
+                    ")");
     int rank = 0;
     std::size_t line_no = 0;
     for (std::size_t pos = 0; pos < merges_txt.size();) {
@@ -994,9 +2036,11 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_gpt2_named(std::string_view voc
         t.special = true;
         m->add_added(std::move(t), vocab_name);
     }
-    add_gpt2_pretokenizer(*m);
+    m->byte_level = true;
+    m->pre.push_back(gpt2_byte_level(false, true));
+    m->decoder.push_back(DecodeStep(DecodeStep::Kind::ByteLevel));
     m->finish(vocab_name);
-    m->description = "GPT-2 byte-level BPE, " + count_text(*m);
+    m->description = "GPT-2 byte-level BPE, " + std::to_string(m->max_id + 1) + " tokens";
     return std::make_shared<const Tokenizer>(std::move(m));
 }
 
@@ -1007,67 +2051,101 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_tokenizer_json(std::string_view
     auto m = std::make_unique<Impl>();
     const json& model = member(root, "model", name);
     if (!model.is_object()) throw Error(name + ": model is " + type_name(model) + ", not an object");
+    std::string type;
     if (model.contains("type")) {
-        const json& type = model["type"];
-        if (!type.is_string() || type.get<std::string>() != "BPE")
-            throw Error(name + ": model.type " +
-                        (type.is_string() ? "'" + type.get<std::string>() + "'" : type_name(type)) +
-                        " is not supported (BPE only)");
-    } else if (!model.contains("merges")) {
-        throw Error(name + ": model has no type and no merges (only BPE models are supported)");
+        const json& t = model["type"];
+        type = t.is_string() ? t.get<std::string>() : "";
+        if (type != "BPE" && type != "WordPiece" && type != "Unigram")
+            throw Error(name + ": model.type " + (t.is_string() ? "'" + type + "'" : type_name(t)) +
+                        " is not supported (BPE, WordPiece or Unigram)");
+    } else if (model.contains("merges")) {
+        type = "BPE";
+    } else if (model.contains("vocab") && model["vocab"].is_array()) {
+        type = "Unigram";
+    } else if (model.contains("continuing_subword_prefix") || model.contains("max_input_chars_per_word")) {
+        type = "WordPiece";
+    } else {
+        throw Error(name + ": model has no type, and is not BPE, WordPiece or Unigram");
     }
-    if (json_bool(model, "byte_fallback", false, name + ": model"))
-        throw Error(
-            name +
-            ": model.byte_fallback is true (SentencePiece-style BPE); only byte-level BPE is supported");
-    if (model.contains("dropout") && !model["dropout"].is_null() &&
-        !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0))
-        throw Error(name + ": model.dropout is set; BPE dropout is not supported");
-    for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-        const auto it = model.find(key);
-        if (it != model.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
-            throw Error(name + ": model." + key + " is set; only byte-level BPE without it is supported");
-    }
-    m->ignore_merges = json_bool(model, "ignore_merges", false, name + ": model");
-    read_vocab(*m, member(model, "vocab", name + ": model"), name + ": model.vocab");
-    const json& merges = member(model, "merges", name + ": model");
-    if (!merges.is_array()) throw Error(name + ": model.merges is " + type_name(merges) + ", not an array");
-    m->merges.reserve(merges.size());
-    for (std::size_t i = 0; i < merges.size(); ++i) {
-        const std::string at = name + ": model.merges[" + std::to_string(i) + "]";
-        const json& e = merges[i];
-        if (e.is_string()) {
-            const auto [a, b] = split_merge(e.get_ref<const std::string&>(), at);
-            m->add_merge(a, b, int(i), at);
-        } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
-            m->add_merge(e[0].get<std::string>(), e[1].get<std::string>(), int(i), at);
-        } else {
-            throw Error(at + " is neither \"a b\" nor [\"a\", \"b\"]");
-        }
-    }
-    const auto unk = model.find("unk_token");
-    if (unk != model.end() && unk->is_string()) {
-        const auto it = m->vocab.find(unk->get<std::string>());
-        if (it != m->vocab.end()) m->unk_id = it->second;
-    }
+    read_pre_tokenizer(*m, root.value("pre_tokenizer", json()), name + ": pre_tokenizer");
+    if (type == "BPE")
+        read_bpe(*m, model, name);
+    else if (type == "WordPiece")
+        read_wordpiece(*m, model, name);
+    else
+        read_unigram(*m, model, name);
     read_added_tokens(*m, root.value("added_tokens", json()), name + ": added_tokens");
     read_normalizer(*m, root.value("normalizer", json()), name + ": normalizer");
-    const std::string split =
-        read_pre_tokenizer(*m, root.value("pre_tokenizer", json()), name + ": pre_tokenizer");
-    const json decoder = root.value("decoder", json());
-    if (!decoder.is_null()) {
-        const std::string t = json_type(decoder, name + ": decoder");
-        if (t != "ByteLevel")
-            throw Error(name + ": decoder.type '" + t + "' is not supported (ByteLevel only)");
+    read_post_processor(*m, root.value("post_processor", json()), name + ": post_processor");
+    for (const PreStep& p : m->pre)
+        if (p.kind == PreStep::Kind::Metaspace) m->show_space = p.replacement;
+    read_decoder(*m, root.value("decoder", json()), name + ": decoder");
+    if (m->decoder.empty()) {
+        if (m->byte_level)  // (the bytes, as before the file named its decoder)
+            m->decoder.push_back(DecodeStep(DecodeStep::Kind::ByteLevel));
+        else
+            m->default_decoder = true;
     }
     m->finish(name);
-    std::string steps;
-    if (!m->normalizers.empty()) steps = "NFC";
-    for (NormForm f : m->normalizers)
-        if (f != NormForm::NFC) steps = "normalized";
-    if (!split.empty()) steps += (steps.empty() ? "" : " + ") + split;
-    m->description =
-        "byte-level BPE" + (steps.empty() ? std::string() : " (" + steps + ")") + ", " + count_text(*m);
+    m->description = describe(*m, root);
+    return std::make_shared<const Tokenizer>(std::move(m));
+}
+
+std::shared_ptr<const Tokenizer> Tokenizer::from_bert_vocab(std::string_view vocab_txt, bool lowercase,
+                                                            const std::string& name,
+                                                            std::optional<bool> strip_accents,
+                                                            bool chinese_chars) {
+    if (vocab_txt.size() > kMaxTokenizerFileBytes)
+        throw Error(name + ": larger than the 64 MiB accepted for tokenizer files");
+    const std::size_t bad = first_invalid_utf8(vocab_txt);
+    if (bad != std::string_view::npos)
+        throw Error(
+            name + ": not valid UTF-8 (line " +
+            std::to_string(1 + std::count(vocab_txt.begin(), vocab_txt.begin() + std::ptrdiff_t(bad), '\n')) +
+            ")");
+    auto m = std::make_unique<Impl>();
+    m->kind = ModelKind::WordPiece;
+    std::int64_t index = 0;
+    for (std::size_t pos = 0; pos < vocab_txt.size(); ++index) {
+        std::size_t end = vocab_txt.find('\n', pos);
+        if (end == std::string_view::npos) end = vocab_txt.size();
+        std::string_view line = vocab_txt.substr(pos, end - pos);
+        pos = end + 1;
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+            line.remove_suffix(1);
+        if (!line.empty())
+            m->add_vocab(std::string(line), index, name + " line " + std::to_string(index + 1));
+    }
+    for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
+        const auto it = m->vocab.find(special);
+        if (it == m->vocab.end()) continue;
+        AddedToken t;
+        t.content = special;
+        t.id = it->second;
+        t.special = true;
+        m->add_added(std::move(t), name);
+    }
+    const auto unk = m->vocab.find("[UNK]");
+    if (unk != m->vocab.end()) m->unk_id = unk->second;
+    NormStep n(NormStep::Kind::Bert);
+    n.bert.lowercase = lowercase;
+    n.bert.strip_accents = strip_accents.value_or(lowercase);
+    n.bert.handle_chinese_chars = chinese_chars;
+    m->normalizers.push_back(std::move(n));
+    m->pre.push_back(PreStep(PreStep::Kind::Bert));
+    const auto cls = m->vocab.find("[CLS]"), sep = m->vocab.find("[SEP]");
+    if (cls != m->vocab.end() && sep != m->vocab.end()) {
+        m->has_post = true;
+        const TemplatePiece c{-1, {cls->second}, 0}, s0{-1, {sep->second}, 0}, s1{-1, {sep->second}, 1};
+        m->post_single = {c, TemplatePiece{0, {}, 0}, s0};
+        m->post_pair = {c, TemplatePiece{0, {}, 0}, s0, TemplatePiece{1, {}, 1}, s1};
+    }
+    DecodeStep d(DecodeStep::Kind::WordPiece);
+    d.from = "##";
+    m->decoder.push_back(std::move(d));
+    m->finish(name);
+    m->description = std::string("WordPiece (BERT vocab.txt, ") + (lowercase ? "lower-cased" : "cased") +
+                     "), " + std::to_string(m->max_id + 1) + " tokens";
     return std::make_shared<const Tokenizer>(std::move(m));
 }
 
@@ -1080,19 +2158,39 @@ std::shared_ptr<const Tokenizer> Tokenizer::load_gpt2_files(const std::string& v
     return from_gpt2_named(read_capped(vocab_json), vocab_json, read_capped(merges_txt), merges_txt);
 }
 
+std::shared_ptr<const Tokenizer> Tokenizer::load_bert_vocab(const std::string& vocab_txt,
+                                                            const std::string& tokenizer_config) {
+    bool lowercase = true, chinese = true;  // BERT's defaults
+    std::optional<bool> strip_accents;      // none: as lowercase
+    if (!tokenizer_config.empty() && is_regular_file(tokenizer_config)) {
+        const json config = parse_json(read_capped(tokenizer_config), tokenizer_config);
+        if (config.is_object()) {
+            lowercase = json_bool(config, "do_lower_case", true, tokenizer_config);
+            chinese = json_bool(config, "tokenize_chinese_chars", true, tokenizer_config);
+            const auto it = config.find("strip_accents");
+            if (it != config.end() && !it->is_null())
+                strip_accents = json_bool(config, "strip_accents", lowercase, tokenizer_config);
+        }
+    }
+    return from_bert_vocab(read_capped(vocab_txt), lowercase, vocab_txt, strip_accents, chinese);
+}
+
 std::shared_ptr<const Tokenizer> Tokenizer::load_dir(const std::string& dir) {
     if (is_regular_file(dir)) {  // a tokenizer.json given directly
         if (dir.size() >= 5 && dir.compare(dir.size() - 5, 5, ".json") == 0) return load_tokenizer_json(dir);
-        throw Error(dir + ": expected a model folder (with tokenizer.json, or vocab.json + merges.txt)");
+        throw Error(dir +
+                    ": expected a model folder (with tokenizer.json, vocab.json + merges.txt, or vocab.txt)");
     }
     const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
     if (is_regular_file(base + "tokenizer.json")) return load_tokenizer_json(base + "tokenizer.json");
     if (is_regular_file(base + "vocab.json") && is_regular_file(base + "merges.txt"))
         return load_gpt2_files(base + "vocab.json", base + "merges.txt");
+    if (is_regular_file(base + "vocab.txt"))
+        return load_bert_vocab(base + "vocab.txt", base + "tokenizer_config.json");
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw Error(dir + ": not a directory (expected a model folder with tokenizer.json)");
-    throw Error(dir + ": no tokenizer.json, and no vocab.json + merges.txt");
+    throw Error(dir + ": no tokenizer.json, no vocab.json + merges.txt, and no vocab.txt");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1104,6 +2202,23 @@ Tokenizer::~Tokenizer() = default;
 
 std::vector<int> Tokenizer::encode(std::string_view utf8) const {
     return impl_->encode(utf8);
+}
+
+Tokenizer::ModelInput Tokenizer::encode_for_model(std::string_view utf8) const {
+    ModelInput in;
+    impl_->post_process(impl_->encode(utf8), nullptr, in.ids, in.type_ids);
+    return in;
+}
+
+Tokenizer::ModelInput Tokenizer::encode_pair_for_model(std::string_view a, std::string_view b) const {
+    ModelInput in;
+    const std::vector<int> ib = impl_->encode(b);
+    impl_->post_process(impl_->encode(a), &ib, in.ids, in.type_ids);
+    return in;
+}
+
+bool Tokenizer::adds_special_tokens() const {
+    return impl_->has_post;
 }
 
 std::vector<std::string> Tokenizer::pretokenize(std::string_view utf8) const {
@@ -1125,21 +2240,11 @@ std::vector<TokenPiece> Tokenizer::encode_pieces(std::string_view utf8) const {
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
-    std::string bytes;
-    for (int id : ids) {
-        const Impl::Entry& e = impl_->entry(id);
-        if (e.kind == TokenKind::Added)
-            bytes += e.token;
-        else
-            bytes += token_bytes(e.token);
-    }
-    return lossy_utf8(bytes);
+    return impl_->decode(ids, false);
 }
 
 std::string Tokenizer::token_text(int id) const {
-    const Impl::Entry& e = impl_->entry(id);
-    if (e.kind == TokenKind::Added) return e.token;
-    return readable_bytes(token_bytes(e.token));
+    return impl_->token_text(id);
 }
 
 bool Tokenizer::has_id(int id) const {
@@ -1159,10 +2264,10 @@ std::string Tokenizer::decode_labelled(const std::vector<int>& ids) const {
             run.push_back(id);
             continue;
         }
-        out += decode(run) + "<id " + std::to_string(id) + ">";
+        out += impl_->decode(run, true) + "<id " + std::to_string(id) + ">";
         run.clear();
     }
-    return out + decode(run);
+    return out + impl_->decode(run, true);
 }
 
 int Tokenizer::vocab_size() const {

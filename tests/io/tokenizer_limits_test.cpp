@@ -1,7 +1,8 @@
 // Tokenizing is linear in the text whatever the tokenizer file: added tokens found by automaton
 // (with the old per-position scan's leftmost-longest and single_word results), Split regexes run in
 // windows under a work budget for the whole text (the same pieces as one unwindowed search, or one
-// clear TextError when the pattern backtracks or rescans on long runs).
+// clear TextError when the pattern backtracks or rescans on long runs), WordPiece and Unigram
+// vocabulary lookups under a budget linear in the text.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <gtest/gtest.h>
 #include <pcre2.h>
@@ -366,6 +367,76 @@ TEST(TokSplitRegex, RescanningPatternOnShortRunsIsStillSplit) {
     while (text.size() < 200000)
         text += std::string(12, 'a') + "c" + std::string(9, 'a') + (text.size() % 3 ? "c" : "b");
     EXPECT_SAME_SEQUENCE(tok->pretokenize(text), reference_split("a*b|.", text), "short runs");
+}
+
+// ------------------------------------------------------------------------------------------------
+// WordPiece and Unigram
+
+std::shared_ptr<const Tokenizer> unigram_tokenizer(
+    const std::vector<std::pair<std::string, double>>& pieces) {
+    json vocab = json::array({json::array({"<unk>", 0.0})});
+    for (const auto& [p, s] : pieces) vocab.push_back(json::array({p, s}));
+    const json j = {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}}};
+    return Tokenizer::from_tokenizer_json(j.dump());
+}
+
+TEST(TokUnigram, FourMebibytesOfOneWordAreLinear) {
+    std::vector<std::pair<std::string, double>> pieces;
+    for (char c = 'a'; c <= 'z'; ++c) pieces.emplace_back(std::string(1, c), -5.0);
+    pieces.emplace_back("ab", -6.0);
+    pieces.emplace_back("abc", -6.5);
+    pieces.emplace_back("bca", -6.5);
+    const auto tok = unigram_tokenizer(pieces);
+    std::string text;
+    while (text.size() < kMaxTokenizeTextBytes - 3) text += "abc";
+    const double start = test::thread_cpu_seconds();
+    const std::vector<int> ids = tok->encode(text);  // one word: no pre-tokenizer
+    const double seconds = test::thread_cpu_seconds() - start;
+    std::printf("Unigram, one word of 4 MiB: %zu pieces in %.2f s\n", ids.size(), seconds);
+    EXPECT_EQ(ids.size(), text.size() / 3);  // "abc" (-6.5) beats "ab" + "c" (-11) and a + b + c (-15)
+    EXPECT_LT(seconds, 10.0);
+}
+
+TEST(TokUnigram, LongPiecesMatchingALongRunRunOutOfBudget) {
+    std::vector<std::pair<std::string, double>> pieces;
+    for (int k = 1; k <= 2000; ++k) pieces.emplace_back(std::string(std::size_t(k), 'a'), -double(k));
+    const auto tok = unigram_tokenizer(pieces);
+    const double start = test::thread_cpu_seconds();
+    const std::string error = test::error_of([&] { tok->encode(std::string(1 << 20, 'a')); });
+    const double seconds = test::thread_cpu_seconds() - start;
+    std::printf("Unigram, 2000 nested pieces on 1 MiB of 'a': %.2f s\n", seconds);
+    EXPECT_EQ(error.rfind("the tokenizer's vocabulary lookups need too much work on this text", 0), 0u)
+        << error;
+    EXPECT_LT(seconds, 15.0);
+    EXPECT_EQ(tok->encode(std::string(500, 'a')).size(), 1u);  // short runs still tokenize
+}
+
+TEST(TokWordPiece, FourMebibytesOfHundredLetterWordsAreLinear) {
+    json vocab = {{"[UNK]", 0}};
+    for (int k = 1; k < 100; ++k) {
+        vocab[std::string(std::size_t(k), 'a')] = 2 * k - 1;
+        vocab["##" + std::string(std::size_t(k), 'a')] = 2 * k;
+    }
+    const json j = {{"normalizer", {{"type", "BertNormalizer"}}},
+                    {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                    {"model",
+                     {{"type", "WordPiece"},
+                      {"unk_token", "[UNK]"},
+                      {"max_input_chars_per_word", 100},
+                      {"vocab", vocab}}}};
+    const auto tok = Tokenizer::from_tokenizer_json(j.dump());
+    std::string text;
+    const std::string word = std::string(100, 'a') + " ";
+    while (text.size() + word.size() <= kMaxTokenizeTextBytes) text += word;
+    const double start = test::thread_cpu_seconds();
+    const std::vector<int> ids = tok->encode(text);
+    const double seconds = test::thread_cpu_seconds() - start;
+    std::printf("WordPiece, 4 MiB of 100-letter words: %zu tokens in %.2f s\n", ids.size(), seconds);
+    ASSERT_EQ(ids.size(), 2 * (text.size() / word.size()));  // a^99 ##a
+    EXPECT_EQ(ids[0], 2 * 99 - 1);
+    EXPECT_EQ(ids[1], 2);
+    EXPECT_EQ(tok->encode(std::string(101, 'a')), std::vector<int>{0});  // over max_input_chars_per_word
+    EXPECT_LT(seconds, 10.0);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/tokenize_command.hpp"
+#include "io/tokenizer_text.hpp"
 
 namespace attnviz {
 namespace {
@@ -312,30 +313,83 @@ TEST(Tokenizer, HundredKilobytesTokenizeWellUnderASecond) {
 TEST(TokenizerFiles, UnsupportedModelsAndStepsAreRefusedNamingTheField) {
     const Spec s = hello_spec();
     json j = s.tokenizer_json();
-    j["model"]["type"] = "Unigram";
+    j["model"]["type"] = "WordLevel";
     EXPECT_EQ(error_of([&] { s.load(j); }),
-              "tokenizer.json: model.type 'Unigram' is not supported (BPE only)");
+              "tokenizer.json: model.type 'WordLevel' is not supported (BPE, WordPiece or Unigram)");
     j = s.tokenizer_json();
-    j["model"]["type"] = "WordPiece";
-    EXPECT_NE(error_of([&] { s.load(j); }).find("model.type 'WordPiece' is not supported"),
-              std::string::npos);
+    j["model"]["dropout"] = 0.1;
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: model.dropout is set; BPE dropout is not supported");
     j = s.tokenizer_json();
-    j["model"]["byte_fallback"] = true;
-    EXPECT_NE(error_of([&] { s.load(j); }).find("model.byte_fallback"), std::string::npos);
-    j = s.tokenizer_json({{"type", "Metaspace"}, {"replacement", "\xe2\x96\x81"}});
+    j["model"]["end_of_word_suffix"] = "</w>";
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: model.end_of_word_suffix is set; BPE with it is not supported");
+    j = s.tokenizer_json({{"type", "UnicodeScripts"}});
     EXPECT_EQ(
         error_of([&] { s.load(j); }),
-        "tokenizer.json: pre_tokenizer.type 'Metaspace' is not supported (only ByteLevel, after optional "
-        "Split regexes)");
-    j = s.tokenizer_json(json(), {{"type", "Lowercase"}});
-    EXPECT_NE(error_of([&] { s.load(j); }).find("normalizer.type 'Lowercase' is not supported"),
+        "tokenizer.json: pre_tokenizer.type 'UnicodeScripts' is not supported (only ByteLevel, Split, "
+        "Metaspace, BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, Digits, CharDelimiterSplit, "
+        "Sequence)");
+    j = s.tokenizer_json(json(),
+                         {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Nmt"}}}}});
+    EXPECT_EQ(
+        error_of([&] { s.load(j); }),
+        "tokenizer.json: normalizer.normalizers[1].type 'Nmt' is not supported (only BertNormalizer, NFC, "
+        "NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, Precompiled, Sequence)");
+    j = s.tokenizer_json();
+    j["decoder"] = {{"type", "CTC"}};
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: decoder.type 'CTC' is not supported (only ByteLevel, WordPiece, Metaspace, "
+              "ByteFallback, Fuse, Strip, Replace, Sequence)");
+    j = s.tokenizer_json();
+    j["decoder"] = {{"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", " "}};
+    EXPECT_EQ(
+        error_of([&] { s.load(j); }),
+        "tokenizer.json: decoder: a Replace decoder with a Regex pattern is not supported (only a String)");
+    j = s.tokenizer_json();
+    j["post_processor"] = {{"type", "Sequence"},
+                           {"processors",
+                            {{{"type", "BertProcessing"}, {"sep", {"h", 104}}, {"cls", {"e", 101}}},
+                             {{"type", "RobertaProcessing"}, {"sep", {"h", 104}}, {"cls", {"e", 101}}}}}};
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: post_processor.processors[1]: a second post-processor adding tokens is not "
+              "supported");
+    j = s.tokenizer_json();
+    j["post_processor"] = {{"type", "TemplateProcessing"},
+                           {"single", {{{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}}}},
+                           {"pair", json::array()},
+                           {"special_tokens", json::object()}};
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: post_processor.single[0]: special token '[CLS]' is not in special_tokens");
+    j = s.tokenizer_json(
+        {{"type", "Sequence"}, {"pretokenizers", {{{"type", "ByteLevel"}}, {{"type", "Digits"}}}}});
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: pre_tokenizer.pretokenizers[1].type 'Digits' after ByteLevel is not supported "
+              "(ByteLevel must come last)");
+    j = s.tokenizer_json({{"type", "Metaspace"}, {"replacement", "ab"}});
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: pre_tokenizer.replacement 'ab' is not one character");
+    j = s.tokenizer_json({{"type", "Split"}, {"pattern", {{"Regex", "[\\S]"}}}, {"behavior", "Isolated"}});
+    EXPECT_EQ(error_of([&] { s.load(j); }),
+              "tokenizer.json: pre_tokenizer.pattern: \\S inside a [...] class is not supported");
+    j = s.tokenizer_json({{"type", "Split"}, {"pattern", {{"Regex", "x"}}}, {"behavior", "Sideways"}});
+    EXPECT_NE(error_of([&] { s.load(j); }).find("pre_tokenizer.behavior 'Sideways' is not a split behavior"),
               std::string::npos);
-    j = s.tokenizer_json();
-    j["pre_tokenizer"] = nullptr;
-    EXPECT_NE(error_of([&] { s.load(j); }).find("pre_tokenizer is null"), std::string::npos);
-    j = s.tokenizer_json();
-    j["decoder"] = {{"type", "WordPiece"}};
-    EXPECT_NE(error_of([&] { s.load(j); }).find("decoder.type 'WordPiece'"), std::string::npos);
+    json u = {{"type", "Unigram"},
+              {"unk_id", 5},
+              {"vocab", json::array({json::array({"a", -1.0}), json::array({"b", -2.0})})}};
+    EXPECT_EQ(error_of([&] {
+                  Tokenizer::from_tokenizer_json(json{{"model", u}}.dump());
+              }),
+              "tokenizer.json: model.unk_id is 5, not an integer from 0 to 1");
+    u = {{"type", "Unigram"}, {"vocab", json::array({json::array({"a", "x"})})}};
+    EXPECT_EQ(error_of([&] {
+                  Tokenizer::from_tokenizer_json(json{{"model", u}}.dump());
+              }),
+              "tokenizer.json: model.vocab[0] is not [\"piece\", score]");
+    const json charsmap = {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}};
+    EXPECT_EQ(error_of([&] { s.load(s.tokenizer_json(json(), charsmap)); }),
+              "tokenizer.json: normalizer.precompiled_charsmap is not base64");
 }
 
 TEST(TokenizerFiles, InvalidSplitRegexNamesThePattern) {
@@ -421,7 +475,7 @@ TEST(TokenizerFiles, HugeFileIsRefusedWithoutReadingIt) {
 TEST(TokenizerFiles, FolderWithoutTokenizerFiles) {
     TempDir dir;
     EXPECT_EQ(error_of([&] { Tokenizer::load_dir(dir.path); }),
-              dir.path + ": no tokenizer.json, and no vocab.json + merges.txt");
+              dir.path + ": no tokenizer.json, no vocab.json + merges.txt, and no vocab.txt");
     EXPECT_NE(error_of([&] { Tokenizer::load_dir(dir.path + "/missing"); }).find("not a directory"),
               std::string::npos);
 }
@@ -497,6 +551,24 @@ TEST(TokenizeCommand, ManyTextsInOneRunFromAJsonArray) {
     EXPECT_NE(err.find("none.json"), std::string::npos) << err;
 }
 
+TEST(TokenizeCommand, SpecialTokensForAModelAsHuggingFaceEncodeUnlessAsked) {
+    TempDir dir;
+    const std::string data = std::string(ATTNVIZ_TEST_DATA) + "/hf_tokenizers/";
+    write_file_atomic(dir.path + "/tokenizer.json", read_file(data + "bert_uncased.tokenizer.json"));
+    const json want = json::parse(read_file(data + "bert_uncased.expected.json"));
+    std::string out, err;
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world"}, &out, &err), 0) << err;
+    EXPECT_EQ(json::parse(out), want["ids_special"][1]);  // [CLS] hello world [SEP]
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello world", "--no-special-tokens"}, &out, &err),
+              0);
+    EXPECT_EQ(json::parse(out), want["ids"][1]);
+    const std::string a = want["pair"]["a"], b = want["pair"]["b"];
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", a, "--text-b", b}, &out, &err), 0) << err;
+    EXPECT_EQ(json::parse(out), want["pair"]["ids"]);
+    EXPECT_EQ(run_tokenize({"--model", dir.path, "--text", "hello", "--pieces"}, &out, &err), 0) << err;
+    EXPECT_EQ(json::parse(out)[0]["text"], "[CLS]");
+}
+
 TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
     const char* dir = std::getenv("ATTNVIZ_GPT2_DIR");
     if (!dir || !*dir)
@@ -506,6 +578,61 @@ TEST(TokenizerFiles, RealGpt2FilesGiveThePublishedIds) {
     EXPECT_EQ(tok->vocab_size(), 50257);
     EXPECT_EQ(tok->token_text(995), " world");
     EXPECT_EQ(tok->token_id("<|endoftext|>"), 50256);
+    // U+180E next to spaces: Hugging Face tokenizers' ids with these files (not white space).
+    const std::string mvs = "\xE1\xA0\x8E";
+    EXPECT_EQ(tok->encode("x" + mvs + "y"), (std::vector<int>{87, 157, 254, 236, 88}));
+    EXPECT_EQ(tok->encode("hello " + mvs + " world"), (std::vector<int>{31373, 28053, 254, 236, 995}));
+    EXPECT_EQ(tok->encode("a " + mvs + mvs + " b"),
+              (std::vector<int>{64, 28053, 254, 236, 157, 254, 236, 275}));
+    EXPECT_EQ(tok->encode("x  " + mvs), (std::vector<int>{87, 220, 28053, 254, 236}));
+}
+
+}  // namespace
+}  // namespace attnviz
+
+// ------------------------------------------------------------------------------------------------
+// io/tokenizer_text: the rewrite of \s and the character steps
+
+namespace attnviz {
+namespace {
+
+TEST(TokenizerText, WhiteSpaceInPatternsIsUnicodeWhiteSpace) {
+    using tokenizer_text::white_space_pattern;
+    const std::string ws =
+        R"(\t-\r\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+    EXPECT_EQ(white_space_pattern(R"(\s+(?!\S))", "p"), "[" + ws + "]+(?![^" + ws + "])");
+    EXPECT_EQ(white_space_pattern(R"([^\s\p{L}])", "p"), "[^" + ws + R"(\p{L}])");
+    EXPECT_EQ(white_space_pattern(R"(\\s)", "p"), R"(\\s)");           // an escaped backslash, then 's'
+    EXPECT_EQ(white_space_pattern(R"([]\s])", "p"), "[]" + ws + "]");  // ']' first in a class is literal
+    EXPECT_EQ(white_space_pattern(R"(\Q\s\E\s)", "p"), R"(\Q\s\E[)" + ws + "]");
+    EXPECT_EQ(white_space_pattern(R"([[:alpha:]\s]x)", "p"), "[[:alpha:]" + ws + "]x");
+    EXPECT_EQ(test::error_of([] { white_space_pattern(R"([\S])", "file: pattern"); }),
+              "file: pattern: \\S inside a [...] class is not supported");
+    EXPECT_TRUE(tokenizer_text::is_white_space(0x3000));
+    EXPECT_FALSE(tokenizer_text::is_white_space(0x180E));
+    EXPECT_FALSE(tokenizer_text::is_white_space(0x200B));  // zero width space is not white space either
+}
+
+TEST(TokenizerText, BertNormalizerSteps) {
+    tokenizer_text::BertNormalizerOptions o;
+    // Controls dropped, white space to ' ', CJK spaced, accents stripped, lower case (İ: i + dot, then
+    // the dot is a mark and goes).
+    EXPECT_EQ(tokenizer_text::bert_normalize("A\x01\tB\xE4\xBD\xA0\xC3\x89\xC4\xB0", o),
+              "a b \xE4\xBD\xA0 ei");
+    o.strip_accents = o.lowercase = false;
+    EXPECT_EQ(tokenizer_text::bert_normalize("\xC3\x89", o), "\xC3\x89");
+    EXPECT_EQ(tokenizer_text::lowercase("\xC4\xB0\xCE\xA3"),
+              "i\xCC\x87\xCF\x83");  // İ, Σ (no final-sigma rule)
+    EXPECT_EQ(tokenizer_text::strip_white_space("\xE3\x80\x80 a \xE1\xA0\x8E", true, true), "a \xE1\xA0\x8E");
+}
+
+TEST(TokenizerText, PrecompiledCharsmapRefusesBrokenData) {
+    using tokenizer_text::PrecompiledCharsmap;
+    EXPECT_EQ(test::error_of([] { PrecompiledCharsmap("AAA=", "map"); }),
+              "map is too short for a precompiled charsmap");
+    // A trie size of 64 bytes in an 8-byte map.
+    EXPECT_EQ(test::error_of([] { PrecompiledCharsmap("QAAAAAAAAAA=", "map"); }),
+              "map: the trie size 64 does not fit the 8 bytes of the charsmap");
 }
 
 }  // namespace
