@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/head_labels.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/view_state.hpp"
 #include "core/stage_catalogue.hpp"
@@ -207,6 +208,19 @@ nlohmann::json state_json(const AppState& state) {
     nlohmann::json rects = nlohmann::json::object();
     for (const auto& [name, r] : state.widget_rects) rects[name] = {r.x, r.y, r.w, r.h};
     j["widgets"] = rects;
+    nlohmann::json labels = nlohmann::json::object();
+    for (const auto& [name, l] : state.label_stats)
+        labels[name] = {{"shown", l.shown}, {"cut", l.cut}, {"stride", l.stride}};
+    j["labels"] = labels;
+    j["presentation"] = state.presentation;
+    j["show_controls"] = state.show_controls;
+    j["show_explanation"] = state.show_explanation;
+    // The current layer's head labels (core/head_types.hpp), as the heads grid shows them.
+    nlohmann::json heads = nlohmann::json::array();
+    if (state.trace)
+        for (const HeadLabel& l : head_labels_of(state, state.trace))
+            heads.push_back({{"type", head_type_name(l.type)}, {"short", head_type_short(l.type)}, {"score", l.score}});
+    j["head_labels"] = heads;
     return j;
 }
 

@@ -175,7 +175,9 @@ class ModelSession {
     std::string run_text_;                   // text of the last submitted run
     int run_layer_ = -1, shown_layer_ = -1;  // layer whose heads the last request kept / on screen
     bool run_submitted_ = false;
-    float top_temperature_ = -1;  // temperature the next-token ranking was computed at
+    // The knobs the next-token ranking was computed with (temperature -1: recompute).
+    float top_temperature_ = -1, top_p_ = -1;
+    int top_k_ = -1;
     std::mt19937_64 sample_rng_{1};
 };
 

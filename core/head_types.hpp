@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "core/shapes.hpp"
+#include "core/word_class.hpp"
 
 namespace attnviz {
-
-/// The word class of one token position (Other: not in the grammar, or no grammar).
-enum class WordClass : unsigned char { Other, Adjective, Noun, Name, Pronoun };
 
 enum class HeadType { PreviousToken, Induction, AdjectiveNoun, FirstToken, Self, Broad };
 constexpr int kScoredHeadTypes = 5;  // every type but Broad has a score

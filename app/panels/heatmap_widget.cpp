@@ -145,11 +145,14 @@ std::string axis_label(const Axis* axis, int i) {
     return axis->label(i);
 }
 
-// When labels are thinned (every k-th), token labels get their index in front: in a long text the
-// same word recurs, and "1400 the" says where we are.
+// When a long text's labels are thinned (every k-th), token labels get their index in front: the same
+// word recurs, and "1400 the" says where we are. A short text (≤ kIndexedAxis tokens) keeps its words
+// whole: max_label_width() leaves no room for an index there, which cut "brown" to "2 br…".
+constexpr int kIndexedAxis = 32;
 std::string thinned_label(const Axis* axis, int i, int stride) {
     std::string s = axis_label(axis, i);
-    if (stride > 1 && axis && axis->kind != Axis::Kind::Dimension && axis->kind != Axis::Kind::Single)
+    if (stride > 1 && axis && axis->size > kIndexedAxis && axis->kind != Axis::Kind::Dimension &&
+        axis->kind != Axis::Kind::Single)
         s = std::to_string(i) + " " + s;
     return s;
 }
@@ -171,7 +174,7 @@ float max_label_width(const Axis* axis, int count) {
     for (int i = 128; i < count; i += step)
         w = std::max(w, ImGui::CalcTextSize(axis_label(axis, i).c_str()).x);
     const bool tokens = axis && axis->kind != Axis::Kind::Dimension && axis->kind != Axis::Kind::Single;
-    if (tokens && count > 32) w += ImGui::CalcTextSize((std::to_string(count) + " ").c_str()).x;
+    if (tokens && count > kIndexedAxis) w += ImGui::CalcTextSize((std::to_string(count) + " ").c_str()).x;
     return w;
 }
 
@@ -314,7 +317,10 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     const float title_h = opt.title ? line + style.ItemSpacing.y : 0.0f;
     const float row_title_w = (opt.axis_titles && row_axis) ? line + 4 : 0.0f;
     const float col_title_h = (opt.axis_titles && col_axis) ? line + 4 : 0.0f;
-    const float row_label_w = row_labels ? std::min(max_label_width(row_axis, rows) + 8, 120.0f) : 0.0f;
+    // Label bands grow with the text (a word of 8 letters at UI scale 2 is twice as wide), up to a cap.
+    const float fs = ImGui::GetFontSize();
+    const float row_label_w =
+        row_labels ? std::min(max_label_width(row_axis, rows) + 8, std::max(120.0f, 8.0f * fs)) : 0.0f;
     const float colorbar_w = opt.colorbar
                                  ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 34) +
                                        (scale_caption(range).empty() ? 0.0f : line + 8.0f)
@@ -333,7 +339,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     bool vertical_cols = false;
     if (col_labels && img.w / win_w < max_col_label + 6) {
         vertical_cols = true;
-        col_label_h = std::min(max_col_label, 90.0f) + 8;
+        col_label_h = std::min(max_col_label, std::max(90.0f, 6.0f * fs)) + 8;
         area = image_area(col_title_h + col_label_h);
         img = fit_image(area.x, area.y, win_w, win_h, opt.min_fill);
     }
@@ -476,11 +482,15 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     if (row_labels) {
         // Row labels, right-aligned against the image; every k-th when rows are small.
         const int rs = label_stride(px_row, line);
+        result.label_stride = rs;
         const ImVec2 clip_a(left.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
         dl->PushClipRect(clip_a, clip_b, true);
         for (int r = (r_first / rs) * rs; r <= r_last; r += rs) {
             if (r < r_first) continue;
-            const std::string s = fit_text(thinned_label(row_axis, r, rs), row_label_w - 8);
+            const std::string full = thinned_label(row_axis, r, rs);
+            const std::string s = fit_text(full, row_label_w - 8);
+            ++result.labels_shown;
+            if (s != full) ++result.labels_cut;
             const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
             const bool hot = r == result.row || r == opt.highlight.row;
             dl->AddText(ImVec2(img_min.x - 6 - ts.x, cell_y(r + 0.5f) - ts.y * 0.5f),
@@ -498,10 +508,14 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
             const bool hot = c == result.col || c == opt.highlight.col;
             const ImU32 col = hot ? hot_col : text_col;
             if (vertical_cols) {
-                const std::string s = fit_text(thinned_label(col_axis, c, cs), col_label_h - 8);
+                const std::string full = thinned_label(col_axis, c, cs);
+                const std::string s = fit_text(full, col_label_h - 8);
+                ++result.labels_shown;
+                if (s != full) ++result.labels_cut;
                 add_text_vertical(dl, ImVec2(cell_x(c + 0.5f) - line * 0.5f, img_min.y - 4), col, s);
             } else {
                 const std::string s = axis_label(col_axis, c);
+                ++result.labels_shown;
                 const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
                 dl->AddText(ImVec2(cell_x(c + 0.5f) - ts.x * 0.5f, img_min.y - 2 - ts.y), col, s.c_str());
             }

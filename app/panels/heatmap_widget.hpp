@@ -251,6 +251,8 @@ struct HeatmapResult {
     int row_label_clicked = -1;  // a row label was clicked (row index), else -1
     bool image_hovered = false;  // mouse over the widget's image area (also between cells)
     float img_x = 0, img_y = 0, img_w = 0, img_h = 0;  // where the image went (screen pixels)
+    int labels_shown = 0, labels_cut = 0;  // axis labels drawn this frame, and those cut to fit ("…")
+    int label_stride = 1;                  // every how many-th row label is drawn
 };
 
 /// Draws the heatmap in the current ImGui window and handles zoom/pan. Call once per frame.
