@@ -362,6 +362,10 @@ void Shell::draw_menu_bar() {
         draw_command_menu(*this, "Help");
         ImGui::EndMenu();
     }
+    if (state.presentation) {  // the way out, where the panels were folded from
+        if (ImGui::MenuItem("\u25c0 Exit presentation (F11)")) state.presentation = false;
+        remember_item_rect(state, "exit_presentation");
+    }
     // The scene's title, on the right of the menu bar.
     const std::string title =
         state.model.active ? state.model.name
@@ -394,10 +398,15 @@ void Shell::draw_layout() {
     const float side_w = std::min(380.0f * s, ws.x * 0.25f);
     const float left_w = show_left ? side_w : 0.0f;
     const float right_w = show_right ? std::min(390.0f * s, ws.x * 0.25f) : 0.0f;
-    const float strip_h =
-        show_strip ? style.WindowPadding.y * 2.0f + ImGui::GetFrameHeight() + style.ItemSpacing.y + (line + 2.0f) +
-                         (line + (13.0f * s + 1.0f) * 2.0f + 7.5f) + style.ScrollbarSize + 6.0f
-                   : 0.0f;
+    // The strip: its buttons row, then the stages' chips. On a short window at a large UI scale (where
+    // the chips would take over a fifth of the height) only the buttons row shows, so the picture keeps
+    // its room; the stage's name is in the view's title.
+    const float strip_buttons_h = style.WindowPadding.y * 2.0f + ImGui::GetFrameHeight();
+    const float strip_full_h = strip_buttons_h + style.ItemSpacing.y + (line + 2.0f) +
+                               (line + (13.0f * s + 1.0f) * 2.0f + 7.5f) + style.ScrollbarSize + 6.0f;
+    const float strip_h = !show_strip                    ? 0.0f
+                          : strip_full_h > 0.2f * ws.y ? strip_buttons_h
+                                                       : strip_full_h;
     const float body_h = ws.y - status_h;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |

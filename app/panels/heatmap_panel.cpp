@@ -429,6 +429,7 @@ void draw_stage_view(AppState& state) {
     ImGui::TextDisabled("%s", shape.c_str());
     record_item_layout("stage.shape");
     if (type && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", head_label_tooltip(*type).c_str());
+    const bool presenting = state.presentation;
     help_marker(
         "The current stage as a heatmap: one cell per matrix entry, rows are the first axis (usually the "
         "query tokens), columns the second. Colours: weights use the scale chosen under \"colours\" (auto: "
@@ -441,7 +442,6 @@ void draw_stage_view(AppState& state) {
         "double-click resets.");
 
     // Presentation mode (F11) gives the picture every line it can: no colour-scale choices, no hints.
-    const bool presenting = state.presentation;
     if (!presenting) draw_scale_selectors(state, st);
     const bool mask_edit = state.config.mask == MaskKind::Custom && is_attention_matrix(st);
     if (mask_edit) {
@@ -464,7 +464,11 @@ void draw_stage_view(AppState& state) {
     HeatmapOptions opt;
     opt.height = std::max((presenting ? 10.0f : 14.0f) * fs, avail.y - strip_h);  // 224 px at UI scale 1
     opt.highlight.row = show_pin ? state.pinned_row : -1;
-    if (presenting) opt.min_fill = 1.0f;  // cells stretch to fill a wide projector screen
+    if (presenting) {
+        opt.min_fill = 1.0f;       // cells stretch to fill a wide projector screen
+        opt.axis_titles = false;   // (the tokens say what the axes are)
+        opt.compact_colorbar = true;
+    }
     const HeatmapResult r =
         heatmap_widget("stage", zoom[st.name], HeatmapInput{&cm, &st.rows, &st.cols, false}, opt);
 
@@ -636,7 +640,8 @@ void draw_main_view(AppState& state) {
 
     ImGui::BeginChild("##main_view", ImVec2(0, 0), false,
                       ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoScrollbar);
-    draw_view_switch(state);
+    // (presenting a stage, the menu bar holds the way out: the picture gets the row)
+    if (!state.presentation || state.view != MainView::Stage || !state.trace) draw_view_switch(state);
     if (!state.trace) {
         ImGui::Spacing();
         if (!state.issues.empty()) {

@@ -219,13 +219,16 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::strin
     }
 }
 
-void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
-                   const std::string& layout_id) {
+void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked, const std::string& layout_id,
+                   bool with_caption) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float line = ImGui::GetTextLineHeight();
     const float bar_w = std::min(16.0f, w * 0.3f);
-    const float legend_h = show_masked ? line * 1.6f : 0.0f;
+    // The masked legend on two lines ("masked" over "(−∞)") when one does not fit the bar's width.
+    const char* legend = "masked (\u2212\u221e)";
+    const bool two_lines = show_masked && bar_w + 6 + ImGui::CalcTextSize(legend).x > w + 0.5f;
+    const float legend_h = show_masked ? line * (two_lines ? 2.6f : 1.6f) : 0.0f;
     const float bar_h = std::max(20.0f, h - legend_h - line);
     const float top = p.y + line * 0.5f;  // room for the top tick's text
     const int segments = 48;
@@ -253,7 +256,7 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
                       p.x, p.x + w + 0.5f);
     }
     // Which scale is in use, written vertically beside the ticks ("per row: ÷ row max", "log ...").
-    const std::string caption = scale_caption(range);
+    const std::string caption = with_caption ? scale_caption(range) : std::string();
     if (!caption.empty()) {
         // Never longer than the bar: "per row: ÷ row m…" rather than text over the legend below.
         const std::string fitted = fit_text(caption, bar_h);
@@ -267,10 +270,16 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
         const float y = top + bar_h + line * 0.6f;
         draw_hatch(dl, ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line));
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line), ImGui::GetColorU32(ImGuiCol_Border));
-        const char* legend = "masked (\u2212\u221e)";
-        dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, legend);
-        layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize(legend).x, line, p.x,
-                      p.x + w + 0.5f);
+        if (two_lines) {
+            dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, "masked");
+            dl->AddText(ImVec2(p.x + bar_w + 6, y + line), text_col, "(\u2212\u221e)");
+            layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize("masked").x, 2 * line, p.x,
+                          p.x + w + 0.5f);
+        } else {
+            dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, legend);
+            layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize(legend).x, line, p.x,
+                          p.x + w + 0.5f);
+        }
     }
     ImGui::Dummy(ImVec2(w, h));
 }
@@ -321,10 +330,20 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     const float fs = ImGui::GetFontSize();
     const float row_label_w =
         row_labels ? std::min(max_label_width(row_axis, rows) + 8, std::max(120.0f, 8.0f * fs)) : 0.0f;
-    const float colorbar_w = opt.colorbar
-                                 ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 34) +
-                                       (scale_caption(range).empty() ? 0.0f : line + 8.0f)
-                                 : 0;
+    // The colour bar's width: its bar, the widest tick (or the masked legend when it shows) and the
+    // caption beside them -- what draw_colorbar draws, so a wide screen gives the rest to the picture.
+    float colorbar_w = 0;
+    if (opt.colorbar) {
+        float text_w =
+            cm.has_masked ? ImGui::CalcTextSize(opt.compact_colorbar ? "masked" : "masked (\u2212\u221e)").x : 0.0f;
+        for (float f : {1.0f, 0.5f, 0.0f}) {
+            const std::string tick =
+                range.mode == ScaleMode::Row ? colorbar_tick(range, f) : format_value(colorbar_value(range, f));
+            text_w = std::max(text_w, ImGui::CalcTextSize(tick.c_str()).x);
+        }
+        colorbar_w = std::max(60.0f, text_w + 34) +
+                     (opt.compact_colorbar || scale_caption(range).empty() ? 0.0f : line + 8.0f);
+    }
     const float max_col_label = col_labels ? max_label_width(col_axis, cols) : 0.0f;
 
     // First pass with one line of horizontal column labels; if they do not fit their cells, the
@@ -337,7 +356,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     ImVec2 area = image_area(col_title_h + col_label_h);
     ImageSize img = fit_image(area.x, area.y, win_w, win_h, opt.min_fill);
     bool vertical_cols = false;
-    if (col_labels && img.w / win_w < max_col_label + 6) {
+    if (col_labels && img.w / win_w < max_col_label + 3) {
         vertical_cols = true;
         col_label_h = std::min(max_col_label, std::max(90.0f, 6.0f * fs)) + 8;
         area = image_area(col_title_h + col_label_h);
@@ -569,9 +588,11 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     // beside a short, wide image it reaches below it.
     float colorbar_h = 0.0f;
     if (opt.colorbar) {
-        colorbar_h = std::max(img.h, 3.5f * line + (cm.has_masked ? 1.6f * line : 0.0f));
+        colorbar_h =
+            std::max(img.h, 3.5f * line + (cm.has_masked ? (opt.compact_colorbar ? 2.6f : 1.6f) * line : 0.0f));
         ImGui::SetCursorScreenPos(ImVec2(img_max.x + 12, img_min.y));
-        draw_colorbar(range, colorbar_w - 12, colorbar_h, cm.has_masked, std::string(id) + ".colorbar");
+        draw_colorbar(range, colorbar_w - 12, colorbar_h, cm.has_masked, std::string(id) + ".colorbar",
+                      !opt.compact_colorbar);
     }
 
     // Reserve the whole region so the caller's layout continues below it.

@@ -235,6 +235,7 @@ struct HeatmapOptions {
     bool col_labels = true;       // with labels: the column labels (top)
     bool axis_titles = true;
     bool colorbar = true;         // colour bar + masked legend
+    bool compact_colorbar = false;  // narrower: no caption, the masked legend on two lines (presentation)
     bool numbers = true;          // values inside cells when they are large enough
     bool interactive = true;      // wheel zoom, drag pan, double-click reset
     float min_fill = 0.3f;        // see fit_image()
@@ -262,8 +263,9 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
 /// A vertical colour bar (gradient + lo/mid/hi ticks) of size w x h at the cursor, plus the hatched
 /// "masked (−∞)" swatch when `show_masked`. Used by the widget and by grids with a shared scale.
 /// Its tick labels, caption and legend are layout records "<layout_id>.tick0", ".caption", ...
+/// With `with_caption` false the scale's caption ("fixed 0–1") is left out (presentation mode).
 void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
-                   const std::string& layout_id = "colorbar");
+                   const std::string& layout_id = "colorbar", bool with_caption = true);
 
 /// Draws `text` rotated 90° counter-clockwise (reads bottom to top); `pos` is where the text starts
 /// (its bottom-left corner once rotated, i.e. the text runs upwards from pos).
