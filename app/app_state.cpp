@@ -145,6 +145,15 @@ nlohmann::json state_json(const AppState& state) {
     j["model_n"] = state.model.n;
     j["model_runs"] = state.model.run_generation;
     j["model_top_token"] = state.model.top.empty() ? std::string() : state.model.top[0].text;
+    // The next-token panel's rows: probability at T, the model's own, the chance sampling draws it.
+    nlohmann::json next = nlohmann::json::array();
+    for (const ModelUi::Candidate& c : state.model.top)
+        next.push_back({{"id", c.id}, {"text", c.text}, {"p", c.p}, {"p_model", c.p_model}, {"p_sample", c.p_sample}});
+    j["next_tokens"] = next;
+    j["sample_kept"] = state.model.sample_kept;
+    j["sample_cut"] = state.model.sample_cut;
+    j["top_k"] = state.model.top_k;
+    j["top_p"] = state.model.top_p;
     j["model_last_appended"] = state.model.last_appended;
     j["export_path"] = state.last_export_path;
     j["status"] = state.status;
