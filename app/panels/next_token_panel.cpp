@@ -68,15 +68,21 @@ void draw_next_token_panel(AppState& state) {
     } else {
         const float em = ImGui::GetFontSize();
         const float gap = ImGui::GetStyle().ItemSpacing.x;
-        const float text_w = em * 6.0f;
+        // Columns: token, the sampling chance as a bar, the model's own probability. A narrow panel
+        // (a large UI scale) writes the model's probability inside the bar instead.
+        const float avail = ImGui::GetContentRegionAvail().x;
+        const float text_w = std::min(em * 6.0f, avail * 0.38f);
         const float raw_w = ImGui::CalcTextSize("100.0%").x;
-        const float bar_w = std::max(em * 3.0f, ImGui::GetContentRegionAvail().x - text_w - raw_w - 2.0f * gap);
+        const bool raw_column = avail - text_w - raw_w - 2.0f * gap >= em * 5.0f;
+        const float bar_w = std::max(1.0f, raw_column ? avail - text_w - raw_w - 2.0f * gap : avail - text_w - gap);
         const float x_head = ImGui::GetCursorPosX();
         ImGui::TextDisabled("token");
         ImGui::SameLine(x_head + text_w);
-        ImGui::TextDisabled("%s", elide("chance when sampling", bar_w).c_str());
-        ImGui::SameLine(x_head + text_w + bar_w + gap);
-        ImGui::TextDisabled("model");
+        ImGui::TextDisabled("%s", elide(raw_column ? "chance when sampling" : "chance (model)", bar_w).c_str());
+        if (raw_column) {
+            ImGui::SameLine(x_head + text_w + bar_w + gap);
+            ImGui::TextDisabled("model");
+        }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("softmax(logits): the model's probability at T = 1");
         for (std::size_t r = 0; r < m.top.size(); ++r) {
             const ModelUi::Candidate& c = m.top[r];
@@ -88,7 +94,9 @@ void draw_next_token_panel(AppState& state) {
                               m.sample_cut.empty() ? "the knobs" : m.sample_cut.c_str(), m.sample_kept,
                               m.sample_kept == 1 ? "" : "s");
                 ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.70f, 0.35f, 1.0f));
+                ImGui::PushTextWrapPos(0.0f);  // (a narrow panel wraps it)
                 ImGui::TextUnformatted(cut);
+                ImGui::PopTextWrapPos();
                 ImGui::PopStyleColor();
                 record_item_layout("next_token.cut");
             }
@@ -106,24 +114,30 @@ void draw_next_token_panel(AppState& state) {
                                   full.c_str(), c.id, c.p_model * 100.0, c.p * 100.0, c.p_sample * 100.0);
             record_item_layout("next_token.label" + std::to_string(r));
             ImGui::SameLine(x0 + text_w);
-            char pct[32];
-            if (pickable)
-                std::snprintf(pct, sizeof pct, "%.1f%%", c.p_sample * 100.0);
+            char pct[48];
+            if (raw_column)
+                std::snprintf(pct, sizeof pct, pickable ? "%.1f%%" : "not drawn", c.p_sample * 100.0);
+            else if (pickable)
+                std::snprintf(pct, sizeof pct, "%.1f%% (%.1f%%)", c.p_sample * 100.0, c.p_model * 100.0);
             else
-                std::snprintf(pct, sizeof pct, "not drawn");
+                std::snprintf(pct, sizeof pct, "0 (%.1f%%)", c.p_model * 100.0);
             if (!pickable) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 0.45f);
             ImGui::ProgressBar(float(c.p_sample), ImVec2(bar_w, ImGui::GetTextLineHeight()), pct);
             if (!pickable) ImGui::PopStyleVar();
             record_item_layout("next_token.bar" + std::to_string(r));
-            ImGui::SameLine(x0 + text_w + bar_w + gap);
-            ImGui::TextDisabled("%.1f%%", c.p_model * 100.0);
-            record_item_layout("next_token.model" + std::to_string(r));
+            if (raw_column) {
+                ImGui::SameLine(x0 + text_w + bar_w + gap);
+                ImGui::TextDisabled("%.1f%%", c.p_model * 100.0);
+                record_item_layout("next_token.model" + std::to_string(r));
+            }
         }
         if (m.sample_kept > int(m.top.size())) {
             double shown = 0;
             for (const auto& c : m.top) shown += c.p_sample;
+            ImGui::PushTextWrapPos(0.0f);
             ImGui::TextDisabled("+ %d more tokens can be drawn (%.1f%% together)", m.sample_kept - int(m.top.size()),
                                 std::max(0.0, 1.0 - shown) * 100.0);
+            ImGui::PopTextWrapPos();
         }
     }
     ImGui::Spacing();
