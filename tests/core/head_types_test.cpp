@@ -14,45 +14,45 @@
 namespace attnviz {
 namespace {
 
-using W = WordClass;
+using WC = WordClass;
 
 // "a fluffy blue creature roamed the verdant forest . a fluffy blue creature": 13 tokens, the last
 // four repeat the first four.
-const std::vector<std::string> kTokens = {"a",       "fluffy", "blue",   "creature", "roamed", "the",     "verdant",
+const std::vector<std::string> kSeedTokens = {"a",       "fluffy", "blue",   "creature", "roamed", "the",     "verdant",
                                           "forest",  ".",      "a",      "fluffy",   "blue",   "creature"};
-const std::vector<W> kClasses = {W::Other, W::Adjective, W::Adjective, W::Noun,      W::Other,
-                                 W::Other, W::Adjective, W::Noun,      W::Other,     W::Other,
-                                 W::Adjective, W::Adjective, W::Noun};
+const std::vector<WC> kSeedClasses = {WC::Other, WC::Adjective, WC::Adjective, WC::Noun,      WC::Other,
+                                 WC::Other, WC::Adjective, WC::Noun,      WC::Other,     WC::Other,
+                                 WC::Adjective, WC::Adjective, WC::Noun};
 
-Mat uniform_causal(int n) {
+Mat uniform_causal_pattern(int n) {
     Mat P = Mat::Zero(n, n);
     for (int i = 0; i < n; ++i)
         for (int j = 0; j <= i; ++j) P(i, j) = 1.0f / float(i + 1);
     return P;
 }
 
-double score(const HeadLabel& l, HeadType t) {
+double label_score(const HeadLabel& l, HeadType t) {
     return l.scores[std::size_t(t)].score;
 }
 
 TEST(HeadTypes, PreviousTokenHead) {
-    const int n = int(kTokens.size());
+    const int n = int(kSeedTokens.size());
     Mat P = Mat::Zero(n, n);
     P(0, 0) = 1;
     for (int t = 1; t < n; ++t) P(t, t - 1) = 1;
-    const HeadLabel l = classify_head(P, ids_of_tokens(kTokens), kClasses);
+    const HeadLabel l = classify_head(P, ids_of_tokens(kSeedTokens), kSeedClasses);
     EXPECT_EQ(l.type, HeadType::PreviousToken) << head_type_name(l.type);
     EXPECT_DOUBLE_EQ(l.score, 1.0);
     EXPECT_STREQ(head_type_short(l.type), "prev");
     // Adjective→noun on the same pattern: "creature" gives its weight to "blue" (one of its two
     // adjectives) = 1, "forest" to "verdant" = 1, the second "creature" to "blue" = 1.
-    EXPECT_DOUBLE_EQ(score(l, HeadType::AdjectiveNoun), 1.0);
-    EXPECT_DOUBLE_EQ(score(l, HeadType::Self), 0.0);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::AdjectiveNoun), 1.0);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::Self), 0.0);
 }
 
 TEST(HeadTypes, InductionHeadOnARepeat) {
-    const int n = int(kTokens.size());
-    const std::vector<int> ids = ids_of_tokens(kTokens);
+    const int n = int(kSeedTokens.size());
+    const std::vector<int> ids = ids_of_tokens(kSeedTokens);
     Mat P = Mat::Zero(n, n);
     for (int t = 0; t < n; ++t) P(t, t) = 1;  // no repeat yet: itself
     // The repeat: "a" (9) → "fluffy" (1), "fluffy" (10) → "blue" (2), "blue" (11) → "creature" (3),
@@ -61,31 +61,31 @@ TEST(HeadTypes, InductionHeadOnARepeat) {
         P(t, t) = 0;
         P(t, t - 8) = 1;
     }
-    const HeadLabel l = classify_head(P, ids, kClasses);
+    const HeadLabel l = classify_head(P, ids, kSeedClasses);
     EXPECT_EQ(l.type, HeadType::Induction) << head_type_name(l.type);
     EXPECT_DOUBLE_EQ(l.score, 1.0);
     EXPECT_TRUE(l.scores[std::size_t(HeadType::Induction)].defined);
     // Self: rows 1..8 on the diagonal, 9..12 not: 8 / 12.
-    EXPECT_NEAR(score(l, HeadType::Self), 8.0 / 12.0, 1e-12);
+    EXPECT_NEAR(label_score(l, HeadType::Self), 8.0 / 12.0, 1e-12);
     // The same numbers as the training scores.
     int counts[4];
     const HeadScores h = pattern_scores(P, ids, counts);
     EXPECT_EQ(counts[1], 4);
-    EXPECT_DOUBLE_EQ(score(l, HeadType::Induction), h.induction);
-    EXPECT_DOUBLE_EQ(score(l, HeadType::PreviousToken), h.previous_token);
-    EXPECT_DOUBLE_EQ(score(l, HeadType::FirstToken), h.first_token);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::Induction), h.induction);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::PreviousToken), h.previous_token);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::FirstToken), h.first_token);
 }
 
 TEST(HeadTypes, InductionIsUndefinedWithoutARepeat) {
-    const std::vector<std::string> tokens(kTokens.begin(), kTokens.begin() + 8);  // no token twice
-    const HeadLabel l = classify_head(uniform_causal(8), ids_of_tokens(tokens), {});
+    const std::vector<std::string> tokens(kSeedTokens.begin(), kSeedTokens.begin() + 8);  // no token twice
+    const HeadLabel l = classify_head(uniform_causal_pattern(8), ids_of_tokens(tokens), {});
     EXPECT_FALSE(l.scores[std::size_t(HeadType::Induction)].defined);
     EXPECT_FALSE(l.scores[std::size_t(HeadType::AdjectiveNoun)].defined);  // no word classes
 }
 
 TEST(HeadTypes, AdjectiveNounHeadNeedsTheGrammar) {
-    const int n = int(kTokens.size());
-    Mat P = uniform_causal(n);
+    const int n = int(kSeedTokens.size());
+    Mat P = uniform_causal_pattern(n);
     // Each noun splits its attention over its own adjectives: creature (3) → fluffy, blue; forest (7)
     // → verdant; creature (12) → fluffy (10), blue (11).
     auto only = [&](int t, std::vector<int> js) {
@@ -95,12 +95,12 @@ TEST(HeadTypes, AdjectiveNounHeadNeedsTheGrammar) {
     only(3, {1, 2});
     only(7, {6});
     only(12, {10, 11});
-    const std::vector<int> ids = ids_of_tokens(kTokens);
-    const HeadLabel l = classify_head(P, ids, kClasses);
+    const std::vector<int> ids = ids_of_tokens(kSeedTokens);
+    const HeadLabel l = classify_head(P, ids, kSeedClasses);
     EXPECT_EQ(l.type, HeadType::AdjectiveNoun) << head_type_name(l.type);
     EXPECT_NEAR(l.score, 1.0, 1e-6);
     int nouns = 0;
-    EXPECT_NEAR(adjective_noun_score(P, kClasses, &nouns), 1.0, 1e-6);
+    EXPECT_NEAR(adjective_noun_score(P, kSeedClasses, &nouns), 1.0, 1e-6);
     EXPECT_EQ(nouns, 3);
     // Half the weight on the adjectives: 0.5.
     P.row(3) << 0.25f, 0.25f, 0.25f, 0.25f, 0, 0, 0, 0, 0, 0, 0, 0, 0;
@@ -111,7 +111,7 @@ TEST(HeadTypes, AdjectiveNounHeadNeedsTheGrammar) {
     P(12, 10) = 0.25f;
     P(12, 11) = 0.25f;
     P(12, 12) = 0.5f;
-    EXPECT_NEAR(adjective_noun_score(P, kClasses, &nouns), 0.5, 1e-6);
+    EXPECT_NEAR(adjective_noun_score(P, kSeedClasses, &nouns), 0.5, 1e-6);
     // Without a grammar the same head has no adjective→noun score.
     const HeadLabel none = classify_head(P, ids, {});
     EXPECT_FALSE(none.scores[std::size_t(HeadType::AdjectiveNoun)].defined);
@@ -119,37 +119,37 @@ TEST(HeadTypes, AdjectiveNounHeadNeedsTheGrammar) {
 }
 
 TEST(HeadTypes, SinkSelfAndBroad) {
-    const int n = int(kTokens.size());
-    const std::vector<int> ids = ids_of_tokens(kTokens);
+    const int n = int(kSeedTokens.size());
+    const std::vector<int> ids = ids_of_tokens(kSeedTokens);
     Mat sink = Mat::Zero(n, n);
     sink.col(0).setOnes();
-    const HeadLabel s = classify_head(sink, ids, kClasses);
+    const HeadLabel s = classify_head(sink, ids, kSeedClasses);
     EXPECT_EQ(s.type, HeadType::FirstToken) << head_type_name(s.type);
     EXPECT_DOUBLE_EQ(s.score, 1.0);
 
-    const HeadLabel self = classify_head(Mat(Mat::Identity(n, n)), ids, kClasses);
+    const HeadLabel self = classify_head(Mat(Mat::Identity(n, n)), ids, kSeedClasses);
     EXPECT_EQ(self.type, HeadType::Self) << head_type_name(self.type);
     EXPECT_DOUBLE_EQ(self.score, 1.0);
 
     // An even spread beats no type by its lift: broad, whatever its (small-text) first-token score.
-    const HeadLabel broad = classify_head(uniform_causal(n), ids, kClasses);
+    const HeadLabel broad = classify_head(uniform_causal_pattern(n), ids, kSeedClasses);
     EXPECT_EQ(broad.type, HeadType::Broad) << head_type_name(broad.type);
     for (int k = 0; k < kScoredHeadTypes; ++k)
         EXPECT_NEAR(broad.scores[std::size_t(k)].score, broad.scores[std::size_t(k)].uniform, 1e-6) << k;
     // On three tokens an even spread's first-token score is (1 + 1/2 + 1/3) / 3 = 0.61 > the threshold;
     // the lift keeps it broad.
-    const HeadLabel tiny = classify_head(uniform_causal(3), {0, 1, 2}, {});
+    const HeadLabel tiny = classify_head(uniform_causal_pattern(3), {0, 1, 2}, {});
     EXPECT_NEAR(tiny.scores[std::size_t(HeadType::FirstToken)].score, (1 + 0.5 + 1.0 / 3) / 3, 1e-6);
     EXPECT_EQ(tiny.type, HeadType::Broad);
 
     // 20 % on the previous token, 80 % spread: prev = 0.2 + 0.8 · uniform's (0.18) = 0.35, below the
     // 0.4 threshold.
-    Mat mix = uniform_causal(n) * 0.8f;
+    Mat mix = uniform_causal_pattern(n) * 0.8f;
     mix(0, 0) += 0.2f;
     for (int t = 1; t < n; ++t) mix(t, t - 1) += 0.2f;
     const HeadLabel m = classify_head(mix, ids, {});  // (no grammar: t − 1 is often an adjective)
-    EXPECT_NEAR(score(m, HeadType::PreviousToken), 0.2 + 0.8 * m.scores[0].uniform, 1e-6);
-    EXPECT_LT(score(m, HeadType::PreviousToken), 0.4);
+    EXPECT_NEAR(label_score(m, HeadType::PreviousToken), 0.2 + 0.8 * m.scores[0].uniform, 1e-6);
+    EXPECT_LT(label_score(m, HeadType::PreviousToken), 0.4);
     EXPECT_EQ(m.type, HeadType::Broad) << head_type_name(m.type) << " " << m.score;
     EXPECT_THROW(classify_head(mix, {1, 2}, {}), Error);
 }
