@@ -87,10 +87,12 @@ void draw_model_view(AppState& state) {
     const float head_h = ImGui::GetTextLineHeightWithSpacing();
     const float gap = 3.0f;
     // Each cell's head type ("prev 0.93") on a line under it, when cells are wide enough to hold it.
+    ImGui::PushFont(app_font(FontRole::Small));
     const float type_w = ImGui::CalcTextSize("adj→noun 0.00").x;
     const float type_h = ImGui::GetTextLineHeight() + 2.0f;
+    ImGui::PopFont();
     float cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap - type_h);
-    const bool show_types = cell >= type_w * 0.8f;
+    const bool show_types = cell >= type_w * 0.75f;
     if (!show_types) cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap);
     // (never shorter than a line of text: the layer labels sit one per row; the grid scrolls instead)
     cell = std::clamp(cell, std::max(18.0f, ImGui::GetTextLineHeight()), 220.0f);
@@ -153,6 +155,7 @@ void draw_model_view(AppState& state) {
                             current ? 2.0f : 1.0f);
             const HeadLabel* type = h < int(types.size()) ? &types[std::size_t(h)] : nullptr;
             if (type && show_types) {
+                ImGui::PushFont(app_font(FontRole::Small));
                 const std::string t = head_label_text(*type);
                 const float tw = std::min(ImGui::CalcTextSize(t.c_str()).x, cell);
                 dl->PushClipRect(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y + type_h), true);
@@ -160,6 +163,7 @@ void draw_model_view(AppState& state) {
                             ImGui::GetColorU32(type->type == HeadType::Broad ? ImGuiCol_TextDisabled : ImGuiCol_Text),
                             t.c_str());
                 dl->PopClipRect();
+                ImGui::PopFont();
             }
             if (hovered && type)
                 ImGui::SetTooltip("layer %d, head %d: %s\nclick to open its stages", l, h,

@@ -69,21 +69,25 @@ void draw_next_token_panel(AppState& state) {
         const float em = ImGui::GetFontSize();
         const float gap = ImGui::GetStyle().ItemSpacing.x;
         // Columns: token, the sampling chance as a bar, the model's own probability. A narrow panel
-        // (a large UI scale) writes the model's probability inside the bar instead.
+        // (a large UI scale) gives each token two rows: the token and its model probability, then the bar.
         const float avail = ImGui::GetContentRegionAvail().x;
-        const float text_w = std::min(em * 6.0f, avail * 0.38f);
         const float raw_w = ImGui::CalcTextSize("100.0%").x;
-        const bool raw_column = avail - text_w - raw_w - 2.0f * gap >= em * 5.0f;
-        const float bar_w = std::max(1.0f, raw_column ? avail - text_w - raw_w - 2.0f * gap : avail - text_w - gap);
+        const bool raw_column = avail - em * 6.0f - raw_w - 2.0f * gap >= em * 5.0f;
+        const float text_w = raw_column ? em * 6.0f : std::max(1.0f, avail - raw_w - gap);
+        const float bar_w = std::max(1.0f, raw_column ? avail - text_w - raw_w - 2.0f * gap : avail);
         const float x_head = ImGui::GetCursorPosX();
         ImGui::TextDisabled("token");
-        ImGui::SameLine(x_head + text_w);
-        ImGui::TextDisabled("%s", elide(raw_column ? "chance when sampling" : "chance (model)", bar_w).c_str());
         if (raw_column) {
+            ImGui::SameLine(x_head + text_w);
+            ImGui::TextDisabled("%s", elide("chance when sampling", bar_w).c_str());
             ImGui::SameLine(x_head + text_w + bar_w + gap);
-            ImGui::TextDisabled("model");
+        } else {
+            ImGui::SameLine(x_head + text_w + gap);
         }
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("softmax(logits): the model's probability at T = 1");
+        ImGui::TextDisabled("model");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("softmax(logits): the model's probability at T = 1; the bars: the chance that "
+                              "sampling draws the token");
         for (std::size_t r = 0; r < m.top.size(); ++r) {
             const ModelUi::Candidate& c = m.top[r];
             const bool pickable = c.p_sample > 0;
@@ -113,14 +117,15 @@ void draw_next_token_panel(AppState& state) {
                 ImGui::SetTooltip("\"%s\"  token id %d\nmodel %.2f%%, at T %.2f%%, when sampling %.2f%%",
                                   full.c_str(), c.id, c.p_model * 100.0, c.p * 100.0, c.p_sample * 100.0);
             record_item_layout("next_token.label" + std::to_string(r));
-            ImGui::SameLine(x0 + text_w);
+            if (!raw_column) {  // the model's probability on the token's row, the bar below
+                ImGui::SameLine(x0 + text_w + gap);
+                ImGui::TextDisabled("%.1f%%", c.p_model * 100.0);
+                record_item_layout("next_token.model" + std::to_string(r));
+            } else {
+                ImGui::SameLine(x0 + text_w);
+            }
             char pct[48];
-            if (raw_column)
-                std::snprintf(pct, sizeof pct, pickable ? "%.1f%%" : "not drawn", c.p_sample * 100.0);
-            else if (pickable)
-                std::snprintf(pct, sizeof pct, "%.1f%% (%.1f%%)", c.p_sample * 100.0, c.p_model * 100.0);
-            else
-                std::snprintf(pct, sizeof pct, "0 (%.1f%%)", c.p_model * 100.0);
+            std::snprintf(pct, sizeof pct, pickable ? "%.1f%%" : "not drawn", c.p_sample * 100.0);
             if (!pickable) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 0.45f);
             ImGui::ProgressBar(float(c.p_sample), ImVec2(bar_w, ImGui::GetTextLineHeight()), pct);
             if (!pickable) ImGui::PopStyleVar();

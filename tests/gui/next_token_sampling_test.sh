@@ -65,8 +65,11 @@ print(f"next tokens: {kept} of 10 can be drawn (cut by {l['sample_cut']}); chanc
 # Labels stop before their bars (long byte tokens are elided, the tooltip has them whole).
 boxes = {b["id"]: b["box"] for b in l["layout"]}
 for i in range(10):
-    lab, bar = boxes[f"next_token.label{i}"], boxes[f"next_token.bar{i}"]
-    assert lab[0] + lab[2] <= bar[0] + 0.5, f"label {i} ends at {lab[0] + lab[2]:.0f}, its bar starts at {bar[0]:.0f}"
+    lab = boxes[f"next_token.label{i}"]
+    for other in (f"next_token.bar{i}", f"next_token.model{i}"):
+        o = boxes[other]
+        overlap = lab[0] < o[0] + o[2] - 0.5 and o[0] < lab[0] + lab[2] - 0.5 and lab[1] < o[1] + o[3] - 0.5 and o[1] < lab[1] + lab[3] - 0.5
+        assert not overlap, f"label {i} {lab} runs into {other} {o}"
 assert "next_token.cut" in boxes, "no cut-off line"
 PY
 echo "next_token_sampling_test: OK"
