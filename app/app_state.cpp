@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/head_labels.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/view_state.hpp"
 #include "app/tour_player.hpp"
@@ -154,6 +155,15 @@ nlohmann::json state_json(const AppState& state) {
     j["model_n"] = state.model.n;
     j["model_runs"] = state.model.run_generation;
     j["model_top_token"] = state.model.top.empty() ? std::string() : state.model.top[0].text;
+    // The next-token panel's rows: probability at T, the model's own, the chance sampling draws it.
+    nlohmann::json next = nlohmann::json::array();
+    for (const ModelUi::Candidate& c : state.model.top)
+        next.push_back({{"id", c.id}, {"text", c.text}, {"p", c.p}, {"p_model", c.p_model}, {"p_sample", c.p_sample}});
+    j["next_tokens"] = next;
+    j["sample_kept"] = state.model.sample_kept;
+    j["sample_cut"] = state.model.sample_cut;
+    j["top_k"] = state.model.top_k;
+    j["top_p"] = state.model.top_p;
     j["model_last_appended"] = state.model.last_appended;
     j["export_path"] = state.last_export_path;
     j["status"] = state.status;
@@ -222,6 +232,19 @@ nlohmann::json state_json(const AppState& state) {
     nlohmann::json rects = nlohmann::json::object();
     for (const auto& [name, r] : state.widget_rects) rects[name] = {r.x, r.y, r.w, r.h};
     j["widgets"] = rects;
+    nlohmann::json labels = nlohmann::json::object();
+    for (const auto& [name, l] : state.label_stats)
+        labels[name] = {{"shown", l.shown}, {"cut", l.cut}, {"stride", l.stride}};
+    j["labels"] = labels;
+    j["presentation"] = state.presentation;
+    j["show_controls"] = state.show_controls;
+    j["show_explanation"] = state.show_explanation;
+    // The current layer's head labels (core/head_types.hpp), as the heads grid shows them.
+    nlohmann::json heads = nlohmann::json::array();
+    if (state.trace)
+        for (const HeadLabel& l : head_labels_of(state, state.trace))
+            heads.push_back({{"type", head_type_name(l.type)}, {"short", head_type_short(l.type)}, {"score", l.score}});
+    j["head_labels"] = heads;
     return j;
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/config.hpp"
 #include "core/trace.hpp"
+#include "io/word_classes.hpp"
 
 namespace attnviz {
 struct Tour;  // io/tour.hpp
@@ -31,6 +32,8 @@ struct ModelUi {
     std::string text = "The cat sat on the mat because it";  // what the model reads (the text box)
     int layer = 0, n_layer = 0, n_head = 0, n_kv_head = 0, n = 0;
     std::vector<bool> kept_heads;  // per layer: its per-head stages are in the last run
+    /// Word classes of the folder's story_grammar.json (the head labels' adjective→noun; null: none).
+    std::shared_ptr<const WordClassTable> grammar;
     std::string note;              // what is summarised at this length ("" = nothing)
     // Loading (File ▸ Open model…): phase and fraction for the progress bar.
     bool loading = false;
@@ -44,9 +47,13 @@ struct ModelUi {
     struct Candidate {
         int id = 0;
         std::string text;
-        double p = 0;
+        double p = 0;         // softmax(logits / T)
+        double p_model = 0;   // softmax(logits): the model's raw probability
+        double p_sample = 0;  // the chance sampling draws it (after T, top-k, top-p; 0 = cannot)
     };
-    std::vector<Candidate> top;  // the 10 most likely next tokens at temperature T
+    std::vector<Candidate> top;  // the 10 most likely next tokens (core/sampling.hpp)
+    int sample_kept = 0;         // how many tokens sampling can draw (the first sample_kept by logit)
+    std::string sample_cut;      // what cut them: "top-k", "top-p" or "" (nothing)
     std::string last_appended;   // text of the last token appended
     // The workspace's model (app/workspace.cpp): the folder it reopens at start and where the learner
     // was in it. The model session applies it once that folder has loaded, and drops it when the load
@@ -153,6 +160,10 @@ struct AppState {
     bool status_is_error = false;
     double frame_ms = 0;
     float ui_scale = 1.0f;
+    // --- layout (View menu) -----------------------------------------------------------------
+    bool presentation = false;     // F11: side panels, pipeline strip and status bar fold away
+    bool show_controls = true;     // the left column (Ctrl+B)
+    bool show_explanation = true;  // the right column, explanation + export (Ctrl+Alt+B)
     /// Set by a panel during a frame when it waits for something (a tooltip computed in the
     /// background): the main loop then draws the next frame without waiting for input. Cleared by
     /// the main loop every frame.
@@ -176,6 +187,12 @@ struct AppState {
         float x = 0, y = 0, w = 0, h = 0;
     };
     std::map<std::string, WidgetRect> widget_rects;
+    /// Per heatmap (by widget name, "heatmap", "head_tile_3"): how many axis labels it drew this
+    /// frame, how many were cut to fit ("5 o…") and every how many-th token is labelled.
+    struct LabelStats {
+        int shown = 0, cut = 0, stride = 1;
+    };
+    std::map<std::string, LabelStats> label_stats;
     /// The Training lab's run as the state log reports it ("training": status, step, cliff_step,
     /// timeline frame shown, ...); null while the lab has not run.
     nlohmann::json training_log;

@@ -98,6 +98,25 @@ std::vector<Command> make_commands() {
          [](Shell& s) { load_scene_into(s.state, default_scene(), ""); }, nullptr},
         {"quit", "File", "Quit", GLFW_KEY_Q, C, false, true, "Ctrl+Q", "quit (the workspace is kept)",
          [](Shell& s) { s.request_quit(); }, nullptr},
+        // View (the menu's other entries, views and UI scale, are drawn by the shell)
+        {"presentation", "View", "Presentation", GLFW_KEY_F11, 0, false, true, "F11",
+         "presentation mode: side panels, pipeline strip and status bar fold away, the picture fills the window",
+         [](Shell& s) { s.state.presentation = !s.state.presentation; }, nullptr,
+         [](const Shell& s) { return s.state.presentation; }},
+        {"toggle_controls", "View", "Controls panel", GLFW_KEY_B, C, false, true, "Ctrl+B",
+         "show / fold the controls panel (left)",
+         [](Shell& s) {
+             s.state.presentation = false;
+             s.state.show_controls = !s.state.show_controls;
+         },
+         nullptr, [](const Shell& s) { return s.state.show_controls && !s.state.presentation; }},
+        {"toggle_explanation", "View", "Explanation panel", GLFW_KEY_B, C | GLFW_MOD_ALT, false, true,
+         "Ctrl+Alt+B", "show / fold the explanation and export panels (right)",
+         [](Shell& s) {
+             s.state.presentation = false;
+             s.state.show_explanation = !s.state.show_explanation;
+         },
+         nullptr, [](const Shell& s) { return s.state.show_explanation && !s.state.presentation; }},
         // Stepping through the computation (keys only; the pipeline strip has the buttons)
         {"next_stage", nullptr, "Next stage", GLFW_KEY_RIGHT, 0, true, false, "→", "next stage",
          [](Shell& s) { step_stage(s.state, +1); }, nullptr},
@@ -157,7 +176,8 @@ void draw_command_menu(Shell& shell, const char* menu) {
             ImGui::Separator();
         previous_group = c.id;
         const bool enabled = !c.enabled || c.enabled(shell);
-        const bool chosen = ImGui::MenuItem(c.label, c.keys[0] ? c.keys : nullptr, false, enabled);
+        const bool chosen =
+            ImGui::MenuItem(c.label, c.keys[0] ? c.keys : nullptr, c.checked && c.checked(shell), enabled);
         remember_item_rect(shell.state, std::string("menu_") + c.id);
         if (chosen) c.run(shell);
         if (std::strcmp(c.id, "open_model") == 0) draw_open_recent_menu(shell.state);  // File ▸ Open recent

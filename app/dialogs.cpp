@@ -295,22 +295,29 @@ void FileDialogs::draw(AppState& state) {
         // the focus back) the whole path is selected, so what the user types replaces it.
         const bool enter = ImGui::InputText(
             "##path", &path_buffer, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+        // A click on a recent file or an example opens it (the popup closes only once it opened: a
+        // Selectable would close it before the path was used, opening nothing).
+        std::string clicked;
         if (!state.recent_files.empty()) {
             ImGui::TextDisabled("Recent:");
             for (const std::string& r : state.recent_files)
-                if (ImGui::Selectable(r.c_str())) path_buffer = r;
+                if (ImGui::Selectable(r.c_str(), false, ImGuiSelectableFlags_DontClosePopups)) clicked = r;
         }
         if (!examples.empty()) {
-            ImGui::TextDisabled("Examples:");
-            for (const std::string& e : examples)
-                if (ImGui::Selectable(std::filesystem::path(e).filename().string().c_str())) path_buffer = e;
+            ImGui::TextDisabled("Examples (click to open):");
+            for (const std::string& e : examples) {
+                const std::string file = std::filesystem::path(e).filename().string();
+                if (ImGui::Selectable(file.c_str(), false, ImGuiSelectableFlags_DontClosePopups)) clicked = e;
+                remember_item_rect(state, "open_example_" + std::filesystem::path(e).stem().string());
+            }
         }
+        if (!clicked.empty()) path_buffer = clicked;
         if (!error.empty()) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
             ImGui::TextWrapped("%s", error.c_str());
             ImGui::PopStyleColor();
         }
-        if (ImGui::Button("Open", ImVec2(ImGui::GetFontSize() * 6, 0)) || enter) {
+        if (ImGui::Button("Open", ImVec2(ImGui::GetFontSize() * 6, 0)) || enter || !clicked.empty()) {
             // A scene, or what else a path can be (a model folder, a .npy mask): as if dropped.
             if (open_path(state, path_buffer, &error)) {
                 error.clear();

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 
 #include "app/compute_worker.hpp"
 #include "app/settings.hpp"
 #include "core/error.hpp"
 #include "core/model_trace.hpp"
+#include "core/sampling.hpp"
 #include "io/cli.hpp"
 #include "io/files.hpp"
 #include "io/model_loader.hpp"
@@ -339,7 +341,8 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
             ev.run_error = r->error;
         }
     }
-    if (run_ && m.temperature != top_temperature_) update_next_tokens(state);
+    if (run_ && (m.temperature != top_temperature_ || m.top_k != top_k_ || m.top_p != top_p_))
+        update_next_tokens(state);
     return ev;
 }
 
@@ -368,6 +371,18 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     run_submitted_ = false;
     state.pinned_row = -1;
     state.set_status("Opened " + m.name + " from " + m.dir, false);
+    // The word classes of a story model (head labels: adjective→noun). A broken file is one line; the
+    // model stays open, labelled without them.
+    m.grammar.reset();
+    const std::string grammar_path = m.dir + "/story_grammar.json";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(grammar_path, ec)) {
+        try {
+            m.grammar = std::make_shared<const WordClassTable>(read_word_classes(grammar_path));
+        } catch (const std::exception& e) {
+            state.set_status(one_line(e.what()) + " (the head labels go without adjective→noun)", true);
+        }
+    }
 }
 
 void ModelSession::resume_model(AppState& state) {
@@ -423,11 +438,21 @@ void ModelSession::show_model_layer(AppState& state) {
 void ModelSession::update_next_tokens(AppState& state) {
     ModelUi& m = state.model;
     const Mat& logits = run_->forward->logits;  // [1, V]
-    const Vec probs = next_token_probs(logits.row(logits.rows() - 1), std::max(1e-3f, m.temperature));
+    // The same distribution "Append sampled" draws from (the knobs clamped to the sliders' ranges).
+    const SamplingDistribution d =
+        sampling_distribution(logits.row(logits.rows() - 1), std::max(1e-3, double(m.temperature)),
+                              std::max(0, m.top_k), std::clamp(double(m.top_p), 1e-6, 1.0));
     m.top.clear();
-    for (const TokenProb& t : top_tokens(probs, 10))
-        m.top.push_back({t.id, model_->tokenizer->token_label(t.id), t.p});
+    for (std::size_t r = 0; r < std::min<std::size_t>(10, d.order.size()); ++r) {
+        const int id = d.order[r];
+        m.top.push_back({id, model_->tokenizer->token_label(id), double(d.tempered(id)), double(d.model(id)),
+                         double(d.sampling(id))});
+    }
+    m.sample_kept = d.kept;
+    m.sample_cut = d.cut == SamplingCut::TopK ? "top-k" : d.cut == SamplingCut::TopP ? "top-p" : "";
     top_temperature_ = m.temperature;
+    top_k_ = m.top_k;
+    top_p_ = m.top_p;
 }
 
 void ModelSession::append_next_token(AppState& state, bool sampled) {

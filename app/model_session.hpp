@@ -175,8 +175,10 @@ class ModelSession {
     std::string run_text_;                   // text of the last submitted run
     int run_layer_ = -1, shown_layer_ = -1;  // layer whose heads the last request kept / on screen
     bool run_submitted_ = false;
-    float top_temperature_ = -1;  // temperature the next-token ranking was computed at
-    std::string resume_stage_;    // the stage a resumed model lands on when its first run arrives
+    // The knobs the next-token ranking was computed with (temperature -1: recompute).
+    float top_temperature_ = -1, top_p_ = -1;
+    int top_k_ = -1;
+    std::string resume_stage_;  // the stage a resumed model lands on when its first run arrives
     std::mt19937_64 sample_rng_{1};
 };
 

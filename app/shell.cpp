@@ -367,6 +367,8 @@ void Shell::draw_menu_bar() {
             }
         }
         ImGui::Separator();
+        draw_command_menu(*this, "View");  // presentation mode, the side panels
+        ImGui::Separator();
         if (ImGui::BeginMenu("UI scale")) {
             for (float s : {0.75f, 1.0f, 1.25f, 1.5f, 2.0f}) {
                 char label[16];
@@ -388,6 +390,10 @@ void Shell::draw_menu_bar() {
         draw_command_menu(*this, "Help");
         ImGui::EndMenu();
     }
+    if (state.presentation) {  // the way out, where the panels were folded from
+        if (ImGui::MenuItem("\u25c0 Exit presentation (F11)")) state.presentation = false;
+        remember_item_rect(state, "exit_presentation");
+    }
     // The scene's title, on the right of the menu bar.
     const std::string title =
         state.model.active ? state.model.name
@@ -400,19 +406,35 @@ void Shell::draw_menu_bar() {
 
 // Fixed windows relative to the work area (below the menu bar): the pipeline strip across the top
 // (the map of the computation), controls on the left, the main view in the centre, the formula and
-// export panels on the right, the status bar at the bottom.
+// export panels on the right, the status bar at the bottom. Side panels fold away (their ×, Ctrl+B,
+// Ctrl+Alt+B); presentation mode (F11) folds the panels, the strip and the status bar (unless it
+// shows an error), so the picture fills a projector's window at a large UI scale.
 void Shell::draw_layout() {
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     const ImVec2 wp = vp->WorkPos, ws = vp->WorkSize;
     const float s = state.ui_scale;
     const ImGuiStyle& style = ImGui::GetStyle();
     const float line = ImGui::GetTextLineHeight();
-    const float status_h = ImGui::GetFrameHeight() + style.WindowPadding.y * 2.0f;
-    const float left_w = std::min(380.0f * s, ws.x * 0.3f);
-    const float right_w = std::min(390.0f * s, ws.x * 0.3f);
-    const float strip_h = style.WindowPadding.y * 2.0f + ImGui::GetFrameHeight() + style.ItemSpacing.y +
-                          (line + 2.0f) + (line + (13.0f * s + 1.0f) * 2.0f + 7.5f) + style.ScrollbarSize +
-                          6.0f;
+    const bool presenting = state.presentation;
+    const bool show_status = !presenting || (state.status_is_error && !state.status.empty());
+    const bool show_strip = !presenting;
+    const bool show_left = !presenting && state.show_controls;
+    const bool show_right = !presenting && state.show_explanation;
+    const float status_h = show_status ? ImGui::GetFrameHeight() + style.WindowPadding.y * 2.0f : 0.0f;
+    // Side panels never take more than a quarter of the width each, so the main view keeps at least
+    // half of it at any UI scale (380 px per side at UI scale 1 on a 1600 px window).
+    const float side_w = std::min(380.0f * s, ws.x * 0.25f);
+    const float left_w = show_left ? side_w : 0.0f;
+    const float right_w = show_right ? std::min(390.0f * s, ws.x * 0.25f) : 0.0f;
+    // The strip: its buttons row, then the stages' chips. On a short window at a large UI scale (where
+    // the chips would take over a fifth of the height) only the buttons row shows, so the picture keeps
+    // its room; the stage's name is in the view's title.
+    const float strip_buttons_h = style.WindowPadding.y * 2.0f + ImGui::GetFrameHeight();
+    const float strip_full_h = strip_buttons_h + style.ItemSpacing.y + (line + 2.0f) +
+                               (line + (13.0f * s + 1.0f) * 2.0f + 7.5f) + style.ScrollbarSize + 6.0f;
+    const float strip_h = !show_strip                    ? 0.0f
+                          : strip_full_h > 0.2f * ws.y ? strip_buttons_h
+                                                       : strip_full_h;
     const float body_h = ws.y - status_h;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
@@ -422,14 +444,21 @@ void Shell::draw_layout() {
         ImGui::SetNextWindowSize(ImVec2(std::max(w, 1.0f), std::max(h, 1.0f)));
     };
 
-    place(wp.x, wp.y + strip_h, left_w, body_h - strip_h);
-    if (ImGui::Begin("Controls", nullptr, fixed)) draw_controls_panel(state);
-    ImGui::End();
+    if (show_left) {
+        place(wp.x, wp.y + strip_h, left_w, body_h - strip_h);
+        bool open = true;  // (its × folds it)
+        if (ImGui::Begin("Controls", &open, fixed)) draw_controls_panel(state);
+        ImGui::End();
+        if (!open) state.show_controls = false;
+    }
 
-    place(wp.x, wp.y, ws.x, strip_h);
-    if (ImGui::Begin("Pipeline", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar))
-        draw_pipeline_strip(state);
-    ImGui::End();
+    if (show_strip) {
+        place(wp.x, wp.y, ws.x, strip_h);
+        if (ImGui::Begin("Pipeline", nullptr,
+                         fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar))
+            draw_pipeline_strip(state);
+        ImGui::End();
+    }
 
     const float centre_w = ws.x - left_w - right_w;
     place(wp.x + left_w, wp.y + strip_h, centre_w, body_h - strip_h);
@@ -439,26 +468,36 @@ void Shell::draw_layout() {
         draw_main_view(state);
     ImGui::End();
 
-    // (less while the tour's panel takes the export panel's place: its words need the room)
-    const float explain_h = (body_h - strip_h) * (state.tour.open ? 0.56f : 0.64f);
-    place(wp.x + ws.x - right_w, wp.y + strip_h, right_w, explain_h);
-    if (ImGui::Begin("Explanation", nullptr, fixed)) draw_formula_panel(state);
-    ImGui::End();
-    place(wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w, body_h - strip_h - explain_h);
-    if (ImGui::Begin("Export", nullptr, fixed)) draw_export_panel(state);
-    ImGui::End();
-    // The tour's Start here panel takes the export panel's place (the heatmap and the explanation stay
-    // in view); closing it brings the export panel back.
-    if (state.tour.open)
-        draw_tour_panel(state, wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w,
-                        body_h - strip_h - explain_h);
+    if (show_right) {
+        // (less while the tour's panel takes the export panel's place: its words need the room)
+        const float explain_h = (body_h - strip_h) * (state.tour.open ? 0.56f : 0.64f);
+        bool open = true;
+        place(wp.x + ws.x - right_w, wp.y + strip_h, right_w, explain_h);
+        if (ImGui::Begin("Explanation", &open, fixed)) draw_formula_panel(state);
+        ImGui::End();
+        place(wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w, body_h - strip_h - explain_h);
+        if (ImGui::Begin("Export", &open, fixed)) draw_export_panel(state);
+        ImGui::End();
+        if (!open) state.show_explanation = false;
+        // The tour's Start here panel takes the export panel's place (the heatmap and the explanation
+        // stay in view); closing it brings the export panel back.
+        if (state.tour.open)
+            draw_tour_panel(state, wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w,
+                            body_h - strip_h - explain_h);
+    } else if (state.tour.open) {
+        // The right side folded away (presentation mode): the tour sits over the view's lower right corner.
+        const float tour_w = std::min(390.0f * s, ws.x * 0.3f), tour_h = std::min(300.0f * s, (body_h - strip_h) * 0.45f);
+        draw_tour_panel(state, wp.x + ws.x - tour_w, wp.y + body_h - tour_h, tour_w, tour_h);
+    }
 
-    place(wp.x, wp.y + body_h, ws.x, status_h);
-    if (ImGui::Begin("##status", nullptr,
-                     fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
-                         ImGuiWindowFlags_NoScrollWithMouse))
-        draw_status_bar(state);
-    ImGui::End();
+    if (show_status) {
+        place(wp.x, wp.y + body_h, ws.x, status_h);
+        if (ImGui::Begin("##status", nullptr,
+                         fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
+                             ImGuiWindowFlags_NoScrollWithMouse))
+            draw_status_bar(state);
+        ImGui::End();
+    }
 }
 
 void Shell::draw_help_windows() {

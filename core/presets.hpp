@@ -17,10 +17,9 @@
 
 #include "core/config.hpp"
 #include "core/shapes.hpp"
+#include "core/word_class.hpp"
 
 namespace attnviz {
-
-enum class WordClass { Other, Adjective, Noun };
 
 /// Class of a word in the built-in lexicon (ASCII case-insensitive); Other when not listed.
 WordClass word_class(const std::string& token);

@@ -11,6 +11,7 @@
 
 #include <imgui.h>
 
+#include "app/head_labels.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/panels/view_state.hpp"
@@ -78,7 +79,10 @@ void draw_heads_grid(AppState& state) {
         "at the previous token, another at the first one, another spread evenly. All tiles share one colour "
         "scale. \"entropy\" is the mean entropy of the head's weight rows in nats: low = sharp (each query "
         "looks "
-        "at few keys), high = diffuse (ln m is uniform). Click a head to open it in the stage view.");
+        "at few keys), high = diffuse (ln m is uniform). Beside each head: its type on this text "
+        "(prev = previous-token, induct = induction, adj→noun, first = first-token sink, self, broad = none "
+        "stands out) and its score, the same scores the Training lab reports; hover a title for more. "
+        "Click a head to open it in the stage view.");
     same_line_if_fits(ImGui::CalcTextSize("click a head to focus it").x);
     ImGui::TextDisabled("click a head to focus it");
     record_item_layout("heads.hint");
@@ -127,19 +131,23 @@ void draw_heads_grid(AppState& state) {
     const bool labels = tile_w >= 18.75f * fs && tile_h >= 15.0f * fs;  // 300 x 240 px at UI scale 1
 
     std::map<int, HeatmapViewState>& zoom = hv.zoom;
+    // What each head does on this text (core/head_types.hpp), in its title; the sentence on hover.
+    const std::vector<HeadLabel>& head_labels = head_labels_of(state, state.trace);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int h = 0; h < heads; ++h) {
         const Stage& st = tr.stages[std::size_t(idx[std::size_t(h)])];
         const ImVec2 pos(origin.x + float(h % k) * (tile_w + gap), origin.y + float(h / k) * (tile_h + gap));
         ImGui::SetCursorScreenPos(pos);
-        char title[96];
+        char title[128];
+        const std::string type =
+            h < int(head_labels.size()) ? "  · " + head_label_text(head_labels[std::size_t(h)]) : "";
         if (stage_name == "weights" && h < int(tr.row_entropy.size()) &&
             tr.row_entropy[std::size_t(h)].size() > 0) {
-            std::snprintf(title, sizeof title, "head %d   entropy %.2f nats", h,
+            std::snprintf(title, sizeof title, "head %d%s  · entropy %.2f", h, type.c_str(),
                           double(tr.row_entropy[std::size_t(h)].mean()));
         } else {
-            std::snprintf(title, sizeof title, "head %d", h);
+            std::snprintf(title, sizeof title, "head %d%s", h, type.c_str());
         }
         HeatmapOptions o;
         o.width = tile_w;
@@ -157,6 +165,11 @@ void draw_heads_grid(AppState& state) {
             id.c_str(), zoom[h], HeatmapInput{tiles[std::size_t(h)], &st.rows, &st.cols, false, &range}, o);
         state.widget_rects["head_tile_" + std::to_string(h)] =
             AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
+        state.label_stats["head_tile_" + std::to_string(h)] = {r.labels_shown, r.labels_cut, r.label_stride};
+        // The title band: the head's type in a sentence, with every type's score.
+        if (h < int(head_labels.size()) &&
+            ImGui::IsMouseHoveringRect(pos, ImVec2(pos.x + tile_w, pos.y + title_h)) && ImGui::IsWindowHovered())
+            ImGui::SetTooltip("head %d: %s", h, head_label_tooltip(head_labels[std::size_t(h)]).c_str());
         if (h == state.head) {
             dl->AddRect(ImVec2(r.img_x - 4, r.img_y - 4),
                         ImVec2(r.img_x + r.img_w + 4, r.img_y + r.img_h + 4),
@@ -170,8 +183,11 @@ void draw_heads_grid(AppState& state) {
                 const float v = M(r.row, r.col);
                 const std::string val =
                     (std::isinf(v) && v < 0) ? std::string("masked (\u2212\u221e)") : format_value(v);
-                ImGui::SetTooltip("head %d: %s \u2192 %s = %s\nclick to open this head", h,
-                                  st.rows.label(r.row).c_str(), st.cols.label(r.col).c_str(), val.c_str());
+                ImGui::SetTooltip("head %d: %s \u2192 %s = %s\n%s\nclick to open this head", h,
+                                  st.rows.label(r.row).c_str(), st.cols.label(r.col).c_str(), val.c_str(),
+                                  h < int(head_labels.size())
+                                      ? head_type_explanation(head_labels[std::size_t(h)].type)
+                                      : "");
             } else {
                 ImGui::SetTooltip("head %d\nclick to open this head", h);
             }

@@ -17,6 +17,7 @@
 #include <imgui.h>
 
 #include "app/compute_worker.hpp"
+#include "app/head_labels.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/panels/view_state.hpp"
@@ -419,10 +420,16 @@ void draw_stage_view(AppState& state) {
     record_item_layout("stage.title");
     std::string shape = st.shape_text();
     if (st.head >= 0) shape += "   head " + std::to_string(st.head) + " of " + std::to_string(tr.heads);
+    // The head's type on this text (core/head_types.hpp), as the heads grid and model view show it.
+    const std::vector<HeadLabel>& types = head_labels_of(state, state.trace);
+    const HeadLabel* type = st.head >= 0 && st.head < int(types.size()) ? &types[std::size_t(st.head)] : nullptr;
+    if (type) shape += ": " + head_label_text(*type);
     same_line_if_fits(ImGui::CalcTextSize(shape.c_str()).x + ImGui::GetStyle().ItemSpacing.x +
                       ImGui::CalcTextSize("(?)").x);  // the shape keeps its (?) beside it
     ImGui::TextDisabled("%s", shape.c_str());
     record_item_layout("stage.shape");
+    if (type && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", head_label_tooltip(*type).c_str());
+    const bool presenting = state.presentation;
     help_marker(
         "The current stage as a heatmap: one cell per matrix entry, rows are the first axis (usually the "
         "query tokens), columns the second. Colours: weights use the scale chosen under \"colours\" (auto: "
@@ -434,11 +441,12 @@ void draw_stage_view(AppState& state) {
         "and the Q row / K\u1d40 column behind them). Mouse wheel zooms about the cursor, drag pans, "
         "double-click resets.");
 
-    draw_scale_selectors(state, st);
+    // Presentation mode (F11) gives the picture every line it can: no colour-scale choices, no hints.
+    if (!presenting) draw_scale_selectors(state, st);
     const bool mask_edit = state.config.mask == MaskKind::Custom && is_attention_matrix(st);
     if (mask_edit) {
         draw_mask_tools(state, tr);
-    } else if (ImGui::GetContentRegionAvail().y > 30.0f * fs) {
+    } else if (!presenting && ImGui::GetContentRegionAvail().y > 30.0f * fs) {
         // (on a short view the heatmap gets these lines; the (?) beside the shape says the same)
         hint_line("stage.hint", {"hover: how a cell was made", "click a row: pin it", "wheel: zoom",
                                  "drag: pan", "double-click: reset"});
@@ -447,17 +455,25 @@ void draw_stage_view(AppState& state) {
     const bool rows_are_queries = st.rows.kind == Axis::Kind::QueryTokens;
     const bool show_pin = rows_are_queries && state.pinned_row >= 0 && state.pinned_row < st.n_rows();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float strip_h = show_pin ? std::clamp(avail.y * 0.4f, 12.5f * fs, 22.5f * fs) : 0.0f;
+    const float strip_h = !show_pin    ? 0.0f
+                          : presenting ? std::clamp(avail.y * 0.3f, 8.0f * fs, 16.0f * fs)
+                                       : std::clamp(avail.y * 0.4f, 12.5f * fs, 22.5f * fs);
 
     std::map<std::string, HeatmapViewState>& zoom = views(state).stage.zoom;  // per stage name
     const CachedMatrix& cm = cached_stage(tr, state.trace_generation, si);
     HeatmapOptions opt;
-    opt.height = std::max(14.0f * fs, avail.y - strip_h);  // 224 px at UI scale 1
+    opt.height = std::max((presenting ? 10.0f : 14.0f) * fs, avail.y - strip_h);  // 224 px at UI scale 1
     opt.highlight.row = show_pin ? state.pinned_row : -1;
+    if (presenting) {
+        opt.min_fill = 1.0f;       // cells stretch to fill a wide projector screen
+        opt.axis_titles = false;   // (the tokens say what the axes are)
+        opt.compact_colorbar = true;
+    }
     const HeatmapResult r =
         heatmap_widget("stage", zoom[st.name], HeatmapInput{&cm, &st.rows, &st.cols, false}, opt);
 
     state.widget_rects["heatmap"] = AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
+    state.label_stats["heatmap"] = {r.labels_shown, r.labels_cut, r.label_stride};
     state.hover_row = r.hovered ? r.row : -1;
     state.hover_col = r.hovered ? r.col : -1;
     if (r.hovered && !ImGui::IsMouseDragging(ImGuiMouseButton_Left) && cm.M->rows() == st.n_rows() &&
@@ -555,6 +571,26 @@ void draw_view_switch(AppState& state) {
         {"Model view", MainView::Model, "Every layer × head of the model as small weight maps", "view_model"},
     };
     bool first = true;
+    // A folded side panel comes back from here (or View ▸ Controls panel, Ctrl+B); presentation mode
+    // ends here (or F11).
+    auto small_button = [&](const char* label, const char* widget, const char* tip) {
+        if (!first) same_line_if_fits(ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x);
+        first = false;
+        const bool pressed = ImGui::Button(label);
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        state.widget_rects[widget] = {a.x, a.y, b.x - a.x, b.y - a.y};
+        record_item_layout(widget);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+        return pressed;
+    };
+    if (state.presentation) {
+        if (small_button("◀ Exit presentation", "exit_presentation",
+                         "Back to the side panels, the pipeline strip and the status bar (F11)"))
+            state.presentation = false;
+    } else if (!state.show_controls) {
+        if (small_button("▶ Controls", "show_controls", "Show the controls panel again (Ctrl+B)"))
+            state.show_controls = true;
+    }
     for (const Item& it : items) {
         // A real model has no linear attention to compare; the single layer has no other layers.
         if ((it.view == MainView::Compare) == state.model.active && it.view != MainView::Stage &&
@@ -573,6 +609,11 @@ void draw_view_switch(AppState& state) {
         }
         record_item_layout(it.widget);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", it.tip);
+    }
+    if (!state.presentation && !state.show_explanation) {
+        if (small_button("Explanation \u25c0", "show_explanation",
+                         "Show the explanation and export panels again (Ctrl+Alt+B)"))
+            state.show_explanation = true;
     }
     // "updating…" beside the buttons when there is room (never on a row of its own: the view below
     // would jump down and up with every computation).
@@ -599,7 +640,8 @@ void draw_main_view(AppState& state) {
 
     ImGui::BeginChild("##main_view", ImVec2(0, 0), false,
                       ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoScrollbar);
-    draw_view_switch(state);
+    // (presenting a stage, the menu bar holds the way out: the picture gets the row)
+    if (!state.presentation || state.view != MainView::Stage || !state.trace) draw_view_switch(state);
     if (!state.trace) {
         ImGui::Spacing();
         if (!state.issues.empty()) {

@@ -145,11 +145,14 @@ std::string axis_label(const Axis* axis, int i) {
     return axis->label(i);
 }
 
-// When labels are thinned (every k-th), token labels get their index in front: in a long text the
-// same word recurs, and "1400 the" says where we are.
+// When a long text's labels are thinned (every k-th), token labels get their index in front: the same
+// word recurs, and "1400 the" says where we are. A short text (≤ kIndexedAxis tokens) keeps its words
+// whole: max_label_width() leaves no room for an index there, which cut "brown" to "2 br…".
+constexpr int kIndexedAxis = 32;
 std::string thinned_label(const Axis* axis, int i, int stride) {
     std::string s = axis_label(axis, i);
-    if (stride > 1 && axis && axis->kind != Axis::Kind::Dimension && axis->kind != Axis::Kind::Single)
+    if (stride > 1 && axis && axis->size > kIndexedAxis && axis->kind != Axis::Kind::Dimension &&
+        axis->kind != Axis::Kind::Single)
         s = std::to_string(i) + " " + s;
     return s;
 }
@@ -171,7 +174,7 @@ float max_label_width(const Axis* axis, int count) {
     for (int i = 128; i < count; i += step)
         w = std::max(w, ImGui::CalcTextSize(axis_label(axis, i).c_str()).x);
     const bool tokens = axis && axis->kind != Axis::Kind::Dimension && axis->kind != Axis::Kind::Single;
-    if (tokens && count > 32) w += ImGui::CalcTextSize((std::to_string(count) + " ").c_str()).x;
+    if (tokens && count > kIndexedAxis) w += ImGui::CalcTextSize((std::to_string(count) + " ").c_str()).x;
     return w;
 }
 
@@ -216,13 +219,16 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::strin
     }
 }
 
-void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
-                   const std::string& layout_id) {
+void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked, const std::string& layout_id,
+                   bool with_caption) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float line = ImGui::GetTextLineHeight();
     const float bar_w = std::min(16.0f, w * 0.3f);
-    const float legend_h = show_masked ? line * 1.6f : 0.0f;
+    // The masked legend on two lines ("masked" over "(−∞)") when one does not fit the bar's width.
+    const char* legend = "masked (\u2212\u221e)";
+    const bool two_lines = show_masked && bar_w + 6 + ImGui::CalcTextSize(legend).x > w + 0.5f;
+    const float legend_h = show_masked ? line * (two_lines ? 2.6f : 1.6f) : 0.0f;
     const float bar_h = std::max(20.0f, h - legend_h - line);
     const float top = p.y + line * 0.5f;  // room for the top tick's text
     const int segments = 48;
@@ -250,7 +256,7 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
                       p.x, p.x + w + 0.5f);
     }
     // Which scale is in use, written vertically beside the ticks ("per row: ÷ row max", "log ...").
-    const std::string caption = scale_caption(range);
+    const std::string caption = with_caption ? scale_caption(range) : std::string();
     if (!caption.empty()) {
         // Never longer than the bar: "per row: ÷ row m…" rather than text over the legend below.
         const std::string fitted = fit_text(caption, bar_h);
@@ -264,10 +270,16 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
         const float y = top + bar_h + line * 0.6f;
         draw_hatch(dl, ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line));
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + bar_w, y + line), ImGui::GetColorU32(ImGuiCol_Border));
-        const char* legend = "masked (\u2212\u221e)";
-        dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, legend);
-        layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize(legend).x, line, p.x,
-                      p.x + w + 0.5f);
+        if (two_lines) {
+            dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, "masked");
+            dl->AddText(ImVec2(p.x + bar_w + 6, y + line), text_col, "(\u2212\u221e)");
+            layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize("masked").x, 2 * line, p.x,
+                          p.x + w + 0.5f);
+        } else {
+            dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, legend);
+            layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize(legend).x, line, p.x,
+                          p.x + w + 0.5f);
+        }
     }
     ImGui::Dummy(ImVec2(w, h));
 }
@@ -314,11 +326,24 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     const float title_h = opt.title ? line + style.ItemSpacing.y : 0.0f;
     const float row_title_w = (opt.axis_titles && row_axis) ? line + 4 : 0.0f;
     const float col_title_h = (opt.axis_titles && col_axis) ? line + 4 : 0.0f;
-    const float row_label_w = row_labels ? std::min(max_label_width(row_axis, rows) + 8, 120.0f) : 0.0f;
-    const float colorbar_w = opt.colorbar
-                                 ? std::max(60.0f, ImGui::CalcTextSize("masked (\u2212\u221e)").x + 34) +
-                                       (scale_caption(range).empty() ? 0.0f : line + 8.0f)
-                                 : 0;
+    // Label bands grow with the text (a word of 8 letters at UI scale 2 is twice as wide), up to a cap.
+    const float fs = ImGui::GetFontSize();
+    const float row_label_w =
+        row_labels ? std::min(max_label_width(row_axis, rows) + 8, std::max(120.0f, 8.0f * fs)) : 0.0f;
+    // The colour bar's width: its bar, the widest tick (or the masked legend when it shows) and the
+    // caption beside them -- what draw_colorbar draws, so a wide screen gives the rest to the picture.
+    float colorbar_w = 0;
+    if (opt.colorbar) {
+        float text_w =
+            cm.has_masked ? ImGui::CalcTextSize(opt.compact_colorbar ? "masked" : "masked (\u2212\u221e)").x : 0.0f;
+        for (float f : {1.0f, 0.5f, 0.0f}) {
+            const std::string tick =
+                range.mode == ScaleMode::Row ? colorbar_tick(range, f) : format_value(colorbar_value(range, f));
+            text_w = std::max(text_w, ImGui::CalcTextSize(tick.c_str()).x);
+        }
+        colorbar_w = std::max(60.0f, text_w + 34) +
+                     (opt.compact_colorbar || scale_caption(range).empty() ? 0.0f : line + 8.0f);
+    }
     const float max_col_label = col_labels ? max_label_width(col_axis, cols) : 0.0f;
 
     // First pass with one line of horizontal column labels; if they do not fit their cells, the
@@ -331,9 +356,9 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     ImVec2 area = image_area(col_title_h + col_label_h);
     ImageSize img = fit_image(area.x, area.y, win_w, win_h, opt.min_fill);
     bool vertical_cols = false;
-    if (col_labels && img.w / win_w < max_col_label + 6) {
+    if (col_labels && img.w / win_w < max_col_label + 3) {
         vertical_cols = true;
-        col_label_h = std::min(max_col_label, 90.0f) + 8;
+        col_label_h = std::min(max_col_label, std::max(90.0f, 6.0f * fs)) + 8;
         area = image_area(col_title_h + col_label_h);
         img = fit_image(area.x, area.y, win_w, win_h, opt.min_fill);
     }
@@ -476,11 +501,15 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     if (row_labels) {
         // Row labels, right-aligned against the image; every k-th when rows are small.
         const int rs = label_stride(px_row, line);
+        result.label_stride = rs;
         const ImVec2 clip_a(left.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
         dl->PushClipRect(clip_a, clip_b, true);
         for (int r = (r_first / rs) * rs; r <= r_last; r += rs) {
             if (r < r_first) continue;
-            const std::string s = fit_text(thinned_label(row_axis, r, rs), row_label_w - 8);
+            const std::string full = thinned_label(row_axis, r, rs);
+            const std::string s = fit_text(full, row_label_w - 8);
+            ++result.labels_shown;
+            if (s != full) ++result.labels_cut;
             const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
             const bool hot = r == result.row || r == opt.highlight.row;
             dl->AddText(ImVec2(img_min.x - 6 - ts.x, cell_y(r + 0.5f) - ts.y * 0.5f),
@@ -498,10 +527,14 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
             const bool hot = c == result.col || c == opt.highlight.col;
             const ImU32 col = hot ? hot_col : text_col;
             if (vertical_cols) {
-                const std::string s = fit_text(thinned_label(col_axis, c, cs), col_label_h - 8);
+                const std::string full = thinned_label(col_axis, c, cs);
+                const std::string s = fit_text(full, col_label_h - 8);
+                ++result.labels_shown;
+                if (s != full) ++result.labels_cut;
                 add_text_vertical(dl, ImVec2(cell_x(c + 0.5f) - line * 0.5f, img_min.y - 4), col, s);
             } else {
                 const std::string s = axis_label(col_axis, c);
+                ++result.labels_shown;
                 const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
                 dl->AddText(ImVec2(cell_x(c + 0.5f) - ts.x * 0.5f, img_min.y - 2 - ts.y), col, s.c_str());
             }
@@ -555,9 +588,11 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     // beside a short, wide image it reaches below it.
     float colorbar_h = 0.0f;
     if (opt.colorbar) {
-        colorbar_h = std::max(img.h, 3.5f * line + (cm.has_masked ? 1.6f * line : 0.0f));
+        colorbar_h =
+            std::max(img.h, 3.5f * line + (cm.has_masked ? (opt.compact_colorbar ? 2.6f : 1.6f) * line : 0.0f));
         ImGui::SetCursorScreenPos(ImVec2(img_max.x + 12, img_min.y));
-        draw_colorbar(range, colorbar_w - 12, colorbar_h, cm.has_masked, std::string(id) + ".colorbar");
+        draw_colorbar(range, colorbar_w - 12, colorbar_h, cm.has_masked, std::string(id) + ".colorbar",
+                      !opt.compact_colorbar);
     }
 
     // Reserve the whole region so the caller's layout continues below it.

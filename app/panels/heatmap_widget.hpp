@@ -235,6 +235,7 @@ struct HeatmapOptions {
     bool col_labels = true;       // with labels: the column labels (top)
     bool axis_titles = true;
     bool colorbar = true;         // colour bar + masked legend
+    bool compact_colorbar = false;  // narrower: no caption, the masked legend on two lines (presentation)
     bool numbers = true;          // values inside cells when they are large enough
     bool interactive = true;      // wheel zoom, drag pan, double-click reset
     float min_fill = 0.3f;        // see fit_image()
@@ -251,6 +252,8 @@ struct HeatmapResult {
     int row_label_clicked = -1;  // a row label was clicked (row index), else -1
     bool image_hovered = false;  // mouse over the widget's image area (also between cells)
     float img_x = 0, img_y = 0, img_w = 0, img_h = 0;  // where the image went (screen pixels)
+    int labels_shown = 0, labels_cut = 0;  // axis labels drawn this frame, and those cut to fit ("…")
+    int label_stride = 1;                  // every how many-th row label is drawn
 };
 
 /// Draws the heatmap in the current ImGui window and handles zoom/pan. Call once per frame.
@@ -260,8 +263,9 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
 /// A vertical colour bar (gradient + lo/mid/hi ticks) of size w x h at the cursor, plus the hatched
 /// "masked (−∞)" swatch when `show_masked`. Used by the widget and by grids with a shared scale.
 /// Its tick labels, caption and legend are layout records "<layout_id>.tick0", ".caption", ...
+/// With `with_caption` false the scale's caption ("fixed 0–1") is left out (presentation mode).
 void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked,
-                   const std::string& layout_id = "colorbar");
+                   const std::string& layout_id = "colorbar", bool with_caption = true);
 
 /// Draws `text` rotated 90° counter-clockwise (reads bottom to top); `pos` is where the text starts
 /// (its bottom-left corner once rotated, i.e. the text runs upwards from pos).

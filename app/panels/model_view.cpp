@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/fonts.hpp"
+#include "app/head_labels.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
 #include "app/panels/views_internal.hpp"
@@ -23,8 +24,10 @@ constexpr const char* kHelp =
     "query token, column = key token, bright = attends strongly, dark grey = the future (causal mask). "
     "Early layers often attend to the previous token or to themselves; later ones to the first token "
     "(an 'attention sink') or to words that matter for the next one. Click a cell to open that head in "
-    "the stage view with every stage behind it (Q, K, V, scores, weights, output). PgUp/PgDn change the "
-    "layer, ↑/↓ the head.";
+    "the stage view with every stage behind it (Q, K, V, scores, weights, output). Under each cell: the "
+    "head's type on this text (prev = previous-token, induct = induction, adj→noun, first = first-token "
+    "sink, self, broad = none stands out) and its score; hover a cell for what it means. PgUp/PgDn change "
+    "the layer, ↑/↓ the head.";
 
 ImU32 to_u32(Rgb8 c) {
     return IM_COL32(c.r, c.g, c.b, 255);
@@ -83,9 +86,17 @@ void draw_model_view(AppState& state) {
     const float label_w = ImGui::CalcTextSize("layer 00 ").x;
     const float head_h = ImGui::GetTextLineHeightWithSpacing();
     const float gap = 3.0f;
-    float cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap);
+    // Each cell's head type ("prev 0.93") on a line under it, when cells are wide enough to hold it.
+    ImGui::PushFont(app_font(FontRole::Small));
+    const float type_w = ImGui::CalcTextSize("adj→noun 0.00").x;
+    const float type_h = ImGui::GetTextLineHeight() + 2.0f;
+    ImGui::PopFont();
+    float cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap - type_h);
+    const bool show_types = cell >= type_w * 0.75f;
+    if (!show_types) cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap);
     // (never shorter than a line of text: the layer labels sit one per row; the grid scrolls instead)
     cell = std::clamp(cell, std::max(18.0f, ImGui::GetTextLineHeight()), 220.0f);
+    const float pitch = cell + gap + (show_types ? type_h : 0.0f);  // one layer's row
     // Resolution of each thumbnail: at most 48 cells a side and ~80k rectangles in all.
     int res = std::clamp(int(cell / 3.0f), 4, 48);
     while (res > 4 && double(L) * H * res * res > 80000.0) --res;
@@ -104,7 +115,7 @@ void draw_model_view(AppState& state) {
         }
     }
     for (int l = 0; l < L; ++l) {
-        const float y = origin.y + head_h + l * (cell + gap);
+        const float y = origin.y + head_h + float(l) * pitch;
         const std::string row = "layer " + std::to_string(l);
         const float row_y = y + cell * 0.5f - ImGui::GetTextLineHeight() * 0.5f;
         dl->AddText(ImVec2(origin.x, row_y),
@@ -113,6 +124,7 @@ void draw_model_view(AppState& state) {
                       ImGui::GetTextLineHeight(), origin.x, origin.x + label_w);
         const std::shared_ptr<const Trace> tr =
             std::size_t(l) < state.model_layers.size() ? state.model_layers[std::size_t(l)] : nullptr;
+        const std::vector<HeadLabel>& types = head_labels_of(state, tr);
         for (int h = 0; h < H; ++h) {
             const ImVec2 p0(origin.x + label_w + h * (cell + gap), y);
             const ImVec2 p1(p0.x + cell, p0.y + cell);
@@ -141,7 +153,22 @@ void draw_model_view(AppState& state) {
                 dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1),
                             current ? IM_COL32(255, 210, 80, 255) : IM_COL32(230, 230, 230, 255), 0, 0,
                             current ? 2.0f : 1.0f);
-            if (hovered)
+            const HeadLabel* type = h < int(types.size()) ? &types[std::size_t(h)] : nullptr;
+            if (type && show_types) {
+                ImGui::PushFont(app_font(FontRole::Small));
+                const std::string t = head_label_text(*type);
+                const float tw = std::min(ImGui::CalcTextSize(t.c_str()).x, cell);
+                dl->PushClipRect(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y + type_h), true);
+                dl->AddText(ImVec2(p0.x + (cell - tw) * 0.5f, p1.y + 1.0f),
+                            ImGui::GetColorU32(type->type == HeadType::Broad ? ImGuiCol_TextDisabled : ImGuiCol_Text),
+                            t.c_str());
+                dl->PopClipRect();
+                ImGui::PopFont();
+            }
+            if (hovered && type)
+                ImGui::SetTooltip("layer %d, head %d: %s\nclick to open its stages", l, h,
+                                  head_label_tooltip(*type).c_str());
+            else if (hovered)
                 ImGui::SetTooltip(
                     st ? "layer %d, head %d: click to open its stages"
                        : "layer %d, head %d: summarised at this length (its heads are not kept); "
@@ -149,7 +176,7 @@ void draw_model_view(AppState& state) {
                     l, h);
         }
     }
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + L * (cell + gap)));
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + float(L) * pitch));
     ImGui::Dummy(ImVec2(label_w + H * (cell + gap), 1));
     ImGui::EndChild();
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app/app_state.hpp"
+#include "app/head_labels.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "core/config.hpp"
 
@@ -52,6 +53,7 @@ struct ViewStates {
     HeadsGridView heads_grid;
     CompareView compare;
     PipelineView pipeline;
+    HeadLabelCache head_labels;  // (a cache of results per trace, not view state; dropped with the views)
 };
 
 /// The views' state of `state`, created on first use (and after a scene load dropped it).

@@ -142,4 +142,65 @@ done
 echo quit >>"$script"
 run_script layout_model --fresh --model "$tmp/tiny" --text "the cat sat on the mat" <"$script"
 /usr/bin/python3 "$tmp/check_layout.py" "$log" model ""
+
+# A projector (1280x720): at UI scale 1.5 in the normal layout the stage heatmap is on screen with its
+# token labels whole (no "5 o…"); at UI scale 2 in presentation mode (F11) it takes at least half of
+# the window's area, labels whole; the side panels fold (Ctrl+B, Ctrl+Alt+B) and come back. Measured
+# from the heatmap's rectangle and label counts the app reports (state: widgets.heatmap, labels.heatmap).
+run_script projector --fresh --size 1280x720 --stage weights --set mask=causal <<'EOF2'
+wait weights_checksum != "" && updating == false
+ui_scale 1.5
+wait ui_scale == 1.5 && window_w == 1280 && window_h == 720
+move 5 715
+frames 3
+key ctrl+b
+wait show_controls == false
+frames 2
+key ctrl+b
+wait show_controls == true
+key ctrl+alt+b
+wait show_explanation == false
+frames 2
+click widget show_explanation 0.5 0.5
+wait show_explanation == true
+move 5 715
+frames 3
+ui_scale 2
+wait ui_scale == 2
+key F11
+wait presentation == true
+move 5 715
+frames 3
+click widget exit_presentation 0.5 0.5
+wait presentation == false
+key F11
+wait presentation == true
+move 5 715
+frames 3
+quit
+EOF2
+/usr/bin/python3 - "$log" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def last(cond):
+    m = [l for l in lines if cond(l)]
+    assert m, "no state line for this case"
+    return m[-1]
+def check(where, l, min_share):
+    x, y, w, h = l["widgets"]["heatmap"]
+    W, H = l["window_w"], l["window_h"]
+    lab = l["labels"]["heatmap"]
+    share = w * h / (W * H)
+    print(f"{where}: heatmap {w:.0f}x{h:.0f} at ({x:.0f}, {y:.0f}) = {share:.0%} of {W}x{H}; labels {lab}")
+    assert x >= 0 and y >= 0 and x + w <= W + 0.5 and y + h <= H + 0.5, f"{where}: the heatmap is not all on screen"
+    assert w >= 8 * 1.5 * 16 and h >= 8 * 1.5 * 16, f"{where}: the heatmap is {w:.0f}x{h:.0f} px, too small to read"
+    assert share >= min_share, f"{where}: the heatmap takes {share:.0%} of the window, wanted >= {min_share:.0%}"
+    assert lab["shown"] >= 16 and lab["cut"] == 0, f"{where}: labels {lab} (cut to fit: \"5 o…\")"
+normal = last(lambda l: l.get("ui_scale") == 1.5 and not l.get("presentation") and l.get("show_controls")
+              and l.get("show_explanation") and "heatmap" in l.get("widgets", {}))
+check("1280x720 x1.5 normal", normal, 0.05)
+folded = last(lambda l: l.get("ui_scale") == 1.5 and not l.get("show_controls") and "heatmap" in l.get("widgets", {}))
+pres = last(lambda l: l.get("ui_scale") == 2 and l.get("presentation"))
+check("1280x720 x2 presentation", pres, 0.5)
+PY
 echo "layout_test: OK"

@@ -1,0 +1,162 @@
+// The head classifier on designed attention patterns over the seeds' sentence: each pattern gets its
+// own label and score, an even spread is "broad", induction is n/a without a repeat, adjective→noun
+// is n/a without word classes, and the scores are the training scores (pattern_scores).
+#include "core/head_types.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/tasks.hpp"
+
+namespace attnviz {
+namespace {
+
+using WC = WordClass;
+
+// "a fluffy blue creature roamed the verdant forest . a fluffy blue creature": 13 tokens, the last
+// four repeat the first four.
+const std::vector<std::string> kSeedTokens = {"a",       "fluffy", "blue",   "creature", "roamed", "the",     "verdant",
+                                          "forest",  ".",      "a",      "fluffy",   "blue",   "creature"};
+const std::vector<WC> kSeedClasses = {WC::Other, WC::Adjective, WC::Adjective, WC::Noun,      WC::Other,
+                                 WC::Other, WC::Adjective, WC::Noun,      WC::Other,     WC::Other,
+                                 WC::Adjective, WC::Adjective, WC::Noun};
+
+Mat uniform_causal_pattern(int n) {
+    Mat P = Mat::Zero(n, n);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) P(i, j) = 1.0f / float(i + 1);
+    return P;
+}
+
+double label_score(const HeadLabel& l, HeadType t) {
+    return l.scores[std::size_t(t)].score;
+}
+
+TEST(HeadTypes, PreviousTokenHead) {
+    const int n = int(kSeedTokens.size());
+    Mat P = Mat::Zero(n, n);
+    P(0, 0) = 1;
+    for (int t = 1; t < n; ++t) P(t, t - 1) = 1;
+    const HeadLabel l = classify_head(P, ids_of_tokens(kSeedTokens), kSeedClasses);
+    EXPECT_EQ(l.type, HeadType::PreviousToken) << head_type_name(l.type);
+    EXPECT_DOUBLE_EQ(l.score, 1.0);
+    EXPECT_STREQ(head_type_short(l.type), "prev");
+    // Adjective→noun on the same pattern: "creature" gives its weight to "blue" (one of its two
+    // adjectives) = 1, "forest" to "verdant" = 1, the second "creature" to "blue" = 1.
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::AdjectiveNoun), 1.0);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::Self), 0.0);
+}
+
+TEST(HeadTypes, InductionHeadOnARepeat) {
+    const int n = int(kSeedTokens.size());
+    const std::vector<int> ids = ids_of_tokens(kSeedTokens);
+    Mat P = Mat::Zero(n, n);
+    for (int t = 0; t < n; ++t) P(t, t) = 1;  // no repeat yet: itself
+    // The repeat: "a" (9) → "fluffy" (1), "fluffy" (10) → "blue" (2), "blue" (11) → "creature" (3),
+    // "creature" (12) → "roamed" (4): the token after the earlier occurrence.
+    for (int t = 9; t < n; ++t) {
+        P(t, t) = 0;
+        P(t, t - 8) = 1;
+    }
+    const HeadLabel l = classify_head(P, ids, kSeedClasses);
+    EXPECT_EQ(l.type, HeadType::Induction) << head_type_name(l.type);
+    EXPECT_DOUBLE_EQ(l.score, 1.0);
+    EXPECT_TRUE(l.scores[std::size_t(HeadType::Induction)].defined);
+    // Self: rows 1..8 on the diagonal, 9..12 not: 8 / 12.
+    EXPECT_NEAR(label_score(l, HeadType::Self), 8.0 / 12.0, 1e-12);
+    // The same numbers as the training scores.
+    int counts[4];
+    const HeadScores h = pattern_scores(P, ids, counts);
+    EXPECT_EQ(counts[1], 4);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::Induction), h.induction);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::PreviousToken), h.previous_token);
+    EXPECT_DOUBLE_EQ(label_score(l, HeadType::FirstToken), h.first_token);
+}
+
+TEST(HeadTypes, InductionIsUndefinedWithoutARepeat) {
+    const std::vector<std::string> tokens(kSeedTokens.begin(), kSeedTokens.begin() + 8);  // no token twice
+    const HeadLabel l = classify_head(uniform_causal_pattern(8), ids_of_tokens(tokens), {});
+    EXPECT_FALSE(l.scores[std::size_t(HeadType::Induction)].defined);
+    EXPECT_FALSE(l.scores[std::size_t(HeadType::AdjectiveNoun)].defined);  // no word classes
+}
+
+TEST(HeadTypes, AdjectiveNounHeadNeedsTheGrammar) {
+    const int n = int(kSeedTokens.size());
+    Mat P = uniform_causal_pattern(n);
+    // Each noun splits its attention over its own adjectives: creature (3) → fluffy, blue; forest (7)
+    // → verdant; creature (12) → fluffy (10), blue (11).
+    auto only = [&](int t, std::vector<int> js) {
+        P.row(t).setZero();
+        for (int j : js) P(t, j) = 1.0f / float(js.size());
+    };
+    only(3, {1, 2});
+    only(7, {6});
+    only(12, {10, 11});
+    const std::vector<int> ids = ids_of_tokens(kSeedTokens);
+    const HeadLabel l = classify_head(P, ids, kSeedClasses);
+    EXPECT_EQ(l.type, HeadType::AdjectiveNoun) << head_type_name(l.type);
+    EXPECT_NEAR(l.score, 1.0, 1e-6);
+    int nouns = 0;
+    EXPECT_NEAR(adjective_noun_score(P, kSeedClasses, &nouns), 1.0, 1e-6);
+    EXPECT_EQ(nouns, 3);
+    // Half the weight on the adjectives: 0.5.
+    P.row(3) << 0.25f, 0.25f, 0.25f, 0.25f, 0, 0, 0, 0, 0, 0, 0, 0, 0;
+    P.row(7).setZero();
+    P(7, 6) = 0.5f;
+    P(7, 0) = 0.5f;
+    P.row(12).setZero();
+    P(12, 10) = 0.25f;
+    P(12, 11) = 0.25f;
+    P(12, 12) = 0.5f;
+    EXPECT_NEAR(adjective_noun_score(P, kSeedClasses, &nouns), 0.5, 1e-6);
+    // Without a grammar the same head has no adjective→noun score.
+    const HeadLabel none = classify_head(P, ids, {});
+    EXPECT_FALSE(none.scores[std::size_t(HeadType::AdjectiveNoun)].defined);
+    EXPECT_NE(none.type, HeadType::AdjectiveNoun);
+}
+
+TEST(HeadTypes, SinkSelfAndBroad) {
+    const int n = int(kSeedTokens.size());
+    const std::vector<int> ids = ids_of_tokens(kSeedTokens);
+    Mat sink = Mat::Zero(n, n);
+    sink.col(0).setOnes();
+    const HeadLabel s = classify_head(sink, ids, kSeedClasses);
+    EXPECT_EQ(s.type, HeadType::FirstToken) << head_type_name(s.type);
+    EXPECT_DOUBLE_EQ(s.score, 1.0);
+
+    const HeadLabel self = classify_head(Mat(Mat::Identity(n, n)), ids, kSeedClasses);
+    EXPECT_EQ(self.type, HeadType::Self) << head_type_name(self.type);
+    EXPECT_DOUBLE_EQ(self.score, 1.0);
+
+    // An even spread beats no type by its lift: broad, whatever its (small-text) first-token score.
+    const HeadLabel broad = classify_head(uniform_causal_pattern(n), ids, kSeedClasses);
+    EXPECT_EQ(broad.type, HeadType::Broad) << head_type_name(broad.type);
+    for (int k = 0; k < kScoredHeadTypes; ++k)
+        EXPECT_NEAR(broad.scores[std::size_t(k)].score, broad.scores[std::size_t(k)].uniform, 1e-6) << k;
+    // On three tokens an even spread's first-token score is (1 + 1/2 + 1/3) / 3 = 0.61 > the threshold;
+    // the lift keeps it broad.
+    const HeadLabel tiny = classify_head(uniform_causal_pattern(3), {0, 1, 2}, {});
+    EXPECT_NEAR(tiny.scores[std::size_t(HeadType::FirstToken)].score, (1 + 0.5 + 1.0 / 3) / 3, 1e-6);
+    EXPECT_EQ(tiny.type, HeadType::Broad);
+
+    // 20 % on the previous token, 80 % spread: prev = 0.2 + 0.8 · uniform's (0.18) = 0.35, below the
+    // 0.4 threshold.
+    Mat mix = uniform_causal_pattern(n) * 0.8f;
+    mix(0, 0) += 0.2f;
+    for (int t = 1; t < n; ++t) mix(t, t - 1) += 0.2f;
+    const HeadLabel m = classify_head(mix, ids, {});  // (no grammar: t − 1 is often an adjective)
+    EXPECT_NEAR(label_score(m, HeadType::PreviousToken), 0.2 + 0.8 * m.scores[0].uniform, 1e-6);
+    EXPECT_LT(label_score(m, HeadType::PreviousToken), 0.4);
+    EXPECT_EQ(m.type, HeadType::Broad) << head_type_name(m.type) << " " << m.score;
+    EXPECT_THROW(classify_head(mix, {1, 2}, {}), Error);
+}
+
+TEST(HeadTypes, TokensToIds) {
+    EXPECT_EQ(ids_of_tokens({"a", "b", "a", "c", "b"}), (std::vector<int>{0, 1, 0, 2, 1}));
+}
+
+}  // namespace
+}  // namespace attnviz
