@@ -77,6 +77,7 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text(state.scene_note);
     fonts.add_text(state.status);
     for (const auto& i : state.issues) fonts.add_text(i.message);
+    fonts.add_text(state.lab_glyph_text);
 }
 
 // Finds "... something.png" in a status message (when an export function did not fill

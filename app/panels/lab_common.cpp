@@ -342,6 +342,12 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
         return spec.ref_lines[a].value < spec.ref_lines[b].value;
     });
     const float line_h = ImGui::GetTextLineHeight();
+    struct PlacedLabel {
+        ImVec2 at;
+        float w;
+        const RefLine* line;
+    };
+    std::vector<PlacedLabel> labels;  // drawn over the curves, so no curve hides one
     for (std::size_t i : order) {
         const RefLine& r = spec.ref_lines[i];
         if (r.horizontal) {
@@ -370,10 +376,7 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
         label_rows[row].emplace_back(lx, lx + tw);
         const float ly = f.p1.y - float(row + 1) * (line_h + 1) - 1;
         if (ly < f.p0.y) continue;  // no room left in the plot: the line alone
-        dl->AddRectFilled(ImVec2(lx - 1, ly), ImVec2(lx + tw + 1, ly + line_h), IM_COL32(20, 20, 24, 190));
-        dl->AddText(ImVec2(lx, ly), r.color, r.label.c_str());
-        layout_record("plot." + spec.title.substr(0, 24) + ".mark." + r.label, lx, ly, tw, line_h, origin.x,
-                      origin.x + size.x);
+        labels.push_back({ImVec2(lx, ly), tw, &r});
     }
     for (const auto& s : series) {
         const std::size_t n = std::min(s.x.size(), s.y.size());
@@ -392,6 +395,13 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
             if (s.markers) dl->AddCircleFilled(ImVec2(x, y), s.marker_radius, s.color, 12);
         }
         if (s.line && pts.size() >= 2) dl->AddPolyline(pts.data(), int(pts.size()), s.color, 0, s.thickness);
+    }
+    for (const PlacedLabel& l : labels) {
+        dl->AddRectFilled(ImVec2(l.at.x - 2, l.at.y), ImVec2(l.at.x + l.w + 2, l.at.y + line_h),
+                          IM_COL32(24, 24, 28, 200), 2.0f);
+        dl->AddText(l.at, l.line->color, l.line->label.c_str());
+        layout_record("plot." + spec.title.substr(0, 24) + ".mark." + l.line->label, l.at.x, l.at.y, l.w, line_h,
+                      origin.x, origin.x + size.x);
     }
     dl->PopClipRect();
 

@@ -68,6 +68,15 @@ std::vector<std::string> probe_labels(const TrainingSnapshot& s) {
     return out;
 }
 
+// A tooltip of a paragraph, wrapped like help_marker's.
+void wrapped_tooltip(const std::string& text) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
 // A head score's colour in the score plot and its marks (apart from the loss curves' colours).
 ImU32 score_color(std::size_t index) {
     return palette(4 + int(index % 6));
@@ -504,10 +513,8 @@ void draw_status(const TrainingSnapshot& s) {
     std::string had;
     for (const HeadScoreMark& m : s.marks)
         if (m.at_start) had += (had.empty() ? "" : ", ") + mark_label(m);
-    if (!had.empty()) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("· heads it started with: %s", had.c_str());
-    }
+    if (!had.empty())
+        ImGui::TextDisabled("The loaded model already had (at step 0): %s", had.c_str());
 }
 
 void draw_curves(const TrainingSnapshot& s, const std::vector<RefLine>& marks, float w, float h) {
@@ -557,7 +564,7 @@ void draw_heldout_note(const TrainingSnapshot& s, float w) {
     ImGui::TextDisabled("%s (?)", text.c_str());
     ImGui::PopTextWrapPos();
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(
+        wrapped_tooltip(
             "The held-out loss is measured on data the model never trains on. When the training loss falls "
             "and the held-out loss does not, the model is memorising its training data instead of learning "
             "a rule that carries over.");
@@ -567,6 +574,15 @@ void draw_heldout_note(const TrainingSnapshot& s, float w) {
 // that is shows in the marks and the hover), with the marks of when each type appeared.
 void draw_scores(AppState& state, const TrainingSnapshot& s, const std::vector<HeadScore>& kinds,
                  const std::vector<RefLine>& marks, float w, float h) {
+    if (kinds.empty()) {  // no plot to show: the loss curves take its room
+        ImGui::TextDisabled("This task declares no head scores (?)");
+        if (ImGui::IsItemHovered())
+            wrapped_tooltip(
+                "Head scores (previous-token, induction, ...) measure attention patterns that only mean "
+                "something on sequences with that structure; this task's sequences have none. Watch the "
+                "attention grid instead: which tokens does the last position gather?");
+        return;
+    }
     std::vector<PlotSeries> series;
     for (std::size_t k = 0; k < kinds.size(); ++k) {
         PlotSeries p;
@@ -598,14 +614,6 @@ void draw_scores(AppState& state, const TrainingSnapshot& s, const std::vector<H
     spec.ref_lines = marks;
     draw_line_plot("scores", spec, series, ImVec2(w, h));
     // What each score measures, on hover (the legend inside the plot cannot take the mouse).
-    if (kinds.empty()) {
-        ImGui::TextDisabled("This task declares no head scores: no head type is known to solve it.");
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(
-                "Scores like previous-token or induction measure attention patterns that only mean "
-                "something on sequences with that structure. Watch the attention grid instead.");
-        return;
-    }
     ImGui::TextDisabled("scores:");
     for (std::size_t k = 0; k < kinds.size(); ++k) {
         const HeadScoreInfo info = head_score_info(kinds[k]);
@@ -614,11 +622,15 @@ void draw_scores(AppState& state, const TrainingSnapshot& s, const std::vector<H
         ImGui::TextUnformatted((info.label + " (?)").c_str());
         ImGui::PopStyleColor();
         remember_item_rect(state, std::string("training_score_") + head_score_name(kinds[k]));
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(
-                "%s\n\nThe curve is the highest score of any head at each evaluation. A head counts as "
-                "%s once its score reaches %.2f; a dashed line marks the step the first one did.",
-                info.explanation.c_str(), info.label.c_str(), info.threshold);
+        if (ImGui::IsItemHovered()) {
+            char rule[256];
+            std::snprintf(rule, sizeof rule,
+                          "\n\nThe curve is the highest score of any head at each evaluation. A head counts "
+                          "as %s once its score reaches %.2f; a dashed line on every curve marks the step "
+                          "the first one did.",
+                          info.label.c_str(), info.threshold);
+            wrapped_tooltip(info.explanation + rule);
+        }
     }
 }
 
@@ -682,9 +694,10 @@ const TimelineFrame* draw_timeline(AppState& state, TrainLabState& ls, const Tra
     return select_frame(ls, s);
 }
 
-// The layer × head grid of the frame's probe attention, rows and columns labelled with the probe's
-// tokens; a click on a head shows it alone, large enough to read every label (a click again, or
-// "all heads", returns to the grid).
+// The layer × head grid of the frame's probe attention with shared axes: the probe's tokens label the
+// rows left of the first column and the columns above the first row (as a facet grid), so the maps
+// stay as large as the grid allows. A click on a head shows it alone, large, labelled on both axes (a
+// click again returns to the grid).
 void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, const TimelineFrame& f, float w,
                float h) {
     const int L = int(f.attention.size());
@@ -700,14 +713,35 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
     static const ColorRange kRange{ColorMap::Sequential, 0.0f, 1.0f};
     // (the bar, its tick labels and its vertical caption: draw_colorbar's width)
     const float bar_w = 16 + 6 + ImGui::CalcTextSize("0.5").x + 10 + ImGui::GetTextLineHeight() + 4;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float line = ImGui::GetTextLineHeight();
+    const int n = int(tokens.size());
+    // The label margins as the heatmap widget makes them (its labels: the token, after its index once
+    // an axis is long enough to be thinned; vertical column labels when they do not fit their cells).
+    float label_w = 0;
+    for (const std::string& t : tokens) label_w = std::max(label_w, ImGui::CalcTextSize(t.c_str()).x);
+    if (n > 32) label_w += ImGui::CalcTextSize((std::to_string(n) + " ").c_str()).x;
+    const float row_label_w = std::min(label_w + 8, 120.0f);
+    const float title_h = line + style.ItemSpacing.y;
     const int gl = focused ? 1 : L, gh = focused ? 1 : H;
-    const float side_w = (w - bar_w) / float(gh) - 8, side_h = (h - 4) / float(gl) - 24;
+    const float gap_x = style.ItemSpacing.x, gap_y = style.ItemSpacing.y;
+    auto col_label_h = [&](float side) {
+        return side / float(std::max(1, n)) < label_w + 6 ? std::min(label_w, 90.0f) + 8 : line + 4;
+    };
+    // The image side: the grid (plus the labels of its first column and row) fills w × h.
+    float side = std::min((w - bar_w - row_label_w) / float(gh) - 8 - gap_x,
+                          (h - line - 12) / float(gl) - title_h - 4 - gap_y);
+    side = std::min(side, (h - col_label_h(side)) / float(gl) - title_h - 4 - gap_y);
+    side = std::floor(std::max(40.0f, side));
+    const float top_labels = col_label_h(side);
     ImGui::BeginGroup();
+    int drawn_rows = 0;
     for (int l = 0; l < L; ++l) {
         bool first_in_row = true;
         for (int hd = 0; hd < H; ++hd) {
             if (focused && (l != ls.focus_layer || hd != ls.focus_head)) continue;
             if (!first_in_row) ImGui::SameLine();
+            const bool left = first_in_row, top = drawn_rows == 0;
             first_in_row = false;
             char id[32], title[80];
             std::snprintf(id, sizeof id, "att%d_%d", l, hd);
@@ -724,9 +758,12 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
             in.col_axis = &cols;
             in.range = &kRange;
             HeatmapOptions opt;
-            opt.width = std::max(60.0f, side_w);
-            opt.height = std::max(60.0f, side_h) + 20;
             opt.labels = true;  // the widget thins them to what fits (every k-th, rotated when crowded)
+            opt.row_labels = left;
+            opt.col_labels = top;
+            opt.width = side + 8 + (left ? row_label_w : 0.0f);
+            opt.height = side + title_h + 4 + (top ? top_labels : 0.0f);
+            opt.center = false;
             opt.row_label_click = false;
             opt.axis_titles = false;
             opt.colorbar = false;
@@ -747,10 +784,12 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
                     format_value(M(r.row, r.col)).c_str(),
                     focused ? "click: back to all heads" : "click: this head alone, large");
         }
+        if (!first_in_row) ++drawn_rows;
     }
     ImGui::EndGroup();
     ImGui::SameLine();
-    draw_colorbar(kRange, bar_w, std::max(60.0f, std::min(side_w, side_h)), false);
+    draw_colorbar(kRange, bar_w, std::max(60.0f, side), false);
+    for (const std::string& t : tokens) state.lab_glyph_text += t;
 }
 
 nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, const TimelineFrame* f,
@@ -805,6 +844,7 @@ nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, 
 
 void draw_lab_training(AppState& state, LabContext& ctx) {
     TrainLabState& ls = ctx.state<TrainLabState>();
+    state.lab_glyph_text.clear();
     if (ctx.closing) {
         if (ls.session) ls.session->pause();  // closing the window stops the training (it can resume)
         return;
@@ -844,7 +884,7 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
     const float left_w = std::floor(avail.x * 0.45f), right_w = avail.x - left_w - 12;
     const float plot_h = std::max(160.0f, (avail.y - 40 - 2 * line) * 0.4f);
     ImGui::BeginGroup();
-    draw_curves(s, marks, left_w, plot_h);
+    draw_curves(s, marks, left_w, kinds.empty() ? 2 * plot_h : plot_h);
     draw_heldout_note(s, left_w);
     draw_scores(state, s, kinds, marks, left_w, plot_h);
     draw_lr(s, marks, left_w, std::max(100.0f, avail.y - 2 * plot_h - 30 - 2 * line));
@@ -858,8 +898,7 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
         remember_item_rect(state, "training_export_frame");
         lab_heading(ls.focus_layer >= 0
                         ? "attention of the probe sequence, one head (row = query, column = key)"
-                        : "attention of the probe sequence, every layer × head (row = query, column = key; "
-                          "click a head to enlarge it)");
+                        : "attention of the probe sequence, every layer × head (click one to enlarge it)");
         draw_grid(state, ls, s, *f, right_w, std::max(200.0f, ImGui::GetContentRegionAvail().y - 8));
     }
     ImGui::EndGroup();
