@@ -278,7 +278,8 @@ Task modadd_task(const ModAddTask& t) {
     task.first_label = "";
     task.repeat_label = "answers";
     task.heldout_note = "the " + std::to_string(split->heldout.size()) + " pairs (a, b) of the " +
-                        std::to_string(p * p) + " never shown in training: only the general rule predicts them";
+                        std::to_string(p * p) +
+                        " never shown in training: only the general rule predicts them";
     for (int i = 0; i < p; ++i) task.token_names.push_back(std::to_string(i));
     task.token_names.push_back("+");
     task.token_names.push_back("=");

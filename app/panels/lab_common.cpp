@@ -400,8 +400,8 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
         dl->AddRectFilled(ImVec2(l.at.x - 2, l.at.y), ImVec2(l.at.x + l.w + 2, l.at.y + line_h),
                           IM_COL32(24, 24, 28, 200), 2.0f);
         dl->AddText(l.at, l.line->color, l.line->label.c_str());
-        layout_record("plot." + spec.title.substr(0, 24) + ".mark." + l.line->label, l.at.x, l.at.y, l.w, line_h,
-                      origin.x, origin.x + size.x);
+        layout_record("plot." + spec.title.substr(0, 24) + ".mark." + l.line->label, l.at.x, l.at.y, l.w,
+                      line_h, origin.x, origin.x + size.x);
     }
     dl->PopClipRect();
 

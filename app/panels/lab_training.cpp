@@ -62,7 +62,8 @@ struct TrainLabState {
 std::vector<std::string> probe_labels(const TrainingSnapshot& s) {
     std::vector<std::string> out;
     for (int id : s.probe_ids)
-        out.push_back(id >= 0 && std::size_t(id) < s.token_names.size() && !s.token_names[std::size_t(id)].empty()
+        out.push_back(id >= 0 && std::size_t(id) < s.token_names.size() &&
+                              !s.token_names[std::size_t(id)].empty()
                           ? s.token_names[std::size_t(id)]
                           : std::to_string(id));
     return out;
@@ -101,14 +102,14 @@ std::vector<RefLine> curve_marks(const TrainingSnapshot& s, long scrub_step) {
     for (const HeadScoreMark& m : s.marks) {
         if (m.at_start) continue;  // the model came with it: said in the status line
         const auto it = std::find(s.scores.begin(), s.scores.end(), m.score);
-        lines.push_back({false, double(m.step), mark_label(m),
-                         score_color(std::size_t(it - s.scores.begin()))});
+        lines.push_back(
+            {false, double(m.step), mark_label(m), score_color(std::size_t(it - s.scores.begin()))});
     }
     if (s.cliff_step >= 0)
         lines.push_back({false, double(s.cliff_step), "phase change", IM_COL32(255, 200, 90, 220)});
     if (scrub_step >= 0)
-        lines.push_back({false, double(scrub_step), "step " + std::to_string(scrub_step),
-                         IM_COL32(235, 235, 235, 230)});
+        lines.push_back(
+            {false, double(scrub_step), "step " + std::to_string(scrub_step), IM_COL32(235, 235, 235, 230)});
     return lines;
 }
 
@@ -140,7 +141,8 @@ Image frame_figure(const TimelineFrame& f, const std::vector<std::string>& label
     std::vector<Image> layers;
     int w = 0, h = 0;
     for (int l = 0; l < int(f.attention.size()); ++l) {
-        layers.push_back(render_heads_grid_figure(frame_layer_trace(f, l, labels), "weights", FigureOptions{2}));
+        layers.push_back(
+            render_heads_grid_figure(frame_layer_trace(f, l, labels), "weights", FigureOptions{2}));
         w = std::max(w, layers.back().width);
         h += layers.back().height;
     }
@@ -406,7 +408,14 @@ bool setup_to_train(AppState& state, TrainLabState& ls, TrainingSetup* out) {
 void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
     TrainingSession& session = *ls.session;
     const bool has_run = s.status != TrainingStatus::Idle && s.status != TrainingStatus::Failed;
-    if (ImGui::Button(has_run ? "Train again" : "Train")) {
+    // Knobs changed since the run shown started apply to the next run only: the button says so.
+    const TrainConfig& c = ls.setup.model;
+    const bool knobs_changed = has_run && (ls.setup.preset != s.preset || c.n_layer != s.config.n_layer ||
+                                           c.n_head != s.config.n_head || c.d_model != s.config.d_model ||
+                                           ls.setup.options.steps != s.total_steps);
+    if (ImGui::Button(!has_run        ? "Train###train"
+                      : knobs_changed ? "Train again (new knobs)###train"
+                                      : "Train again###train")) {
         TrainingSetup setup;
         if (setup_to_train(state, ls, &setup)) {
             session.start(setup);
@@ -414,6 +423,10 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
         }
     }
     remember_item_rect(state, "training_train");
+    if (knobs_changed && ImGui::IsItemHovered())
+        wrapped_tooltip(
+            "The curves show the run as it started; the knobs changed since then apply when you "
+            "press Train again (a fresh run).");
     ImGui::SameLine();
     if (s.status == TrainingStatus::Running) {
         if (ImGui::Button("Pause")) session.pause();
@@ -504,17 +517,18 @@ void draw_status(const TrainingSnapshot& s) {
     const ImVec4 gold(1.0f, 0.8f, 0.35f, 1.0f);
     if (s.cliff_step >= 0) {
         ImGui::SameLine();
-        ImGui::TextColored(gold, "· phase change at step %ld, %.1f s after Train", s.cliff_step, s.cliff_seconds);
+        ImGui::TextColored(gold, "· phase change at step %ld, %.1f s after Train", s.cliff_step,
+                           s.cliff_seconds);
     } else if (s.cliff_before_start) {
         ImGui::SameLine();
-        ImGui::TextColored(gold, "· already past its phase change when loaded (held-out %s loss %.2f at step 0)",
+        ImGui::TextColored(gold,
+                           "· already past its phase change when loaded (held-out %s loss %.2f at step 0)",
                            s.repeat_label.c_str(), s.start_repeat_loss);
     }
     std::string had;
     for (const HeadScoreMark& m : s.marks)
         if (m.at_start) had += (had.empty() ? "" : ", ") + mark_label(m);
-    if (!had.empty())
-        ImGui::TextDisabled("The loaded model already had (at step 0): %s", had.c_str());
+    if (!had.empty()) ImGui::TextDisabled("The loaded model already had (at step 0): %s", had.c_str());
 }
 
 void draw_curves(const TrainingSnapshot& s, const std::vector<RefLine>& marks, float w, float h) {
@@ -745,8 +759,8 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
             first_in_row = false;
             char id[32], title[80];
             std::snprintf(id, sizeof id, "att%d_%d", l, hd);
-            std::snprintf(title, sizeof title, focused ? "layer %d head %d (click: all heads)" : "layer %d head %d",
-                          l, hd);
+            std::snprintf(title, sizeof title,
+                          focused ? "layer %d head %d (click: all heads)" : "layer %d head %d", l, hd);
             const std::string key = "lab/train/" + std::to_string(s.run) + "/" + std::to_string(f.step) +
                                     "/" + std::to_string(l) + "/" + std::to_string(hd);
             const MatT<float>& M = f.attention[std::size_t(l)][std::size_t(hd)];  // [n, n]
@@ -778,11 +792,10 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
                 ls.focus_head = focused ? -1 : hd;
             }
             if (r.hovered && r.row >= 0 && r.col >= 0 && r.row < M.rows() && r.col < M.cols())
-                ImGui::SetTooltip(
-                    "layer %d head %d, step %ld\nquery %d (%s) -> key %d (%s)\nweight %s\n%s", l, hd, f.step,
-                    r.row, rows.label(r.row).c_str(), r.col, cols.label(r.col).c_str(),
-                    format_value(M(r.row, r.col)).c_str(),
-                    focused ? "click: back to all heads" : "click: this head alone, large");
+                ImGui::SetTooltip("layer %d head %d, step %ld\nquery %d (%s) -> key %d (%s)\nweight %s\n%s",
+                                  l, hd, f.step, r.row, rows.label(r.row).c_str(), r.col,
+                                  cols.label(r.col).c_str(), format_value(M(r.row, r.col)).c_str(),
+                                  focused ? "click: back to all heads" : "click: this head alone, large");
         }
         if (!first_in_row) ++drawn_rows;
     }
@@ -832,7 +845,8 @@ nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, 
     j["curve_marks"] = nlohmann::json::array();  // the labels of the lines drawn on the curves
     for (const RefLine& r : marks) j["curve_marks"].push_back(r.label);
     j["probe_labels"] = probe_labels(s);
-    j["focus"] = ls.focus_layer >= 0 ? std::to_string(ls.focus_layer) + "/" + std::to_string(ls.focus_head) : "";
+    j["focus"] =
+        ls.focus_layer >= 0 ? std::to_string(ls.focus_layer) + "/" + std::to_string(ls.focus_head) : "";
     j["loss_legend"] = s.first_label;
     j["tokenizer"] = s.tokenizer;
     j["heldout_note"] = s.heldout_note;

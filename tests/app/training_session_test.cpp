@@ -430,8 +430,8 @@ TEST(TrainingSession, TextTaskUnderBpeSaysTokensAndExplainsTheHeldOutSplit) {
     const Task bpe = bpe_text_task(path, 32, 300);
     EXPECT_EQ(bpe.first_label, "BPE tokens");
     // (a short text may run out of pairs to merge before 300: the tokenizer says what was learned)
-    EXPECT_EQ(bpe.tokenizer,
-              "a byte-level BPE of " + std::to_string(bpe.vocab_size) + " tokens learned from labfix_book.txt");
+    EXPECT_EQ(bpe.tokenizer, "a byte-level BPE of " + std::to_string(bpe.vocab_size) +
+                                 " tokens learned from labfix_book.txt");
     EXPECT_NE(bpe.heldout_note.find("last 10 %"), std::string::npos) << bpe.heldout_note;
     EXPECT_NE(bpe.heldout_note.find("BPE tokens"), std::string::npos) << bpe.heldout_note;
     ASSERT_EQ(bpe.token_names.size(), std::size_t(bpe.vocab_size));
