@@ -74,19 +74,19 @@ click widget training_confirm_discard 0.5 0.5
 wait training.preset == modadd && training.status == idle && training.confirm == ""
 expect training.evals == 0 && training.scores == []
 click widget training_train 0.5 0.5
-wait training.task == modadd && training.evals >= 2 timeout 300
-expect training.scores == [] && training.marks == [] && training.probe_labels ~ +
+wait training.task == modadd && training.evals >= 1 && training.probe_labels ~ + timeout 300
+expect training.scores == [] && training.marks == []
 click widget training_load_path 0.5 0.5
 type ${SHIPPED_MODEL}
 click widget training_load 0.5 0.5
-wait training.task == induction && training.step >= 30 && training.evals >= 4 timeout 300
+wait training.task == induction && training.step >= 20 && training.evals >= 3 timeout 300
 expect training.cliff_step == -1 && training.cliff_before_start == true && training.error == ""
 expect training.mark_scores ~ induction
 SCRIPT
 /usr/bin/python3 - "$log" <<'PY' || fail "the resumed run's marks are wrong"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-g = [l["training"] for l in lines if l.get("training", {}).get("task") == "modadd" and l["training"]["evals"] >= 2][-1]
+g = [l["training"] for l in lines if l.get("training", {}).get("task") == "modadd" and l["training"]["evals"] >= 1][-1]
 labels = g["probe_labels"]
 assert labels[1] == "+" and labels[3] == "=" and labels[0].isdigit(), labels
 assert "never shown" in g["heldout_note"], g["heldout_note"]
