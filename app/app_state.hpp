@@ -196,6 +196,9 @@ struct AppState {
     /// The Training lab's run as the state log reports it ("training": status, step, cliff_step,
     /// timeline frame shown, ...); null while the lab has not run.
     nlohmann::json training_log;
+    /// Text a lab shows that the font atlas must have glyphs for (the Training lab's probe tokens: a
+    /// text's Chinese characters); the shell feeds it to the fonts each frame.
+    std::string lab_glyph_text;
 
     void set_status(std::string text, bool is_error) {
         status = std::move(text);

@@ -84,6 +84,7 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
             fonts.add_text(step.title);
             fonts.add_text(step.text);
         }
+    fonts.add_text(state.lab_glyph_text);
 }
 
 // Finds "... something.png" in a status message (when an export function did not fill

@@ -110,12 +110,47 @@ void ThinnedSeries::offer(double xv, double yv) {
     y.push_back(yv);
 }
 
+void RunMarks::offer(const EvalPoint& e, double running_seconds) {
+    const bool first = !started_;
+    started_ = true;
+    if (has_repeats_) {
+        if (first) {
+            start_repeat_loss_ = e.heldout_split.repeat;
+            cliff_before_start_ = e.heldout_split.repeat < 1.0;
+        } else if (cliff_step_ < 0 && !cliff_before_start_ && e.heldout_split.repeat < 1.0) {
+            cliff_step_ = e.step;
+            cliff_seconds_ = running_seconds;
+        }
+    }
+    for (HeadScore k : scores_) {
+        if (std::any_of(marks_.begin(), marks_.end(), [k](const HeadScoreMark& m) { return m.score == k; }))
+            continue;
+        HeadScoreMark best;
+        best.score = k;
+        best.value = -1;
+        for (std::size_t l = 0; l < e.scores.size(); ++l)
+            for (std::size_t h = 0; h < e.scores[l].size(); ++h) {
+                const double v = head_score_value(e.scores[l][h], k);
+                if (v > best.value) {
+                    best.value = v;
+                    best.layer = int(l);
+                    best.head = int(h);
+                }
+            }
+        if (best.layer < 0 || !(best.value >= head_score_info(k).threshold)) continue;
+        best.step = e.step;
+        best.at_start = first;
+        marks_.push_back(best);
+    }
+}
+
 // The worker's run: the trainer and the history it builds (touched by the worker thread only).
 struct TrainingSession::Run {
     TrainingSetup setup;
     std::unique_ptr<Trainer> trainer;
     TrainingSnapshot snap;  // the history; published as a copy
     Timeline timeline{64};
+    RunMarks marks;
     std::string error;
 };
 
@@ -215,14 +250,16 @@ void TrainingSession::publish_locked(Run& run) {
 
 namespace {
 
-// Evaluates the trainer now and records the point, the live probe attention and a timeline frame.
-void record_eval(TrainingSnapshot& snap, Timeline& timeline, const Trainer& trainer) {
+// Evaluates the trainer now and records the point, the marks, the live probe attention and a
+// timeline frame.
+void record_eval(TrainingSnapshot& snap, Timeline& timeline, RunMarks& marks, const Trainer& trainer) {
     EvalPoint e = trainer.evaluate();
-    if (snap.cliff_step < 0 && e.step > 0 && !trainer.task().repeat_label.empty() &&
-        e.heldout_split.repeat < 1.0) {
-        snap.cliff_step = e.step;
-        snap.cliff_seconds = snap.running_seconds;
-    }
+    marks.offer(e, snap.running_seconds);
+    snap.cliff_step = marks.cliff_step();
+    snap.cliff_seconds = marks.cliff_seconds();
+    snap.cliff_before_start = marks.cliff_before_start();
+    snap.start_repeat_loss = marks.start_repeat_loss();
+    snap.marks = marks.marks();
     snap.evals.push_back(std::move(e));
     if (snap.evals.size() > kMaxCurvePoints) {  // thin by halves, keeping the newest
         std::vector<EvalPoint> kept;
@@ -298,6 +335,14 @@ void TrainingSession::thread_main() {
             snap.repeat_label = run->setup.task.repeat_label;
             snap.config = run->setup.model;
             snap.total_steps = run->setup.options.steps;
+            {
+                const TaskInfo* info = find_task(run->setup.task.name);
+                snap.scores = info ? info->scores : all_head_scores();
+                run->marks = RunMarks(snap.scores, !run->setup.task.repeat_label.empty());
+            }
+            snap.token_names = run->setup.task.token_names;
+            snap.heldout_note = run->setup.task.heldout_note;
+            snap.tokenizer = run->setup.task.tokenizer;
             try {
                 if (!task_error.empty()) throw Error(task_error);
                 run->trainer =
@@ -308,7 +353,7 @@ void TrainingSession::thread_main() {
                 const std::size_t frame_bytes = std::size_t(c.n_layer) * std::size_t(c.n_head) * n * n * 4;
                 run->timeline = Timeline(timeline_capacity(timeline_bytes_, frame_bytes));
                 snap.probe_ids = run->trainer->probe().front();
-                record_eval(snap, run->timeline, *run->trainer);  // step 0
+                record_eval(snap, run->timeline, run->marks, *run->trainer);  // step 0
                 snap.status = paused ? TrainingStatus::Paused : TrainingStatus::Running;
             } catch (const std::exception& e) {
                 run->trainer.reset();
@@ -336,7 +381,7 @@ void TrainingSession::thread_main() {
             const bool last = done >= trainer.options().steps;
             if (done % trainer.options().eval_every == 0 || last) {
                 snap.running_seconds += now_seconds() - t0;
-                record_eval(snap, run->timeline, trainer);
+                record_eval(snap, run->timeline, run->marks, trainer);
                 evaluated = true;
             }
             if (last) snap.status = TrainingStatus::Done;

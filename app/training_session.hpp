@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/task_registry.hpp"
 #include "core/tasks.hpp"
 #include "core/train.hpp"
 
@@ -95,6 +97,49 @@ struct ThinnedSeries {
     void offer(double xv, double yv);
 };
 
+/// The step at which a head type appeared in the run: the first evaluation at which some head's score
+/// reached the score's threshold (head_score_info). At the run's first evaluation (step 0: fresh
+/// weights, or a loaded checkpoint's) a score already over it is no appearance but a head the model
+/// came with (`at_start`).
+struct HeadScoreMark {
+    HeadScore score = HeadScore::PreviousToken;
+    long step = -1;
+    int layer = -1, head = -1;  // the head of the highest score at that evaluation
+    double value = 0;
+    bool at_start = false;
+};
+
+/// The marks of a run, from its evaluations offered in step order: one per declared head score (the
+/// task's TaskInfo::scores) once it appears, and the phase change — the first evaluation whose
+/// held-out repeat loss falls below 1.0, for a task with repeats. Comparisons start from the run's
+/// first evaluation, so a resumed checkpoint that was already past its phase change (or already had
+/// a head of some type) reports that instead of a change at its first steps. Pure; unit-tested.
+class RunMarks {
+  public:
+    explicit RunMarks(std::vector<HeadScore> scores = {}, bool has_repeats = false)
+        : scores_(std::move(scores)), has_repeats_(has_repeats) {}
+    /// Offers the next evaluation; `running_seconds` is the run's training time so far.
+    void offer(const EvalPoint& e, double running_seconds = 0);
+    const std::vector<HeadScore>& scores() const { return scores_; }
+    /// Head types that appeared (or were there at the start), in the order they did.
+    const std::vector<HeadScoreMark>& marks() const { return marks_; }
+    long cliff_step() const { return cliff_step_; }
+    double cliff_seconds() const { return cliff_seconds_; }
+    /// The first evaluation's repeat loss was already below 1.0 (a resumed, already-trained model).
+    bool cliff_before_start() const { return cliff_before_start_; }
+    double start_repeat_loss() const { return start_repeat_loss_; }
+
+  private:
+    std::vector<HeadScore> scores_;
+    bool has_repeats_ = false;
+    bool started_ = false;
+    std::vector<HeadScoreMark> marks_;
+    long cliff_step_ = -1;
+    double cliff_seconds_ = -1;
+    bool cliff_before_start_ = false;
+    double start_repeat_loss_ = NAN;
+};
+
 enum class TrainingStatus { Idle, Running, Paused, Done, Failed };
 const char* training_status_name(TrainingStatus s);  // "idle", "running", "paused", "done", "failed"
 
@@ -118,6 +163,13 @@ struct TrainingSnapshot {
     std::vector<EvalPoint> evals;               // every eval_every steps
     long cliff_step = -1;                       // first eval whose held-out repeat loss < 1.0
     double cliff_seconds = -1;                  // running seconds from Train to the cliff
+    bool cliff_before_start = false;            // the loaded model was past its phase change already
+    double start_repeat_loss = NAN;             // the held-out repeat loss at the run's first evaluation
+    std::vector<HeadScore> scores;              // the head scores the task declares (the lab's curves)
+    std::vector<HeadScoreMark> marks;           // when each head type appeared (RunMarks)
+    std::vector<std::string> token_names;       // the task's (the probe maps' labels)
+    std::string heldout_note;                   // where the held-out data comes from
+    std::string tokenizer;                      // how a text task's text was cut ("" = not a text)
     std::vector<int> probe_ids;                 // [n] the probe sequence
     std::shared_ptr<const TimelineFrame> live;  // the newest probe attention
     std::vector<std::shared_ptr<const TimelineFrame>> timeline;  // kept frames, by step

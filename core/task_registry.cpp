@@ -92,6 +92,9 @@ TaskInfo modadd_info() {
         {"train_fraction", "--train-fraction", "F", "share of the p² pairs used for training (default 0.3)",
          OptKind::Real, 0.3, 0.0, 1.0, "train fraction"},
     };
+    // Its four tokens "a + b =" have no previous-token, induction or repeated-token structure to score:
+    // the sum is computed by the MLP from what '=' gathers of a and b.
+    t.scores = {};
     t.make = [](const TaskRequest& r) {
         ModAddTask task;
         task.modulus = int(r.values.at("modulus"));
@@ -116,11 +119,11 @@ TaskInfo modadd_info() {
 TaskInfo text_info() {
     TaskInfo t;
     t.name = "text";
-    t.label = "characters of a text";
+    t.label = "a text (characters or BPE tokens)";
     t.description =
-        "Characters of a text (any UTF-8 file, Chinese too): the model learns which character comes "
-        "next. Early heads attend to the previous few characters; the loss on held-out text falls as "
-        "common words and pairs are learned.";
+        "A text (any UTF-8 file, Chinese too), as characters or as BPE tokens learned from it: the model "
+        "learns which token comes next. Early heads attend to the previous few tokens; the loss on the "
+        "held-out end of the file falls as common words and pairs are learned.";
     // The text is read in io (io/task_text.hpp), which also reads "bpe": 0 = characters, else the
     // tokens of a BPE of that many tokens (io/bpe_train.hpp's kMinBpeVocab..kMaxBpeVocab).
     t.options = {
@@ -174,6 +177,49 @@ double head_score_value(const HeadScores& s, HeadScore k) {
             return s.same_token;
     }
     return 0;
+}
+
+HeadScoreInfo head_score_info(HeadScore score) {
+    // By name, so a score added to the enum shows with its own words once it has a row here, and with
+    // its name and the common threshold before that.
+    struct Row {
+        const char* name;
+        const char* label;
+        const char* explanation;
+        double threshold;
+    };
+    static const Row rows[] = {
+        {"previous_token", "previous-token",
+         "The mean attention from each token to the token just before it. A head near 1 copies "
+         "information one step forward: the first half of an induction circuit.",
+         0.4},  // (a layer-0 head of the induction circuit levels off near 0.45; uniform is ≈ 0.1)
+        {"induction", "induction",
+         "The mean attention from a token to the token right after an earlier occurrence of the same "
+         "token (what came next last time). A head near 1 is an induction head: it predicts that a "
+         "repeated sequence goes on as before.",
+         0.5},
+        {"first_token", "first-token (sink)",
+         "The mean attention to the first position. A head near 1 parks its attention there when it has "
+         "nothing better to do (an attention sink).",
+         0.5},
+        {"same_token", "same-token",
+         "The mean attention from a token to earlier copies of itself (over the positions that have one).",
+         0.5},
+        {"adjective_noun", "adjective\u2192noun",
+         "The mean attention from each noun to its own adjectives (\"creature\" to \"fluffy\" and "
+         "\"blue\"). A head near 1 asks: which adjectives describe me?",
+         0.5},
+        {"pronoun_antecedent", "pronoun\u2192antecedent",
+         "The mean attention from a pronoun to the noun or name it refers to, across sentences. A head "
+         "near 1 resolves who \"it\" or \"she\" is.",
+         0.5},
+    };
+    const std::string name = head_score_name(score);
+    for (const Row& r : rows)
+        if (name == r.name) return {r.label, r.explanation, r.threshold};
+    std::string label = name;
+    std::replace(label.begin(), label.end(), '_', ' ');
+    return {label, "The head score " + name + " (see the task's description).", 0.5};
 }
 
 const std::vector<HeadScore>& all_head_scores() {

@@ -23,6 +23,16 @@ const char* head_score_name(HeadScore score);  // "previous_token", "induction",
 double head_score_value(const HeadScores& scores, HeadScore score);
 const std::vector<HeadScore>& all_head_scores();
 
+/// How a head score is shown: a label ("previous-token"), what it measures and how it is computed (the
+/// lab's tooltip), and the score at which a head counts as one of that type (the Training lab marks
+/// the step at which the first head of the run reaches it).
+struct HeadScoreInfo {
+    std::string label;
+    std::string explanation;
+    double threshold = 0.5;
+};
+HeadScoreInfo head_score_info(HeadScore score);
+
 /// One option of a task: a number (Int or Real) or the path of a text file (File).
 struct TaskOption {
     enum class Kind { Int, Real, File };
@@ -62,7 +72,9 @@ struct TaskInfo {
     std::function<Task(const TaskRequest&)> make;
     /// The model's vocabulary and context follow the task's (else the task follows the model's).
     bool fits_model = true;
-    std::vector<HeadScore> scores = all_head_scores();  // metrics.csv's and summary.json's columns
+    /// The head scores that mean something for the task: metrics.csv's and summary.json's columns, and
+    /// the curves (and their marks) of the lab's score plot.
+    std::vector<HeadScore> scores = all_head_scores();
     /// The model and optimiser settings the lab's preset trains it with (over the lab's defaults).
     std::function<void(TrainConfig&, TrainOptions&)> lab_preset;
 

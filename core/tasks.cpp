@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <random>
 
 #include "core/error.hpp"
 #include "core/tokenize.hpp"
+#include "core/utf8.hpp"
 
 namespace attnviz {
 
@@ -170,6 +172,7 @@ Task induction_task(const InductionTask& t) {
     task.context = t.context;
     task.train_batch = [t](int B, std::uint64_t seed) { return make_induction_batch(t, B, seed); };
     task.heldout_batch = task.train_batch;
+    task.heldout_note = "fresh random sequences from seeds the training batches never use";
     return task;
 }
 
@@ -215,6 +218,9 @@ Task sequence_task(const SequenceTask& t) {
     task.repeat_label = "answer tokens";
     task.train_batch = [t](int B, std::uint64_t seed) { return make_sequence_batch(t, B, seed); };
     task.heldout_batch = task.train_batch;
+    task.heldout_note = "fresh random sequences from seeds the training batches never use";
+    for (int i = 0; i < t.symbols; ++i) task.token_names.push_back(std::to_string(i));
+    task.token_names.push_back("SEP");
     return task;
 }
 
@@ -271,6 +277,12 @@ Task modadd_task(const ModAddTask& t) {
     task.context = 4;
     task.first_label = "";
     task.repeat_label = "answers";
+    task.heldout_note = "the " + std::to_string(split->heldout.size()) + " pairs (a, b) of the " +
+                        std::to_string(p * p) +
+                        " never shown in training: only the general rule predicts them";
+    for (int i = 0; i < p; ++i) task.token_names.push_back(std::to_string(i));
+    task.token_names.push_back("+");
+    task.token_names.push_back("=");
     task.train_batch = [split, p](int B, std::uint64_t seed) {
         return modadd_batch(split->train, p, B, seed);
     };
@@ -303,6 +315,7 @@ TextCorpus text_corpus(const std::string& utf8, const std::string& name, int con
     TextCorpus c;
     c.name = name;
     for (char32_t cp : distinct) c.vocab.push_back(encode_utf8(cp));
+    c.tokenizer = "one token per character (" + std::to_string(distinct.size()) + " distinct)";
     c.ids.reserve(cps.size());
     for (char32_t cp : cps)
         c.ids.push_back(int(std::lower_bound(distinct.begin(), distinct.end(), cp) - distinct.begin()));
@@ -327,6 +340,8 @@ TextCorpus token_corpus(std::vector<std::string> vocab, std::vector<int> ids, co
     c.name = name;
     c.vocab = std::move(vocab);
     c.ids = std::move(ids);
+    c.unit = "tokens";
+    c.tokenizer = "tokens made by a tokenizer";
     return c;
 }
 
@@ -341,6 +356,33 @@ std::string decode_text(const TextCorpus& corpus, const std::vector<int>& ids) {
 }
 
 namespace {
+
+// A token's text as a label: spaces and line breaks made visible (· ⏎), other control bytes and
+// bytes that are not UTF-8 (a BPE token may hold part of a character) as \xNN.
+std::string visible_token(const std::string& raw) {
+    std::string out;
+    char hex[8];
+    walk_utf8(
+        raw,
+        [&](std::string_view seq) {
+            if (seq == " ")
+                out += "\u00b7";
+            else if (seq == "\n")
+                out += "\u23ce";
+            else if (seq.size() == 1 && (unsigned char)seq[0] < 0x20) {
+                std::snprintf(hex, sizeof hex, "\\x%02X", unsigned((unsigned char)seq[0]));
+                out += hex;
+            } else {
+                out += seq;
+            }
+        },
+        [&](std::string_view bad) {
+            std::snprintf(hex, sizeof hex, "\\x%02X", unsigned((unsigned char)bad[0]));
+            out += hex;
+            return std::size_t(1);
+        });
+    return out;
+}
 
 // Windows of n + 1 characters starting in [begin, end - n - 1].
 TaskBatch text_batch(const TextCorpus& c, std::size_t begin, std::size_t end, int n, int B,
@@ -375,8 +417,13 @@ Task text_task(std::shared_ptr<const TextCorpus> corpus, int context) {
     task.name = "text";
     task.vocab_size = int(corpus->vocab.size());
     task.context = context;
-    task.first_label = "characters";
+    task.first_label = corpus->unit;
+    task.tokenizer = corpus->tokenizer;
     task.repeat_label = "";
+    task.heldout_note = "the file's last 10 % (" + std::to_string(corpus->ids.size() - cut) + " of " +
+                        std::to_string(corpus->ids.size()) + " " + corpus->unit +
+                        "), never trained on: the loss on text the model has not seen";
+    for (const std::string& v : corpus->vocab) task.token_names.push_back(visible_token(v));
     task.train_batch = [corpus, cut, context](int B, std::uint64_t seed) {
         return text_batch(*corpus, 0, cut, context, B, seed);
     };

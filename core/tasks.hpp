@@ -102,6 +102,13 @@ struct Task {
     /// Files that belong beside a checkpoint of a model trained on this task, as (name, content): a
     /// text's learned BPE (vocab.json, merges.txt), so the saved folder reads its tokens as text.
     std::vector<std::pair<std::string, std::string>> files;
+    /// How each token id reads on screen ([vocab_size]; empty, or an id past its end: the id's number):
+    /// the lab's probe attention maps label their rows and columns with it.
+    std::vector<std::string> token_names;
+    /// Where the held-out data comes from, in a sentence (the lab explains the held-out loss with it).
+    std::string heldout_note;
+    /// How a text was cut into tokens (TextCorpus::tokenizer; "" for a task of its own symbols).
+    std::string tokenizer;
 };
 
 /// The induction task as a Task (held-out data: the same generator with other seeds).
@@ -141,6 +148,10 @@ struct TextCorpus {
     std::string name;                // file name, for messages
     std::vector<std::string> vocab;  // [V] each a UTF-8 character
     std::vector<int> ids;            // [characters] the text as ids
+    /// What one id is, plural ("characters", "BPE tokens"): the lab's legend and messages.
+    std::string unit = "characters";
+    /// How the text was cut into ids, in a phrase ("a byte-level BPE of 512 tokens learned from it").
+    std::string tokenizer = "one token per distinct character";
 };
 /// Throws Error naming `name` when the text is not UTF-8 text (invalid UTF-8 or NUL bytes: a binary
 /// file), too short for two windows of `context` + 1 characters, or has more than 65536 characters.

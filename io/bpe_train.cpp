@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <queue>
@@ -203,7 +204,11 @@ TaskText bpe_task_text(const std::string& path, int context, int vocab_size, Lea
         throw Error(path + ": " + e.what() + "; pick a UTF-8 text file.");
     }
     TaskText out;
-    out.corpus = std::make_shared<const TextCorpus>(token_corpus(bpe.tokens, std::move(ids), path, context));
+    TextCorpus corpus = token_corpus(bpe.tokens, std::move(ids), path, context);
+    corpus.unit = "BPE tokens";
+    corpus.tokenizer = "a byte-level BPE of " + std::to_string(bpe.tokens.size()) + " tokens learned from " +
+                       std::filesystem::path(path).filename().string();
+    out.corpus = std::make_shared<const TextCorpus>(std::move(corpus));
     out.files = {{"vocab.json", bpe.vocab_json}, {"merges.txt", bpe.merges_txt}};
     if (learned) *learned = std::move(bpe);
     return out;

@@ -316,7 +316,7 @@ ojson scores_json(const std::vector<std::vector<HeadScores>>& scores, const std:
     for (const auto& layer : scores) {
         ojson heads = ojson::array();
         for (const HeadScores& s : layer) {
-            ojson h;
+            ojson h = ojson::object();  // (a task that declares no scores: {})
             for (HeadScore k : kinds) h[head_score_name(k)] = head_score_value(s, k);
             heads.push_back(h);
         }

@@ -2,9 +2,11 @@
 #include "app/panels/lab_common.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "app/fonts.hpp"
 #include "app/panels/export_actions.hpp"
@@ -331,7 +333,23 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
     const PlotFrame f = draw_axes(dl, origin, size, spec.title, spec.x_label, spec.y_label, x_lo, x_hi,
                                   spec.log_x, y_lo, y_hi, spec.log_y);
     dl->PushClipRect(ImVec2(f.p0.x - 4, f.p0.y - 4), ImVec2(f.p1.x + 4, f.p1.y + 4), true);
-    for (const auto& r : spec.ref_lines) {
+    // Vertical lines' labels sit along the bottom, right of their line (left of it near the right
+    // edge); a label that would overlap one already placed goes a line higher.
+    std::vector<std::vector<std::pair<float, float>>> label_rows;  // per row: the x extents taken
+    std::vector<std::size_t> order(spec.ref_lines.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return spec.ref_lines[a].value < spec.ref_lines[b].value;
+    });
+    const float line_h = ImGui::GetTextLineHeight();
+    struct PlacedLabel {
+        ImVec2 at;
+        float w;
+        const RefLine* line;
+    };
+    std::vector<PlacedLabel> labels;  // drawn over the curves, so no curve hides one
+    for (std::size_t i : order) {
+        const RefLine& r = spec.ref_lines[i];
         if (r.horizontal) {
             const float y = f.sy(r.value);
             dashed_line(dl, ImVec2(f.p0.x, y), ImVec2(f.p1.x, y), r.color, 1.5f);
@@ -339,12 +357,26 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
                 const ImVec2 ts = ImGui::CalcTextSize(r.label.c_str());
                 dl->AddText(ImVec2(f.p0.x + 6, y - ts.y - 1), r.color, r.label.c_str());
             }
-        } else {
-            const float x = f.sx(r.value);
-            dashed_line(dl, ImVec2(x, f.p0.y), ImVec2(x, f.p1.y), r.color, 1.5f);
-            if (!r.label.empty())
-                dl->AddText(ImVec2(x + 3, f.p1.y - ImGui::GetTextLineHeight() - 2), r.color, r.label.c_str());
+            continue;
         }
+        const float x = f.sx(r.value);
+        if (!std::isfinite(x) || x < f.p0.x - 1 || x > f.p1.x + 1) continue;
+        dashed_line(dl, ImVec2(x, f.p0.y), ImVec2(x, f.p1.y), r.color, 1.5f);
+        if (r.label.empty()) continue;
+        const float tw = ImGui::CalcTextSize(r.label.c_str()).x;
+        const float lx = x + 3 + tw <= f.p1.x ? x + 3 : std::max(f.p0.x, x - 3 - tw);
+        std::size_t row = 0;
+        for (; row < label_rows.size(); ++row) {
+            bool free = true;
+            for (const auto& [a, b] : label_rows[row])
+                if (lx < b + 4 && lx + tw > a - 4) free = false;
+            if (free) break;
+        }
+        if (row == label_rows.size()) label_rows.emplace_back();
+        label_rows[row].emplace_back(lx, lx + tw);
+        const float ly = f.p1.y - float(row + 1) * (line_h + 1) - 1;
+        if (ly < f.p0.y) continue;  // no room left in the plot: the line alone
+        labels.push_back({ImVec2(lx, ly), tw, &r});
     }
     for (const auto& s : series) {
         const std::size_t n = std::min(s.x.size(), s.y.size());
@@ -363,6 +395,13 @@ void draw_line_plot(const char* id, const PlotSpec& spec, const std::vector<Plot
             if (s.markers) dl->AddCircleFilled(ImVec2(x, y), s.marker_radius, s.color, 12);
         }
         if (s.line && pts.size() >= 2) dl->AddPolyline(pts.data(), int(pts.size()), s.color, 0, s.thickness);
+    }
+    for (const PlacedLabel& l : labels) {
+        dl->AddRectFilled(ImVec2(l.at.x - 2, l.at.y), ImVec2(l.at.x + l.w + 2, l.at.y + line_h),
+                          IM_COL32(24, 24, 28, 200), 2.0f);
+        dl->AddText(l.at, l.line->color, l.line->label.c_str());
+        layout_record("plot." + spec.title.substr(0, 24) + ".mark." + l.line->label, l.at.x, l.at.y, l.w,
+                      line_h, origin.x, origin.x + size.x);
     }
     dl->PopClipRect();
 

@@ -54,16 +54,72 @@ struct TrainLabState {
     std::map<std::string, double> task_values;  // the task's knobs, as changed (core/task_registry)
     std::string load_path;                      // a checkpoint folder to continue from
     bool autostart_done = false;
+    int pending_preset = -1;  // a preset picked while a run exists: switch once the user confirms
+    int focus_layer = -1, focus_head = -1;  // the probe map shown large (-1: the whole grid)
 };
 
+// The probe sequence's tokens as the task reads them (its token_names; the id where it has none).
+std::vector<std::string> probe_labels(const TrainingSnapshot& s) {
+    std::vector<std::string> out;
+    for (int id : s.probe_ids)
+        out.push_back(id >= 0 && std::size_t(id) < s.token_names.size() &&
+                              !s.token_names[std::size_t(id)].empty()
+                          ? s.token_names[std::size_t(id)]
+                          : std::to_string(id));
+    return out;
+}
+
+// A tooltip of a paragraph, wrapped like help_marker's.
+void wrapped_tooltip(const std::string& text) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
+// A head score's colour in the score plot and its marks (apart from the loss curves' colours).
+ImU32 score_color(std::size_t index) {
+    return palette(4 + int(index % 6));
+}
+
+// The head scores to show: the run's (its task's declaration), or before a run the chosen preset's.
+std::vector<HeadScore> shown_scores(const TrainingSnapshot& s, const TrainLabState& ls) {
+    if (s.status != TrainingStatus::Idle && !s.task.empty()) return s.scores;
+    const TaskInfo* info = find_task(ls.setup.preset);
+    return info ? info->scores : all_head_scores();
+}
+
+// "previous-token L0H2": a mark's label on the curves.
+std::string mark_label(const HeadScoreMark& m) {
+    return head_score_info(m.score).label + " L" + std::to_string(m.layer) + "H" + std::to_string(m.head);
+}
+
+// The vertical lines on every curve: when each head type appeared, the phase change, and the step
+// the timeline is scrubbed to (scrub_step < 0: following the newest).
+std::vector<RefLine> curve_marks(const TrainingSnapshot& s, long scrub_step) {
+    std::vector<RefLine> lines;
+    for (const HeadScoreMark& m : s.marks) {
+        if (m.at_start) continue;  // the model came with it: said in the status line
+        const auto it = std::find(s.scores.begin(), s.scores.end(), m.score);
+        lines.push_back(
+            {false, double(m.step), mark_label(m), score_color(std::size_t(it - s.scores.begin()))});
+    }
+    if (s.cliff_step >= 0)
+        lines.push_back({false, double(s.cliff_step), "phase change", IM_COL32(255, 200, 90, 220)});
+    if (scrub_step >= 0)
+        lines.push_back(
+            {false, double(scrub_step), "step " + std::to_string(scrub_step), IM_COL32(235, 235, 235, 230)});
+    return lines;
+}
+
 // A layer's probe attention as a Trace of `weights` stages (one per head), for io/figure.
-Trace frame_layer_trace(const TimelineFrame& f, int layer, const std::vector<int>& ids) {
+Trace frame_layer_trace(const TimelineFrame& f, int layer, const std::vector<std::string>& labels) {
     Trace t;
-    auto tokens = std::make_shared<std::vector<std::string>>();
-    for (int id : ids) tokens->push_back(std::to_string(id));
+    auto tokens = std::make_shared<std::vector<std::string>>(labels);
     const auto& heads = f.attention[std::size_t(layer)];
     t.query_tokens = t.key_tokens = tokens;
-    t.n = t.m = int(ids.size());
+    t.n = t.m = int(labels.size());
     t.heads = int(heads.size());
     for (int h = 0; h < t.heads; ++h) {
         Stage s;
@@ -81,11 +137,12 @@ Trace frame_layer_trace(const TimelineFrame& f, int layer, const std::vector<int
 }
 
 // Every layer's heads grid stacked top to bottom: one PNG of the frame.
-Image frame_figure(const TimelineFrame& f, const std::vector<int>& ids) {
+Image frame_figure(const TimelineFrame& f, const std::vector<std::string>& labels) {
     std::vector<Image> layers;
     int w = 0, h = 0;
     for (int l = 0; l < int(f.attention.size()); ++l) {
-        layers.push_back(render_heads_grid_figure(frame_layer_trace(f, l, ids), "weights", FigureOptions{2}));
+        layers.push_back(
+            render_heads_grid_figure(frame_layer_trace(f, l, labels), "weights", FigureOptions{2}));
         w = std::max(w, layers.back().width);
         h += layers.back().height;
     }
@@ -134,16 +191,12 @@ void export_frame(AppState& state, const TrainingSnapshot& s, const TimelineFram
         make_dirs(state.export_dir);
         const std::string path = state.export_dir + "/training_frame_step" + std::to_string(f.step) + "_" +
                                  timestamp_for_filename() + ".png";
-        write_png(path, frame_figure(f, s.probe_ids));
+        write_png(path, frame_figure(f, probe_labels(s)));
         state.last_export_path = path;
         state.set_status("Exported " + path, false);
     } catch (const Error& e) {
         state.set_status(e.what(), true);
     }
-}
-
-double score_value(const HeadScores& s, int kind) {
-    return kind == 0 ? s.previous_token : kind == 1 ? s.induction : kind == 2 ? s.first_token : s.same_token;
 }
 
 // What the chosen preset teaches (the lab's explanation line): its task's description.
@@ -173,15 +226,60 @@ void draw_task_knobs(AppState& state, TrainLabState& ls, const TaskInfo& info) {
     }
 }
 
+// Makes the knobs those of preset i (its model, options and task).
+void apply_preset(TrainLabState& ls, int i) {
+    ls.preset = i;
+    ls.setup = training_preset(preset_names()[std::size_t(i)]);
+    ls.setup.options.threads = 2;
+    ls.have_setup = true;
+    ls.task_values.clear();
+}
+
+// A preset picked while a run exists would leave its curves under knobs of another task: ask first
+// (save the run, drop it, or keep it and the preset) — the run is never lost without consent.
+void draw_preset_confirm(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
+    if (ls.pending_preset < 0) return;
+    if (!ImGui::IsPopupOpen("Switch preset?")) ImGui::OpenPopup("Switch preset?");
+    ImGui::SetNextWindowSize(ImVec2(em(560), 0));
+    if (!ImGui::BeginPopupModal("Switch preset?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    const std::string next = training_preset_label(preset_names()[std::size_t(ls.pending_preset)]);
+    ImGui::TextWrapped(
+        "The run of \"%s\" is %s at step %ld of %ld. Switching to \"%s\" ends it and clears its curves "
+        "and timeline. Save it as a checkpoint first to keep the model (Load checkpoint and train goes on "
+        "from it).",
+        training_preset_label(s.preset), training_status_name(s.status), s.step, s.total_steps, next.c_str());
+    ImGui::Spacing();
+    bool switch_now = false;
+    ImGui::BeginDisabled(!s.params);
+    if (ImGui::Button("Save checkpoint, then switch")) {
+        save_checkpoint(state, s, ls, false);
+        switch_now = true;
+    }
+    ImGui::EndDisabled();
+    remember_item_rect(state, "training_confirm_save");
+    ImGui::SameLine();
+    if (ImGui::Button("Discard the run and switch")) switch_now = true;
+    remember_item_rect(state, "training_confirm_discard");
+    ImGui::SameLine();
+    if (ImGui::Button("Keep the run") || ImGui::IsKeyPressed(ImGuiKey_Escape)) {
+        ls.pending_preset = -1;
+        ImGui::CloseCurrentPopup();
+    }
+    remember_item_rect(state, "training_confirm_keep");
+    if (switch_now) {
+        ls.session->reset();
+        apply_preset(ls, ls.pending_preset);
+        ls.pending_preset = -1;
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+}
+
 // The knobs: preset, model size, steps, learning rate, seed, threads.
-void draw_setup(AppState& state, TrainLabState& ls) {
+void draw_setup(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
     const std::vector<std::string>& names = preset_names();
     ls.preset = std::clamp(ls.preset, 0, int(names.size()) - 1);
-    if (!ls.have_setup) {
-        ls.setup = training_preset(names[std::size_t(ls.preset)]);
-        ls.setup.options.threads = 2;
-        ls.have_setup = true;
-    }
+    if (!ls.have_setup) apply_preset(ls, ls.preset);
     ImGui::SetNextItemWidth(em(260));
     {
         const ImVec2 at = ImGui::GetCursorScreenPos();  // (the GUI tests click the combo, then an entry)
@@ -189,20 +287,19 @@ void draw_setup(AppState& state, TrainLabState& ls) {
     }
     if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]))) {
         for (int i = 0; i < int(names.size()); ++i) {
-            if (ImGui::Selectable(training_preset_label(names[std::size_t(i)]), i == ls.preset)) {
-                ls.preset = i;
-                ls.have_setup = false;
-                ls.task_values.clear();
+            if (ImGui::Selectable(training_preset_label(names[std::size_t(i)]), i == ls.preset) &&
+                i != ls.preset) {
+                const bool has_run = s.status != TrainingStatus::Idle && s.status != TrainingStatus::Failed;
+                if (has_run)
+                    ls.pending_preset = i;
+                else
+                    apply_preset(ls, i);
             }
             remember_item_rect(state, "training_preset_" + names[std::size_t(i)]);
         }
         ImGui::EndCombo();
     }
-    if (!ls.have_setup) {
-        ls.setup = training_preset(names[std::size_t(ls.preset)]);
-        ls.setup.options.threads = 2;
-        ls.have_setup = true;
-    }
+    draw_preset_confirm(state, ls, s);
     ImGui::SameLine();
     const TaskInfo* info = find_task(ls.setup.preset);
     if (info && info->file_option()) {
@@ -311,7 +408,14 @@ bool setup_to_train(AppState& state, TrainLabState& ls, TrainingSetup* out) {
 void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
     TrainingSession& session = *ls.session;
     const bool has_run = s.status != TrainingStatus::Idle && s.status != TrainingStatus::Failed;
-    if (ImGui::Button(has_run ? "Train again" : "Train")) {
+    // Knobs changed since the run shown started apply to the next run only: the button says so.
+    const TrainConfig& c = ls.setup.model;
+    const bool knobs_changed = has_run && (ls.setup.preset != s.preset || c.n_layer != s.config.n_layer ||
+                                           c.n_head != s.config.n_head || c.d_model != s.config.d_model ||
+                                           ls.setup.options.steps != s.total_steps);
+    if (ImGui::Button(!has_run        ? "Train###train"
+                      : knobs_changed ? "Train again (new knobs)###train"
+                                      : "Train again###train")) {
         TrainingSetup setup;
         if (setup_to_train(state, ls, &setup)) {
             session.start(setup);
@@ -319,6 +423,10 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
         }
     }
     remember_item_rect(state, "training_train");
+    if (knobs_changed && ImGui::IsItemHovered())
+        wrapped_tooltip(
+            "The curves show the run as it started; the knobs changed since then apply when you "
+            "press Train again (a fresh run).");
     ImGui::SameLine();
     if (s.status == TrainingStatus::Running) {
         if (ImGui::Button("Pause")) session.pause();
@@ -357,8 +465,11 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
 void draw_load(AppState& state, TrainLabState& ls) {
     ImGui::SetNextItemWidth(em(320));
     ImGui::InputTextWithHint("##load", "checkpoint folder to continue from", &ls.load_path);
+    remember_item_rect(state, "training_load_path");
     ImGui::SameLine();
-    if (ImGui::Button("Load checkpoint and train")) {
+    const bool load = ImGui::Button("Load checkpoint and train");
+    remember_item_rect(state, "training_load");
+    if (load) {
         try {
             auto params = std::make_shared<const Params<float>>(load_train_checkpoint(ls.load_path));
             TrainingSetup setup = training_preset("induction");
@@ -371,6 +482,7 @@ void draw_load(AppState& state, TrainLabState& ls) {
             setup.initial = params;
             ls.setup = setup;
             ls.preset = 0;
+            ls.pending_preset = -1;
             ls.task_values.clear();
             ls.session->start(setup);
             ls.follow = true;
@@ -402,14 +514,24 @@ void draw_status(const TrainingSnapshot& s) {
     ImGui::Text("%s · step %ld / %ld · loss %.3f · lr %.2g · %.0f tokens/s · %.1f s",
                 training_status_name(s.status), s.step, s.total_steps, loss, s.lr, s.tokens_per_second,
                 s.running_seconds);
+    const ImVec4 gold(1.0f, 0.8f, 0.35f, 1.0f);
     if (s.cliff_step >= 0) {
         ImGui::SameLine();
-        ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.35f, 1.0f), "· phase change at step %ld, %.1f s after Train",
-                           s.cliff_step, s.cliff_seconds);
+        ImGui::TextColored(gold, "· phase change at step %ld, %.1f s after Train", s.cliff_step,
+                           s.cliff_seconds);
+    } else if (s.cliff_before_start) {
+        ImGui::SameLine();
+        ImGui::TextColored(gold,
+                           "· already past its phase change when loaded (held-out %s loss %.2f at step 0)",
+                           s.repeat_label.c_str(), s.start_repeat_loss);
     }
+    std::string had;
+    for (const HeadScoreMark& m : s.marks)
+        if (m.at_start) had += (had.empty() ? "" : ", ") + mark_label(m);
+    if (!had.empty()) ImGui::TextDisabled("The loaded model already had (at step 0): %s", had.c_str());
 }
 
-void draw_curves(const TrainingSnapshot& s, float w, float h) {
+void draw_curves(const TrainingSnapshot& s, const std::vector<RefLine>& marks, float w, float h) {
     PlotSeries train, held, first, repeat;
     train.label = "train";
     train.x = s.train_loss.x;
@@ -436,37 +558,66 @@ void draw_curves(const TrainingSnapshot& s, float w, float h) {
     spec.y_min = 0;
     spec.x_min = 0;
     spec.x_max = std::max(1.0, double(s.total_steps));
-    if (s.cliff_step >= 0)
-        spec.ref_lines.push_back({false, double(s.cliff_step), "phase change", IM_COL32(255, 200, 90, 220)});
+    spec.ref_lines = marks;
     std::vector<PlotSeries> series{train, held};
     if (!s.first_label.empty()) series.push_back(first);  // tasks without that kind of position skip it
     if (!s.repeat_label.empty()) series.push_back(repeat);
     draw_line_plot("loss", spec, series, ImVec2(w, h));
 }
 
-void draw_scores(const TrainingSnapshot& s, float w, float h) {
-    // Layer 0: previous-token scores; later layers: induction scores — the two halves of the circuit.
-    // One colour per layer (every head of the layer a curve), so the legend stays two lines.
+// Under the loss curves: where the held-out data comes from (and a text's tokenizer), one line whose
+// tooltip says why a held-out loss is worth watching.
+void draw_heldout_note(const TrainingSnapshot& s, float w) {
+    if (s.heldout_note.empty()) {
+        ImGui::Dummy(ImVec2(1, ImGui::GetTextLineHeight()));
+        return;
+    }
+    std::string text = "held-out: " + s.heldout_note;
+    if (!s.tokenizer.empty()) text += "; tokens: " + s.tokenizer;
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
+    ImGui::TextDisabled("%s (?)", text.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::IsItemHovered())
+        wrapped_tooltip(
+            "The held-out loss is measured on data the model never trains on. When the training loss falls "
+            "and the held-out loss does not, the model is memorising its training data instead of learning "
+            "a rule that carries over.");
+}
+
+// One curve per head score the task declares: the best head's score at each evaluation (which head
+// that is shows in the marks and the hover), with the marks of when each type appeared.
+void draw_scores(AppState& state, const TrainingSnapshot& s, const std::vector<HeadScore>& kinds,
+                 const std::vector<RefLine>& marks, float w, float h) {
+    if (kinds.empty()) {  // no plot to show: the loss curves take its room
+        ImGui::TextDisabled("This task declares no head scores (?)");
+        if (ImGui::IsItemHovered())
+            wrapped_tooltip(
+                "Head scores (previous-token, induction, ...) measure attention patterns that only mean "
+                "something on sequences with that structure; this task's sequences have none. Watch the "
+                "attention grid instead: which tokens does the last position gather?");
+        return;
+    }
     std::vector<PlotSeries> series;
-    const int L = s.config.n_layer, H = s.config.n_head;
-    for (int l = 0; l < L; ++l)
-        for (int hd = 0; hd < H; ++hd) {
-            PlotSeries p;
-            const int kind = l == 0 ? 0 : 1;
-            if (hd == 0)
-                p.label = l == 0 ? "layer 0 heads: previous-token score"
-                                 : "layer " + std::to_string(l) + " heads: induction score";
-            p.color = palette(l == 0 ? 0 : l == 1 ? 3 : 1 + l);
-            p.thickness = 1.5f;
-            for (const EvalPoint& e : s.evals) {
-                if (int(e.scores.size()) <= l || int(e.scores[std::size_t(l)].size()) <= hd) continue;
-                p.x.push_back(double(e.step));
-                p.y.push_back(score_value(e.scores[std::size_t(l)][std::size_t(hd)], kind));
-            }
-            series.push_back(std::move(p));
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+        PlotSeries p;
+        p.label = head_score_info(kinds[k]).label + " (best head)";
+        p.color = score_color(k);
+        p.thickness = 1.8f;
+        for (const EvalPoint& e : s.evals) {
+            double best = NAN;
+            for (const auto& layer : e.scores)
+                for (const HeadScores& hs : layer) {
+                    const double v = head_score_value(hs, kinds[k]);
+                    if (!(best >= v)) best = v;
+                }
+            if (std::isnan(best)) continue;
+            p.x.push_back(double(e.step));
+            p.y.push_back(best);
         }
+        series.push_back(std::move(p));
+    }
     PlotSpec spec;
-    spec.title = "head scores on the probe batch (layer 0: previous-token; later layers: induction)";
+    spec.title = "head scores on the probe batch (the best head of each type)";
     spec.x_label = "step";
     spec.y_min = 0;
     spec.y_max = 1;
@@ -474,12 +625,30 @@ void draw_scores(const TrainingSnapshot& s, float w, float h) {
     spec.x_max = std::max(1.0, double(s.total_steps));
     spec.legend_right = false;
     spec.legend_bottom = false;
-    if (s.cliff_step >= 0)
-        spec.ref_lines.push_back({false, double(s.cliff_step), "phase change", IM_COL32(255, 200, 90, 220)});
+    spec.ref_lines = marks;
     draw_line_plot("scores", spec, series, ImVec2(w, h));
+    // What each score measures, on hover (the legend inside the plot cannot take the mouse).
+    ImGui::TextDisabled("scores:");
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+        const HeadScoreInfo info = head_score_info(kinds[k]);
+        ImGui::SameLine();
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(score_color(k)));
+        ImGui::TextUnformatted((info.label + " (?)").c_str());
+        ImGui::PopStyleColor();
+        remember_item_rect(state, std::string("training_score_") + head_score_name(kinds[k]));
+        if (ImGui::IsItemHovered()) {
+            char rule[256];
+            std::snprintf(rule, sizeof rule,
+                          "\n\nThe curve is the highest score of any head at each evaluation. A head counts "
+                          "as %s once its score reaches %.2f; a dashed line on every curve marks the step "
+                          "the first one did.",
+                          info.label.c_str(), info.threshold);
+            wrapped_tooltip(info.explanation + rule);
+        }
+    }
 }
 
-void draw_lr(const TrainingSnapshot& s, float w, float h) {
+void draw_lr(const TrainingSnapshot& s, const std::vector<RefLine>& marks, float w, float h) {
     PlotSeries lr;
     lr.label = "";
     lr.x = s.learning_rate.x;
@@ -492,23 +661,35 @@ void draw_lr(const TrainingSnapshot& s, float w, float h) {
     spec.x_min = 0;
     spec.x_max = std::max(1.0, double(s.total_steps));
     spec.legend = false;
+    spec.ref_lines = marks;
     draw_line_plot("lr", spec, {lr}, ImVec2(w, h));
 }
 
-// The timeline slider and the layer × head grid of the frame it selects.
-const TimelineFrame* draw_timeline(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
+// The slider's positions: the kept frames, then the live one when it is newer (while training).
+int timeline_positions(const TrainingSnapshot& s) {
     const int count = int(s.timeline.size());
-    if (count == 0 || !s.live) return nullptr;
+    if (count == 0 || !s.live) return 0;
+    return count + (s.timeline.back()->step != s.live->step ? 1 : 0);
+}
+
+// The frame the timeline shows this frame (the newest when following), or null before a run.
+const TimelineFrame* select_frame(TrainLabState& ls, const TrainingSnapshot& s) {
+    const int positions = timeline_positions(s);
+    if (positions == 0) return nullptr;
     if (ls.frame_run != s.run) {
         ls.frame_run = s.run;
         ls.follow = true;
     }
-    // The slider's last position is the live frame (newer than the last kept one while training).
-    const bool live_is_extra = s.timeline.back()->step != s.live->step;
-    const int positions = count + (live_is_extra ? 1 : 0);
     if (ls.follow) ls.frame = positions - 1;
     ls.frame = std::max(0, std::min(ls.frame, positions - 1));
-    const TimelineFrame* f = ls.frame < count ? s.timeline[std::size_t(ls.frame)].get() : s.live.get();
+    return ls.frame < int(s.timeline.size()) ? s.timeline[std::size_t(ls.frame)].get() : s.live.get();
+}
+
+// The timeline slider (the frame of select_frame), marked on the curves while not following.
+const TimelineFrame* draw_timeline(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
+    const int positions = timeline_positions(s);
+    const TimelineFrame* f = select_frame(ls, s);
+    if (!f) return nullptr;
     char label[64];
     std::snprintf(label, sizeof label, "step %ld", f->step);
     ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 250));
@@ -522,31 +703,64 @@ const TimelineFrame* draw_timeline(AppState& state, TrainLabState& ls, const Tra
         "The timeline keeps a snapshot of the probe sequence's attention (every layer and head) at every "
         "evaluation, within 64 MiB: when full, every other snapshot is dropped and from then on only "
         "every 2nd (4th, ...) evaluation is kept, so the frames stay spread evenly over the whole run. "
-        "Drag it back to watch the heads form; 'follow' shows the newest.");
-    return f;
+        "Drag it back to watch the heads form (the step is marked on the curves); 'follow' shows the "
+        "newest.");
+    return select_frame(ls, s);
 }
 
-void draw_grid(TrainLabState& ls, const TrainingSnapshot& s, const TimelineFrame& f, float w, float h) {
+// The layer × head grid of the frame's probe attention with shared axes: the probe's tokens label the
+// rows left of the first column and the columns above the first row (as a facet grid), so the maps
+// stay as large as the grid allows. A click on a head shows it alone, large, labelled on both axes (a
+// click again returns to the grid).
+void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, const TimelineFrame& f, float w,
+               float h) {
     const int L = int(f.attention.size());
     const int H = L ? int(f.attention[0].size()) : 0;
     if (L == 0 || H == 0) return;
-    auto tokens = std::make_shared<std::vector<std::string>>();
-    for (int id : s.probe_ids) tokens->push_back(std::to_string(id));
-    const Axis rows = label_axis("query", *tokens);
-    const Axis cols = label_axis("key", *tokens);
+    const std::vector<std::string> tokens = probe_labels(s);
+    const Axis rows = label_axis("query", tokens);
+    const Axis cols = label_axis("key", tokens);
     ls.views.resize(std::size_t(L * H));
+    if (ls.focus_layer >= L || ls.focus_head >= H) ls.focus_layer = ls.focus_head = -1;
+    const bool focused = ls.focus_layer >= 0;
     // One shared 0–1 scale (weights are probabilities): its colour bar sits right of the grid.
     static const ColorRange kRange{ColorMap::Sequential, 0.0f, 1.0f};
     // (the bar, its tick labels and its vertical caption: draw_colorbar's width)
     const float bar_w = 16 + 6 + ImGui::CalcTextSize("0.5").x + 10 + ImGui::GetTextLineHeight() + 4;
-    const float side = std::max(40.0f, std::min((w - bar_w) / float(H) - 8, (h - 4) / float(L) - 24));
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float line = ImGui::GetTextLineHeight();
+    const int n = int(tokens.size());
+    // The label margins as the heatmap widget makes them (its labels: the token, after its index once
+    // an axis is long enough to be thinned; vertical column labels when they do not fit their cells).
+    float label_w = 0;
+    for (const std::string& t : tokens) label_w = std::max(label_w, ImGui::CalcTextSize(t.c_str()).x);
+    if (n > 32) label_w += ImGui::CalcTextSize((std::to_string(n) + " ").c_str()).x;
+    const float row_label_w = std::min(label_w + 8, 120.0f);
+    const float title_h = line + style.ItemSpacing.y;
+    const int gl = focused ? 1 : L, gh = focused ? 1 : H;
+    const float gap_x = style.ItemSpacing.x, gap_y = style.ItemSpacing.y;
+    auto col_label_h = [&](float side) {
+        return side / float(std::max(1, n)) < label_w + 6 ? std::min(label_w, 90.0f) + 8 : line + 4;
+    };
+    // The image side: the grid (plus the labels of its first column and row) fills w × h.
+    float side = std::min((w - bar_w - row_label_w) / float(gh) - 8 - gap_x,
+                          (h - line - 12) / float(gl) - title_h - 4 - gap_y);
+    side = std::min(side, (h - col_label_h(side)) / float(gl) - title_h - 4 - gap_y);
+    side = std::floor(std::max(40.0f, side));
+    const float top_labels = col_label_h(side);
     ImGui::BeginGroup();
+    int drawn_rows = 0;
     for (int l = 0; l < L; ++l) {
+        bool first_in_row = true;
         for (int hd = 0; hd < H; ++hd) {
-            if (hd) ImGui::SameLine();
-            char id[32], title[48];
+            if (focused && (l != ls.focus_layer || hd != ls.focus_head)) continue;
+            if (!first_in_row) ImGui::SameLine();
+            const bool left = first_in_row, top = drawn_rows == 0;
+            first_in_row = false;
+            char id[32], title[80];
             std::snprintf(id, sizeof id, "att%d_%d", l, hd);
-            std::snprintf(title, sizeof title, "layer %d head %d", l, hd);
+            std::snprintf(title, sizeof title,
+                          focused ? "layer %d head %d (click: all heads)" : "layer %d head %d", l, hd);
             const std::string key = "lab/train/" + std::to_string(s.run) + "/" + std::to_string(f.step) +
                                     "/" + std::to_string(l) + "/" + std::to_string(hd);
             const MatT<float>& M = f.attention[std::size_t(l)][std::size_t(hd)];  // [n, n]
@@ -558,29 +772,41 @@ void draw_grid(TrainLabState& ls, const TrainingSnapshot& s, const TimelineFrame
             in.col_axis = &cols;
             in.range = &kRange;
             HeatmapOptions opt;
-            opt.width = side;
-            opt.height = side + 20;
-            opt.labels = false;
+            opt.labels = true;  // the widget thins them to what fits (every k-th, rotated when crowded)
+            opt.row_labels = left;
+            opt.col_labels = top;
+            opt.width = side + 8 + (left ? row_label_w : 0.0f);
+            opt.height = side + title_h + 4 + (top ? top_labels : 0.0f);
+            opt.center = false;
+            opt.row_label_click = false;
             opt.axis_titles = false;
             opt.colorbar = false;
-            opt.numbers = false;
+            opt.numbers = focused;
             opt.title = title;
             ImGui::BeginGroup();
             const HeatmapResult r = heatmap_widget(id, ls.views[std::size_t(l * H + hd)], in, opt);
             ImGui::EndGroup();
+            remember_item_rect(state, "training_head_" + std::to_string(l) + "_" + std::to_string(hd));
+            if (r.clicked) {
+                ls.focus_layer = focused ? -1 : l;
+                ls.focus_head = focused ? -1 : hd;
+            }
             if (r.hovered && r.row >= 0 && r.col >= 0 && r.row < M.rows() && r.col < M.cols())
-                ImGui::SetTooltip(
-                    "layer %d head %d, step %ld\nquery %d (token %s) -> key %d (token %s)\nweight %s", l, hd,
-                    f.step, r.row, rows.label(r.row).c_str(), r.col, cols.label(r.col).c_str(),
-                    format_value(M(r.row, r.col)).c_str());
+                ImGui::SetTooltip("layer %d head %d, step %ld\nquery %d (%s) -> key %d (%s)\nweight %s\n%s",
+                                  l, hd, f.step, r.row, rows.label(r.row).c_str(), r.col,
+                                  cols.label(r.col).c_str(), format_value(M(r.row, r.col)).c_str(),
+                                  focused ? "click: back to all heads" : "click: this head alone, large");
         }
+        if (!first_in_row) ++drawn_rows;
     }
     ImGui::EndGroup();
     ImGui::SameLine();
     draw_colorbar(kRange, bar_w, std::max(60.0f, side), false);
+    for (const std::string& t : tokens) state.lab_glyph_text += t;
 }
 
-nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, const TimelineFrame* f) {
+nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, const TimelineFrame* f,
+                            const std::vector<RefLine>& marks) {
     nlohmann::json j;
     j["preset"] = ls.setup.preset;
     j["task"] = ls.setup.task.name;
@@ -603,6 +829,28 @@ nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, 
     j["vocab_size"] = s.config.vocab_size;  // of the run (a text's: its characters or BPE tokens)
     j["task_files"] = nlohmann::json::array();
     for (const auto& f : s.task_files) j["task_files"].push_back(f.first);
+    j["cliff_before_start"] = s.cliff_before_start;
+    j["scores"] = nlohmann::json::array();  // the score curves shown (the task's declaration)
+    for (HeadScore k : shown_scores(s, ls)) j["scores"].push_back(head_score_name(k));
+    j["marks"] = nlohmann::json::array();
+    for (const HeadScoreMark& m : s.marks)
+        j["marks"].push_back({{"score", head_score_name(m.score)},
+                              {"step", m.step},
+                              {"layer", m.layer},
+                              {"head", m.head},
+                              {"at_start", m.at_start}});
+    j["mark_scores"] = nlohmann::json::array();
+    for (const HeadScoreMark& m : s.marks) j["mark_scores"].push_back(head_score_name(m.score));
+    j["scrub_step"] = f && !ls.follow ? f->step : -1;
+    j["curve_marks"] = nlohmann::json::array();  // the labels of the lines drawn on the curves
+    for (const RefLine& r : marks) j["curve_marks"].push_back(r.label);
+    j["probe_labels"] = probe_labels(s);
+    j["focus"] =
+        ls.focus_layer >= 0 ? std::to_string(ls.focus_layer) + "/" + std::to_string(ls.focus_head) : "";
+    j["loss_legend"] = s.first_label;
+    j["tokenizer"] = s.tokenizer;
+    j["heldout_note"] = s.heldout_note;
+    j["confirm"] = ls.pending_preset >= 0 ? preset_names()[std::size_t(ls.pending_preset)] : "";
     return j;
 }
 
@@ -610,6 +858,7 @@ nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, 
 
 void draw_lab_training(AppState& state, LabContext& ctx) {
     TrainLabState& ls = ctx.state<TrainLabState>();
+    state.lab_glyph_text.clear();
     if (ctx.closing) {
         if (ls.session) ls.session->pause();  // closing the window stops the training (it can resume)
         return;
@@ -625,26 +874,34 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
     lab_export_button(state, "training");
     ImGui::SameLine();
     lab_explanation(preset_explanation(ls.setup.preset));
-    draw_setup(state, ls);
+    draw_setup(state, ls, *ls.session->snapshot());
     if (tab == 1 && !ls.autostart_done) {
         ls.autostart_done = true;
         TrainingSetup setup;
         if (setup_to_train(state, ls, &setup)) ls.session->start(setup);
     }
-    std::shared_ptr<const TrainingSnapshot> snap = ls.session->snapshot();
+    // (taken after the knobs: the preset's confirmation may have reset the run)
+    const std::shared_ptr<const TrainingSnapshot> snap = ls.session->snapshot();
     const TrainingSnapshot& s = *snap;
     draw_buttons(state, ls, s);
     ImGui::SameLine();
     draw_load(state, ls);
     draw_status(s);
 
+    // The frame the timeline shows, chosen before the curves so they can mark its step.
+    const TimelineFrame* shown = select_frame(ls, s);
+    const std::vector<RefLine> marks = curve_marks(s, shown && !ls.follow ? shown->step : -1);
+    const std::vector<HeadScore> kinds = shown_scores(s, ls);
+
     const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float line = ImGui::GetTextLineHeightWithSpacing();
     const float left_w = std::floor(avail.x * 0.45f), right_w = avail.x - left_w - 12;
-    const float plot_h = std::max(160.0f, (avail.y - 40) * 0.4f);
+    const float plot_h = std::max(160.0f, (avail.y - 40 - 2 * line) * 0.4f);
     ImGui::BeginGroup();
-    draw_curves(s, left_w, plot_h);
-    draw_scores(s, left_w, plot_h);
-    draw_lr(s, left_w, std::max(100.0f, avail.y - 2 * plot_h - 30));
+    draw_curves(s, marks, left_w, kinds.empty() ? 2 * plot_h : plot_h);
+    draw_heldout_note(s, left_w);
+    draw_scores(state, s, kinds, marks, left_w, plot_h);
+    draw_lr(s, marks, left_w, std::max(100.0f, avail.y - 2 * plot_h - 30 - 2 * line));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -653,11 +910,13 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
         ImGui::SameLine();
         if (ImGui::Button("Export frame PNG")) export_frame(state, s, *f);
         remember_item_rect(state, "training_export_frame");
-        lab_heading("attention of the probe sequence, every layer × head (row = query, column = key)");
-        draw_grid(ls, s, *f, right_w, std::max(200.0f, ImGui::GetContentRegionAvail().y - 8));
+        lab_heading(ls.focus_layer >= 0
+                        ? "attention of the probe sequence, one head (row = query, column = key)"
+                        : "attention of the probe sequence, every layer × head (click one to enlarge it)");
+        draw_grid(state, ls, s, *f, right_w, std::max(200.0f, ImGui::GetContentRegionAvail().y - 8));
     }
     ImGui::EndGroup();
-    state.training_log = training_log(s, ls, f);
+    state.training_log = training_log(s, ls, f, marks);
 }
 
 }  // namespace attnviz::app

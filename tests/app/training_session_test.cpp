@@ -9,10 +9,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/task_registry.hpp"
 #include "io/bpe_train.hpp"
 
 namespace attnviz::app {
@@ -291,6 +293,157 @@ TEST(TrainingSession, ATaskBeingMadeSaysSoAndStopsWhenNoLongerWanted) {
         session.shutdown();
         EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
     }
+}
+
+}  // namespace
+}  // namespace attnviz::app
+
+namespace attnviz::app {
+namespace {
+
+// An evaluation of a 2 × 2 model with these (previous-token, induction) scores per head
+// [L0H0, L0H1, L1H0, L1H1] and this held-out repeat loss.
+EvalPoint eval_at(long step, const double prev[4], const double ind[4], double repeat_loss) {
+    EvalPoint e;
+    e.step = step;
+    e.heldout_split.repeat = repeat_loss;
+    e.scores.assign(2, std::vector<HeadScores>(2));
+    for (int i = 0; i < 4; ++i) {
+        HeadScores& s = e.scores[std::size_t(i / 2)][std::size_t(i % 2)];
+        s.previous_token = prev[i];
+        s.induction = ind[i];
+        s.same_token = 0.9;  // high, but the task does not declare it: never marked
+    }
+    return e;
+}
+
+// The lab's marks: each declared score is marked once, at the first evaluation where its best head
+// reaches the threshold, naming that head; a score that dips and returns is not marked again.
+TEST(RunMarks, EachDeclaredScoreIsMarkedWhenItsBestHeadFirstReachesItsThreshold) {
+    RunMarks marks({HeadScore::PreviousToken, HeadScore::Induction}, true);
+    const double prev[5][4] = {{0.1, 0.1, 0.1, 0.1},
+                               {0.2, 0.3, 0.1, 0.1},
+                               {0.2, 0.62, 0.1, 0.1},
+                               {0.2, 0.4, 0.1, 0.1},
+                               {0.2, 0.8, 0.1, 0.1}};
+    const double ind[5][4] = {{0.05, 0.05, 0.05, 0.05},
+                              {0.05, 0.05, 0.1, 0.2},
+                              {0.05, 0.05, 0.3, 0.2},
+                              {0.05, 0.05, 0.7, 0.2},
+                              {0.05, 0.05, 0.9, 0.2}};
+    const double repeat[5] = {4.1, 3.9, 2.0, 0.8, 0.3};
+    for (int i = 0; i < 5; ++i) marks.offer(eval_at(10 * i, prev[i], ind[i], repeat[i]), 0.5 * i);
+    ASSERT_EQ(marks.marks().size(), 2u);
+    const HeadScoreMark& p = marks.marks()[0];
+    EXPECT_EQ(p.score, HeadScore::PreviousToken);
+    EXPECT_EQ(p.step, 20);
+    EXPECT_EQ(p.layer, 0);
+    EXPECT_EQ(p.head, 1);
+    EXPECT_DOUBLE_EQ(p.value, 0.62);
+    EXPECT_FALSE(p.at_start);
+    const HeadScoreMark& q = marks.marks()[1];
+    EXPECT_EQ(q.score, HeadScore::Induction);
+    EXPECT_EQ(q.step, 30);
+    EXPECT_EQ(q.layer, 1);
+    EXPECT_EQ(q.head, 0);
+    EXPECT_EQ(marks.cliff_step(), 30);  // the phase change: the repeat loss falls below 1.0
+    EXPECT_DOUBLE_EQ(marks.cliff_seconds(), 1.5);
+    EXPECT_FALSE(marks.cliff_before_start());
+}
+
+// A resumed checkpoint that had its heads and its phase change before: no change is reported at its
+// first steps; the marks say the heads were there at the start.
+TEST(RunMarks, AModelLoadedPastItsPhaseChangeReportsNoChangeAtItsFirstSteps) {
+    RunMarks marks({HeadScore::PreviousToken, HeadScore::Induction}, true);
+    const double prev0[4] = {0.1, 0.9, 0.1, 0.1}, ind0[4] = {0.05, 0.05, 0.3, 0.2};
+    const double ind1[4] = {0.05, 0.05, 0.6, 0.2};
+    marks.offer(eval_at(0, prev0, ind0, 0.42));
+    marks.offer(eval_at(10, prev0, ind1, 0.40));
+    marks.offer(eval_at(20, prev0, ind1, 0.38));
+    EXPECT_EQ(marks.cliff_step(), -1);
+    EXPECT_TRUE(marks.cliff_before_start());
+    EXPECT_DOUBLE_EQ(marks.start_repeat_loss(), 0.42);
+    ASSERT_EQ(marks.marks().size(), 2u);
+    EXPECT_EQ(marks.marks()[0].score, HeadScore::PreviousToken);
+    EXPECT_TRUE(marks.marks()[0].at_start);
+    EXPECT_EQ(marks.marks()[0].step, 0);
+    EXPECT_EQ(marks.marks()[1].score, HeadScore::Induction);  // appeared during this run
+    EXPECT_FALSE(marks.marks()[1].at_start);
+    EXPECT_EQ(marks.marks()[1].step, 10);
+    // A task without repeats has no phase change at all; one with no declared scores no marks.
+    RunMarks none({}, false);
+    none.offer(eval_at(0, prev0, ind0, 0.1));
+    none.offer(eval_at(10, prev0, ind1, 0.1));
+    EXPECT_TRUE(none.marks().empty());
+    EXPECT_EQ(none.cliff_step(), -1);
+    EXPECT_FALSE(none.cliff_before_start());
+}
+
+// Every task's declared scores have words and a threshold for the lab; the grokking task declares
+// none (its four tokens have no previous-token or induction structure).
+TEST(RunMarks, EveryDeclaredScoreHasALabelAnExplanationAndAThreshold) {
+    for (const TaskInfo& t : task_registry())
+        for (HeadScore k : t.scores) {
+            const HeadScoreInfo info = head_score_info(k);
+            EXPECT_FALSE(info.label.empty()) << t.name;
+            EXPECT_GT(info.explanation.size(), 40u) << t.name << " " << head_score_name(k);
+            EXPECT_GT(info.threshold, 0.0);
+            EXPECT_LE(info.threshold, 1.0);
+        }
+    EXPECT_TRUE(find_task("modadd")->scores.empty());
+    EXPECT_FALSE(find_task("induction")->scores.empty());
+}
+
+// A run's snapshot carries what the lab shows beside its curves: the declared scores, the marks, the
+// held-out split's note and the probe's token names (the modadd preset: numbers, '+' and '=').
+TEST(TrainingSession, SnapshotCarriesScoresMarksHeldoutNoteAndTokenNames) {
+    TrainingSession session;
+    session.start(tiny_setup(10, 1));
+    ASSERT_TRUE(session.wait_for([](const TrainingSnapshot& x) { return x.status == TrainingStatus::Done; },
+                                 kTimeout));
+    const auto s = session.snapshot();
+    EXPECT_EQ(s->scores, find_task("induction")->scores);
+    EXPECT_NE(s->heldout_note.find("seeds"), std::string::npos) << s->heldout_note;
+    const TrainingSetup m = training_preset("modadd");
+    ASSERT_EQ(m.task.token_names.size(), std::size_t(m.task.vocab_size));
+    EXPECT_EQ(m.task.token_names[97], "+");
+    EXPECT_EQ(m.task.token_names[98], "=");
+    EXPECT_EQ(m.task.token_names[12], "12");
+    EXPECT_NE(m.task.heldout_note.find("never shown"), std::string::npos);
+    const TrainingSetup c = training_preset("copy");
+    EXPECT_EQ(c.task.token_names.back(), "SEP");
+}
+
+// A text read as BPE tokens says "BPE tokens" (not characters) and which tokenizer; its held-out note
+// names the file's last 10 %; its token names are the tokens' text with spaces made visible.
+TEST(TrainingSession, TextTaskUnderBpeSaysTokensAndExplainsTheHeldOutSplit) {
+    const std::string dir = ::testing::TempDir();
+    const std::string path = dir + "/labfix_book.txt";
+    {
+        std::string text;
+        for (int i = 0; i < 400; ++i) text += "the cat sat on the mat and the dog ran to the park. ";
+        FILE* f = std::fopen(path.c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        std::fwrite(text.data(), 1, text.size(), f);
+        std::fclose(f);
+    }
+    const Task bpe = bpe_text_task(path, 32, 300);
+    EXPECT_EQ(bpe.first_label, "BPE tokens");
+    // (a short text may run out of pairs to merge before 300: the tokenizer says what was learned)
+    EXPECT_EQ(bpe.tokenizer, "a byte-level BPE of " + std::to_string(bpe.vocab_size) +
+                                 " tokens learned from labfix_book.txt");
+    EXPECT_NE(bpe.heldout_note.find("last 10 %"), std::string::npos) << bpe.heldout_note;
+    EXPECT_NE(bpe.heldout_note.find("BPE tokens"), std::string::npos) << bpe.heldout_note;
+    ASSERT_EQ(bpe.token_names.size(), std::size_t(bpe.vocab_size));
+    EXPECT_EQ(bpe.token_names[std::size_t(' ')], "\u00b7");
+    EXPECT_EQ(bpe.token_names[0xE6], "\\xE6");  // a byte that is part of a character
+    auto corpus = std::make_shared<const TextCorpus>(text_corpus(std::string(2000, 'a') + "b\n", "t", 32));
+    const Task chars = text_task(corpus, 32);
+    EXPECT_EQ(chars.first_label, "characters");
+    EXPECT_NE(chars.tokenizer.find("one token per character"), std::string::npos);
+    EXPECT_EQ(chars.token_names.back(), "b");
+    EXPECT_EQ(chars.token_names.front(), "\u23ce");
+    std::remove(path.c_str());
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 # the run has made steps, pause (the step count then stays put), drag the timeline back to the start
 # of training, step once, save a checkpoint (model.safetensors + config.json of an attention-only
 # model) and export the current frame as a PNG. Then the copy preset from the lab's menu trains at
-# 1280x720 with every plot title inside its box, and the text preset with BPE tokens learned from a
-# file trains and saves its vocab.json + merges.txt beside the checkpoint.
+# 1280x720 with every plot title inside its box; switching to the text preset mid-run asks first; the
+# text preset with BPE tokens learned from a file trains, says "BPE tokens" (and which tokenizer) where
+# it said characters, and saves its vocab.json + merges.txt beside the checkpoint.
 #   usage: bash tests/gui/training_lab_test.sh path/to/attnviz   (starts Xvfb itself)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -77,7 +78,12 @@ click widget training_preset 0.5 0.5
 # menu open again before clicking one)
 frames 3
 click widget training_preset_text 0.5 0.5
-wait training.preset == text && widgets.training_text_path != null
+# (the copy run is still going: switching asks first, and discarding it clears its curves)
+wait training.confirm == text && widgets.training_confirm_discard != null
+expect training.preset == copy && training.task == copy
+frames 2
+click widget training_confirm_discard 0.5 0.5
+wait training.preset == text && widgets.training_text_path != null && training.status == idle
 click widget training_bpe 0.1 0.5
 wait training.text_bpe == true
 click widget training_text_path 0.5 0.5
@@ -85,6 +91,8 @@ type ${TMPDIR_TEST}/book.txt
 click widget training_train 0.5 0.5
 wait training.task_files ~ merges.txt && training.step >= 5 timeout 120
 expect training.vocab_size > 256 && training.error == ""
+# (the legend and the held-out line say BPE tokens, which tokenizer, and the file's last 10 %)
+expect training.loss_legend == "BPE tokens" && training.tokenizer ~ BPE && training.heldout_note ~ last
 click widget training_save 0.5 0.5
 wait training.saved ~ text
 frames 2
