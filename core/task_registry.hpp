@@ -17,11 +17,12 @@
 
 namespace attnviz {
 
-/// The four head scores of core/tasks.hpp's HeadScores, by name (metrics.csv, summary.json).
-enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken };
-const char* head_score_name(HeadScore score);  // "previous_token", "induction", ...
+/// The head scores of core/tasks.hpp's HeadScores, by name (metrics.csv, summary.json). Every task
+/// reports the first four (all_head_scores); a task with annotations (story) also the last two.
+enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken, AdjectiveNoun, PronounAntecedent };
+const char* head_score_name(HeadScore score);  // "previous_token", ..., "adjective_noun", "pronoun_antecedent"
 double head_score_value(const HeadScores& scores, HeadScore score);
-const std::vector<HeadScore>& all_head_scores();
+const std::vector<HeadScore>& all_head_scores();  // the four every task reports
 
 /// One option of a task: a number (Int or Real) or the path of a text file (File).
 struct TaskOption {
@@ -75,7 +76,7 @@ struct TaskInfo {
 const std::vector<TaskInfo>& task_registry();
 /// The entry named `name`, or null.
 const TaskInfo* find_task(const std::string& name);
-/// "induction, copy, reverse, sort, modadd, text, successor".
+/// "induction, copy, reverse, sort, modadd, text, successor, story".
 std::string task_names();
 /// The value of `option` in `request` (its fallback when absent).
 double task_value(const TaskRequest& request, const TaskOption& option);

@@ -20,8 +20,8 @@ namespace {
 constexpr int kSceneVersion = 1;  // "attnviz_scene": marks the file as a scene; always 1
 // "version": the scene format. 2 adds the key itself; a scene without it is version 1 and opens the same.
 constexpr int kSceneFormatVersion = 2;
-const std::vector<std::string> kTopKeys = {"attnviz_scene", "version", "title",     "note",
-                                           "config",        "model",   "model_text"};
+const std::vector<std::string> kTopKeys = {"attnviz_scene", "version",    "title", "note", "config",
+                                           "model",         "model_text", "layer", "head"};
 
 /// How a config key is stored in JSON. Keys the table does not know (added to the core later) are
 /// stored as strings in the text form of get_config_key and accepted as any scalar.
@@ -351,6 +351,13 @@ Scene parse_scene(const std::string& json_text, const std::string& name) {
          : k == "model" ? scene.model
                         : scene.model_text) = v.get<std::string>();
     }
+    for (const char* key : {"layer", "head"}) {  // the model's layer and head the scene shows
+        if (!doc.contains(key)) continue;
+        const ojson& v = doc[key];
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 4096)
+            throw Error(name + ": " + key + ": expected a whole number from 0 to 4096, got " + shorten(v));
+        (std::string(key) == "layer" ? scene.layer : scene.head) = int(v.get<std::int64_t>());
+    }
     if (doc.contains("config")) apply_config_json(scene.config, doc["config"], name);
     return scene;
 }
@@ -373,6 +380,8 @@ std::string scene_json(const Scene& scene) {
     doc["config"] = config_to_json(scene.config);
     if (!scene.model.empty()) doc["model"] = scene.model;
     if (!scene.model_text.empty()) doc["model_text"] = scene.model_text;
+    if (scene.layer >= 0) doc["layer"] = scene.layer;
+    if (scene.head >= 0) doc["head"] = scene.head;
     try {
         return doc.dump(2) + "\n";  // UTF-8 kept as is (not \u escapes), so Chinese stays readable
     } catch (const nlohmann::json::type_error&) {

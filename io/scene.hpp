@@ -28,6 +28,8 @@ struct Scene {
     /// in the file, resolved by load_scene) and the text it reads (key "model_text").
     std::string model;
     std::string model_text;
+    /// Optional (keys "layer", "head"; -1 when absent): the model's layer and head the scene is about.
+    int layer = -1, head = -1;
 };
 
 /// Largest scene file accepted (16 MiB; scenes are a few KiB) and deepest JSON nesting (a scene needs 3).

@@ -36,7 +36,8 @@ std::string scene_error(const std::string& json) {
 }
 
 bool same_scene(const Scene& a, const Scene& b) {
-    return a.title == b.title && a.note == b.note && a.config == b.config;
+    return a.title == b.title && a.note == b.note && a.config == b.config && a.layer == b.layer &&
+           a.head == b.head;
 }
 
 /// A random but valid-looking config that exercises every key and awkward values.
@@ -255,11 +256,11 @@ TEST(Scene, UnknownKeysAreNamedWithTheKnownOnes) {
     EXPECT_NE(e.find("seed)"), std::string::npos) << e;
     EXPECT_EQ(scene_error(R"({"titel": "x"})"),
               "s.json: unknown key 'titel' (did you mean 'title'? known keys: attnviz_scene, version, title, "
-              "note, config, model, model_text)");
+              "note, config, model, model_text, layer, head)");
     EXPECT_EQ(
         scene_error(R"({"zzzzzzzz": 1})"),
         "s.json: unknown key 'zzzzzzzz' (known keys: attnviz_scene, version, title, note, config, model, "
-        "model_text)");
+        "model_text, layer, head)");
 }
 
 TEST(Scene, WrongTypesAreNamed) {
@@ -348,6 +349,24 @@ TEST(Scene, EveryExampleSceneLoadsAndIsValid) {
         EXPECT_EQ(j, i - 1) << "row " << i;
     }
     EXPECT_EQ(load("long_context.json").config.length, 512);
+    // The story scene lands on the story model's adjective head, on the seeds' sentence.
+    const Scene story = load("story.json");
+    EXPECT_EQ(story.model_text.rfind("a fluffy blue creature roamed the verdant forest.", 0), 0u);
+    EXPECT_GE(story.layer, 0);
+    EXPECT_GE(story.head, 0);
+}
+
+TEST(Scene, LayerAndHeadAreOptionalWholeNumbers) {
+    const Scene s = parse_scene(R"({"title": "t", "layer": 1, "head": 3})", "s.json");
+    EXPECT_EQ(s.layer, 1);
+    EXPECT_EQ(s.head, 3);
+    EXPECT_TRUE(same_scene(parse_scene(scene_json(s)), s));
+    const Scene none = parse_scene(R"({"title": "t"})", "s.json");
+    EXPECT_EQ(none.layer, -1);
+    EXPECT_EQ(none.head, -1);
+    EXPECT_EQ(scene_json(none).find("\"layer\""), std::string::npos);
+    EXPECT_EQ(scene_error(R"({"layer": -1})"), "s.json: layer: expected a whole number from 0 to 4096, got -1");
+    EXPECT_EQ(scene_error(R"({"head": "2"})"), "s.json: head: expected a whole number from 0 to 4096, got \"2\"");
 }
 
 // A note or config value nested 100,000 arrays deep used to overflow the stack while the error
