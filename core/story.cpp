@@ -193,11 +193,11 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
         if (pair_a >= 0) pronouns.push_back(1);
         if (last_male >= 0) pronouns.push_back(2);
         if (last_female >= 0) pronouns.push_back(3);
-        if (u < 0.3) {  // a new creature
+        if (u < 0.35) {  // a new creature
             static const double odds[2] = {0.1, 0.35};
             kinds = creature_kinds = noun_phrase(w.creature_nouns, odds);
             has_creature = true;
-        } else if (u < 0.65 && !pronouns.empty()) {
+        } else if (u < 0.7 && !pronouns.empty()) {
             switch (pronouns[std::size_t(pick(rng, int(pronouns.size())))]) {
                 case 0:
                     out.push_back(w.it);
@@ -216,7 +216,7 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
                     kinds = people[std::size_t(last_female)].kinds;
                     break;
             }
-        } else if (u < 0.75) {  // two characters
+        } else if (u < 0.8) {  // two characters
             const int a = pick(rng, 3), b = (a + 1 + pick(rng, 2)) % 3;
             say_person(a);
             out.push_back(w.conjunction);
@@ -236,7 +236,7 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
         out.push_back(w.verbs[std::size_t(verb)]);
         if (!g.verb_direct[std::size_t(verb)])
             out.push_back(w.prepositions[std::size_t(pick(rng, int(w.prepositions.size())))]);
-        static const double place_odds[2] = {0.8, 0.15};  // places seldom have adjectives
+        static const double place_odds[2] = {0.92, 0.08};  // places seldom have adjectives
         noun_phrase(w.place_nouns, place_odds);
         out.push_back(w.stop);
     }

@@ -17,7 +17,7 @@
 //   - a character's surname is drawn per story, so a repeated first name predicts its surname only
 //     by induction.
 // Verbs that take their place directly ("roamed the verdant forest") never take a preposition,
-// the others always do ("dozed under the misty hill").
+// the others always do ("dozed under the tiny hill").
 #pragma once
 
 #include <array>

@@ -15,7 +15,7 @@ TaskInfo story_task_info() {
     t.label = "stories: adjective and pronoun heads";
     t.description =
         "Short stories in a small English-like language: \"a fluffy blue creature roamed the verdant "
-        "forest. it dozed under the misty hill.\" A verb must fit every adjective of its noun and the "
+        "forest. it strolled across the hill.\" A verb must fit every adjective of its noun and the "
         "antecedent of its pronoun, and characters keep their surnames: watch heads appear that make a "
         "noun attend to its adjectives, a pronoun to the noun or name it stands for, and a repeated "
         "name to what followed it before (induction).";

@@ -444,7 +444,45 @@ void draw_curves(const TrainingSnapshot& s, float w, float h) {
     draw_line_plot("loss", spec, series, ImVec2(w, h));
 }
 
+// The story task's heads: every head's adjective→noun, pronoun→antecedent and induction score, one
+// colour per kind of score (core/task_registry.hpp's HeadScore, the columns of metrics.csv).
+void draw_story_scores(const TrainingSnapshot& s, float w, float h) {
+    const struct {
+        HeadScore kind;
+        const char* label;
+        int colour;
+    } kinds[] = {{HeadScore::AdjectiveNoun, "adjective→noun (each head)", 0},
+                 {HeadScore::PronounAntecedent, "pronoun→antecedent (each head)", 3},
+                 {HeadScore::Induction, "induction (each head)", 1}};
+    std::vector<PlotSeries> series;
+    for (const auto& k : kinds)
+        for (int l = 0; l < s.config.n_layer; ++l)
+            for (int hd = 0; hd < s.config.n_head; ++hd) {
+                PlotSeries p;
+                if (l == 0 && hd == 0) p.label = k.label;
+                p.color = palette(k.colour);
+                p.thickness = 1.5f;
+                for (const EvalPoint& e : s.evals) {
+                    if (int(e.scores.size()) <= l || int(e.scores[std::size_t(l)].size()) <= hd) continue;
+                    p.x.push_back(double(e.step));
+                    p.y.push_back(head_score_value(e.scores[std::size_t(l)][std::size_t(hd)], k.kind));
+                }
+                series.push_back(std::move(p));
+            }
+    PlotSpec spec;
+    spec.title = "head scores on the probe stories: noun→its adjectives, pronoun→antecedent, induction";
+    spec.x_label = "step";
+    spec.y_min = 0;
+    spec.y_max = 1;
+    spec.x_min = 0;
+    spec.x_max = std::max(1.0, double(s.total_steps));
+    spec.legend_right = false;
+    spec.legend_bottom = false;
+    draw_line_plot("scores", spec, series, ImVec2(w, h));
+}
+
 void draw_scores(const TrainingSnapshot& s, float w, float h) {
+    if (s.task == "story") return draw_story_scores(s, w, h);
     // Layer 0: previous-token scores; later layers: induction scores — the two halves of the circuit.
     // One colour per layer (every head of the layer a curve), so the legend stays two lines.
     std::vector<PlotSeries> series;
