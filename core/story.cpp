@@ -70,16 +70,16 @@ StoryGrammar make_grammar() {
 // The word classes of a text's words, looked up once.
 enum class Cls { None, Det, Adj, Creature, Place, Verb, Prep, Female, Male, Surname, It, They, He, She, And, Stop };
 
-struct WordClass {
+struct TaggedWord {
     Cls cls = Cls::None;
     int index = -1;  // within its list
 };
 
 struct Classifier {
-    std::unordered_map<std::string, WordClass> map;
+    std::unordered_map<std::string, TaggedWord> map;
     explicit Classifier(const StoryWords& w) {
         auto add = [&](const std::vector<std::string>& list, Cls c) {
-            for (std::size_t i = 0; i < list.size(); ++i) map.emplace(list[i], WordClass{c, int(i)});
+            for (std::size_t i = 0; i < list.size(); ++i) map.emplace(list[i], TaggedWord{c, int(i)});
         };
         add(w.determiners, Cls::Det);
         add(w.adjectives, Cls::Adj);
@@ -94,13 +94,13 @@ struct Classifier {
                                                              {&w.he, Cls::He},   {&w.she, Cls::She},
                                                              {&w.conjunction, Cls::And}, {&w.stop, Cls::Stop}};
         for (const auto& [word, c] : single)
-            if (!word->empty()) map.emplace(*word, WordClass{c, 0});
+            if (!word->empty()) map.emplace(*word, TaggedWord{c, 0});
     }
-    WordClass operator()(const std::string& word) const {
+    TaggedWord operator()(const std::string& word) const {
         std::size_t s = 0;
         while (s < word.size() && word[s] == ' ') ++s;
         const auto it = map.find(s ? word.substr(s) : word);
-        return it == map.end() ? WordClass{} : it->second;
+        return it == map.end() ? TaggedWord{} : it->second;
     }
 };
 
@@ -112,12 +112,12 @@ bool verb_fits(const StoryGrammar& g, int verb, Kinds kinds) {
     return (kinds & ~fits) == 0;
 }
 
-double uniform01(std::mt19937_64& rng) {
+double story_uniform(std::mt19937_64& rng) {
     return double(rng() >> 11) * (1.0 / 9007199254740992.0);  // the same on every platform
 }
 
-int pick(std::mt19937_64& rng, int n) {
-    return int(uniform01(rng) * n);
+int draw_index(std::mt19937_64& rng, int n) {
+    return int(story_uniform(rng) * n);
 }
 
 }  // namespace
@@ -155,7 +155,7 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
     };
     std::vector<Person> people;
     while (people.size() < 3) {
-        Person p{pick(rng, 2) == 0, pick(rng, 8), pick(rng, int(w.surnames.size())), 0};
+        Person p{draw_index(rng, 2) == 0, draw_index(rng, 8), draw_index(rng, int(w.surnames.size())), 0};
         bool taken = false;
         for (const Person& q : people) taken = taken || (q.female == p.female && q.name == p.name);
         if (taken) continue;
@@ -173,21 +173,21 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
         (p.female ? last_female : last_male) = i;
     };
     auto noun_phrase = [&](const std::vector<std::string>& nouns, const double adj_odds[2]) {
-        out.push_back(w.determiners[std::size_t(pick(rng, int(w.determiners.size())))]);
-        const double u = uniform01(rng);
+        out.push_back(w.determiners[std::size_t(draw_index(rng, int(w.determiners.size())))]);
+        const double u = story_uniform(rng);
         const int n_adj = u < adj_odds[0] ? 0 : u < adj_odds[0] + adj_odds[1] ? 1 : 2;
         Kinds kinds = 0;
         for (int k = 0; k < n_adj; ++k) {
-            const int a = pick(rng, int(w.adjectives.size()));
+            const int a = draw_index(rng, int(w.adjectives.size()));
             out.push_back(w.adjectives[std::size_t(a)]);
             kinds |= 1u << g.adjective_kind[std::size_t(a)];
         }
-        out.push_back(nouns[std::size_t(pick(rng, int(nouns.size())))]);
+        out.push_back(nouns[std::size_t(draw_index(rng, int(nouns.size())))]);
         return kinds;
     };
     while (int(out.size()) < min_words) {
         Kinds kinds = 0;
-        const double u = uniform01(rng);
+        const double u = story_uniform(rng);
         std::vector<int> pronouns;  // 0 it, 1 they, 2 he, 3 she: those with an antecedent
         if (has_creature) pronouns.push_back(0);
         if (pair_a >= 0) pronouns.push_back(1);
@@ -198,7 +198,7 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
             kinds = creature_kinds = noun_phrase(w.creature_nouns, odds);
             has_creature = true;
         } else if (u < 0.7 && !pronouns.empty()) {
-            switch (pronouns[std::size_t(pick(rng, int(pronouns.size())))]) {
+            switch (pronouns[std::size_t(draw_index(rng, int(pronouns.size())))]) {
                 case 0:
                     out.push_back(w.it);
                     kinds = creature_kinds;
@@ -217,7 +217,7 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
                     break;
             }
         } else if (u < 0.8) {  // two characters
-            const int a = pick(rng, 3), b = (a + 1 + pick(rng, 2)) % 3;
+            const int a = draw_index(rng, 3), b = (a + 1 + draw_index(rng, 2)) % 3;
             say_person(a);
             out.push_back(w.conjunction);
             say_person(b);
@@ -225,17 +225,17 @@ std::vector<std::string> generate_story(std::uint64_t seed, int min_words) {
             pair_b = b;
             kinds = people[std::size_t(a)].kinds | people[std::size_t(b)].kinds;
         } else {
-            const int a = pick(rng, 3);
+            const int a = draw_index(rng, 3);
             say_person(a);
             kinds = people[std::size_t(a)].kinds;
         }
         std::vector<int> fitting;
         for (int v = 0; v < int(w.verbs.size()); ++v)
             if (verb_fits(g, v, kinds)) fitting.push_back(v);
-        const int verb = fitting[std::size_t(pick(rng, int(fitting.size())))];
+        const int verb = fitting[std::size_t(draw_index(rng, int(fitting.size())))];
         out.push_back(w.verbs[std::size_t(verb)]);
         if (!g.verb_direct[std::size_t(verb)])
-            out.push_back(w.prepositions[std::size_t(pick(rng, int(w.prepositions.size())))]);
+            out.push_back(w.prepositions[std::size_t(draw_index(rng, int(w.prepositions.size())))]);
         static const double place_odds[2] = {0.92, 0.08};  // places seldom have adjectives
         noun_phrase(w.place_nouns, place_odds);
         out.push_back(w.stop);
@@ -257,7 +257,7 @@ std::vector<StorySentence> check_story(const std::vector<std::string>& words, co
         s.begin = begin;
         s.end = end + 1;
         begin = end + 1;
-        std::vector<WordClass> c;
+        std::vector<TaggedWord> c;
         for (int i = s.begin; i < s.end; ++i) c.push_back(classify(words[std::size_t(i)]));
         std::size_t i = 0;
         auto at = [&](std::size_t k) { return k < c.size() ? c[k].cls : Cls::None; };
@@ -370,7 +370,7 @@ std::vector<StorySentence> check_story(const std::vector<std::string>& words, co
 SequenceAnnotations annotate_story(const std::vector<std::string>& words, const StoryWords& lexicon) {
     const Classifier classify(lexicon);
     SequenceAnnotations a;
-    std::vector<WordClass> c;
+    std::vector<TaggedWord> c;
     for (const std::string& word : words) c.push_back(classify(word));
     const int n = int(c.size());
     // A name's words: the first name and the surname right after it.
@@ -536,7 +536,7 @@ StoryWriting story_writing(const Params<float>& params, int prompts, double temp
                 double sum = 0;
                 for (int v = 0; v < V; ++v)
                     sum += weight[std::size_t(v)] = std::exp((logits[std::size_t(v)] - mx) / temperature);
-                double u = uniform01(rng) * sum;
+                double u = story_uniform(rng) * sum;
                 next = V - 1;
                 for (int v = 0; v < V; ++v) {
                     u -= weight[std::size_t(v)];
