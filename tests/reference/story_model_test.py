@@ -2,7 +2,7 @@
 goals of issue 24: the folder is under 10 MB and opens (config, weights, tokenizer, story_grammar.json
 with the four lists); its tokenizer makes the seeds' sentence one token per word; its summary.json
 (written by the command, measured on held-out stories) has a head whose adjective_noun score is at least
-0.5, one whose pronoun_antecedent score is at least 0.5, an induction head well above chance, and at least
+0.5, one whose pronoun_antecedent score is at least 0.5, an induction head at least twice chance, and at least
 90 % grammatical sentences written greedily and at T = 0.8; the scene assets/scenes/story.json opens it
 on the seeds' sentence at a head whose adjective_noun score is at least 0.5. Re-running the README's
 command reproduces model.safetensors, config.json and metrics.csv byte for byte (the run is on one
@@ -67,7 +67,10 @@ def main():
     adj, pro, ind = (best(summary, k) for k in ("adjective_noun", "pronoun_antecedent", "induction"))
     assert adj >= 0.5, f"best adjective_noun score {adj}"
     assert pro >= 0.5, f"best pronoun_antecedent score {pro}"
-    assert ind >= 0.3, f"best induction score {ind}"
+    # The induction score averages over every repeated word ("the", "." too): compared with chance, the
+    # score of a head attending evenly to every position it may see (summary.json's figures).
+    chance = summary["figures"]["induction_chance"]
+    assert ind >= 2 * chance, f"best induction score {ind}, chance {chance}"
     fig = summary["figures"]
     assert fig["grammatical_greedy"] >= 0.9 and fig["grammatical_t0.8"] >= 0.9, fig
     assert fig["sentences_greedy"] >= 100 and fig["sentences_t0.8"] >= 100, fig
