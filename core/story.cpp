@@ -31,10 +31,10 @@ StoryGrammar make_grammar() {
             w.adjectives.push_back(a);
             g.adjective_kind.push_back(kind);
         }
-    w.creature_nouns = {"creature", "fox",    "rabbit", "dragon",   "owl",    "cat",    "bear",
-                        "wolf",     "mouse",  "deer",   "otter",    "badger", "hedgehog", "squirrel",
-                        "turtle",   "frog",   "lion",   "tiger",    "goat",   "horse",  "duck",
-                        "swan",     "beetle", "snail",  "lamb",     "pony"};
+    w.creature_nouns = {"creature", "fox",    "rabbit", "dragon", "owl",    "cat",      "bear",
+                        "wolf",     "mouse",  "deer",   "otter",  "badger", "hedgehog", "squirrel",
+                        "turtle",   "frog",   "lion",   "tiger",  "goat",   "horse",    "duck",
+                        "swan",     "beetle", "snail",  "lamb",   "pony"};
     w.place_nouns = {"forest", "river",   "meadow",   "hill",  "cave",  "lake",   "valley", "garden",
                      "field",  "village", "mountain", "beach", "marsh", "castle", "bridge", "island"};
     struct Verb {
@@ -68,7 +68,24 @@ StoryGrammar make_grammar() {
 }
 
 // The word classes of a text's words, looked up once.
-enum class Cls { None, Det, Adj, Creature, Place, Verb, Prep, Female, Male, Surname, It, They, He, She, And, Stop };
+enum class Cls {
+    None,
+    Det,
+    Adj,
+    Creature,
+    Place,
+    Verb,
+    Prep,
+    Female,
+    Male,
+    Surname,
+    It,
+    They,
+    He,
+    She,
+    And,
+    Stop
+};
 
 struct TaggedWord {
     Cls cls = Cls::None;
@@ -90,9 +107,9 @@ struct Classifier {
         add(w.female_names, Cls::Female);
         add(w.male_names, Cls::Male);
         add(w.surnames, Cls::Surname);
-        const std::pair<const std::string*, Cls> single[] = {{&w.it, Cls::It},   {&w.they, Cls::They},
-                                                             {&w.he, Cls::He},   {&w.she, Cls::She},
-                                                             {&w.conjunction, Cls::And}, {&w.stop, Cls::Stop}};
+        const std::pair<const std::string*, Cls> single[] = {
+            {&w.it, Cls::It},   {&w.they, Cls::They},       {&w.he, Cls::He},
+            {&w.she, Cls::She}, {&w.conjunction, Cls::And}, {&w.stop, Cls::Stop}};
         for (const auto& [word, c] : single)
             if (!word->empty()) map.emplace(*word, TaggedWord{c, 0});
     }
@@ -108,7 +125,8 @@ struct Classifier {
 using Kinds = unsigned;
 
 bool verb_fits(const StoryGrammar& g, int verb, Kinds kinds) {
-    const Kinds fits = (1u << g.verb_kinds[std::size_t(verb)][0]) | (1u << g.verb_kinds[std::size_t(verb)][1]);
+    const Kinds fits =
+        (1u << g.verb_kinds[std::size_t(verb)][0]) | (1u << g.verb_kinds[std::size_t(verb)][1]);
     return (kinds & ~fits) == 0;
 }
 
@@ -131,8 +149,8 @@ const std::vector<std::string>& story_tokens() {
     static const std::vector<std::string>& tokens = *new std::vector<std::string>([] {
         const StoryWords& w = story_grammar().words;
         std::vector<std::string> t = {w.stop, " " + w.conjunction};
-        for (const auto* list : {&w.determiners, &w.adjectives, &w.creature_nouns, &w.place_nouns, &w.verbs,
-                                 &w.prepositions})
+        for (const auto* list :
+             {&w.determiners, &w.adjectives, &w.creature_nouns, &w.place_nouns, &w.verbs, &w.prepositions})
             for (const std::string& s : *list) t.push_back(" " + s);
         for (const std::string* p : {&w.it, &w.they, &w.he, &w.she}) t.push_back(" " + *p);
         for (const auto* list : {&w.female_names, &w.male_names, &w.surnames})
@@ -395,12 +413,16 @@ SequenceAnnotations annotate_story(const std::vector<std::string>& words, const 
             // "A [S] and B [S]": the pair they stands for.
             const int after = i + int(name_words(i).size());
             if (after + 1 < n && c[std::size_t(after)].cls == Cls::And &&
-                (c[std::size_t(after + 1)].cls == Cls::Female || c[std::size_t(after + 1)].cls == Cls::Male)) {
+                (c[std::size_t(after + 1)].cls == Cls::Female ||
+                 c[std::size_t(after + 1)].cls == Cls::Male)) {
                 pair = name_words(i);
                 for (int p : name_words(after + 1)) pair.push_back(p);
             }
         } else if (k == Cls::It || k == Cls::They || k == Cls::He || k == Cls::She) {
-            const std::vector<int>& ante = k == Cls::It ? creature : k == Cls::They ? pair : k == Cls::He ? male : female;
+            const std::vector<int>& ante = k == Cls::It     ? creature
+                                           : k == Cls::They ? pair
+                                           : k == Cls::He   ? male
+                                                            : female;
             if (!ante.empty()) a.pronoun_antecedents.emplace_back(i, ante);
         }
     }
@@ -454,8 +476,12 @@ Task story_task(int context) {
     task.context = context;
     task.first_label = "words";
     task.repeat_label = "";
-    task.train_batch = [context](int B, std::uint64_t seed) { return story_batch(context, B, seed & ~kHeldout); };
-    task.heldout_batch = [context](int B, std::uint64_t seed) { return story_batch(context, B, seed | kHeldout); };
+    task.train_batch = [context](int B, std::uint64_t seed) {
+        return story_batch(context, B, seed & ~kHeldout);
+    };
+    task.heldout_batch = [context](int B, std::uint64_t seed) {
+        return story_batch(context, B, seed | kHeldout);
+    };
     task.tokens = story_tokens();
     const StoryWords& w = story_grammar().words;
     std::vector<std::string> nouns = w.creature_nouns, names = w.female_names;
@@ -477,7 +503,9 @@ Task story_task(int context) {
         {"pronouns", {w.it, w.they, w.he, w.she}},
         {"conjunctions", {w.conjunction}},
     };
-    task.annotate = [](const std::vector<int>& ids) { return annotate_story(words_of(ids), story_grammar().words); };
+    task.annotate = [](const std::vector<int>& ids) {
+        return annotate_story(words_of(ids), story_grammar().words);
+    };
     task.report = [context](const Params<float>& p) {
         const StoryWriting greedy = story_writing(p, 32, 0.0, 1), warm = story_writing(p, 32, 0.8, 1);
         // The induction score of a head attending evenly to every position it may see: chance.
@@ -507,14 +535,16 @@ Task story_task(int context) {
 
 StoryWriting story_writing(const Params<float>& params, int prompts, double temperature, std::uint64_t seed) {
     const int n = params.config.context, V = int(story_tokens().size());
-    if (params.config.vocab_size < V) throw ConfigError("The model's vocabulary does not hold the story language.");
+    if (params.config.vocab_size < V)
+        throw ConfigError("The model's vocabulary does not hold the story language.");
     const auto& tokens = story_tokens();
     const StoryGrammar& g = story_grammar();
     std::mt19937_64 rng(seed);
     StoryWriting r;
     for (int p = 0; p < prompts; ++p) {
         // The prompt: a held-out story's first sentence (its own seed stream, apart from the batches').
-        std::vector<std::string> story = generate_story((seed * 7919 + std::uint64_t(p)) | kHeldout | (1ull << 62), 1);
+        std::vector<std::string> story =
+            generate_story((seed * 7919 + std::uint64_t(p)) | kHeldout | (1ull << 62), 1);
         std::vector<int> ids;
         for (const std::string& word : story)
             for (int v = 0; v < V; ++v)

@@ -40,11 +40,11 @@ struct StoryWords {
 /// The whole grammar: the word classes plus the kinds the agreement rules use.
 struct StoryGrammar {
     StoryWords words;
-    std::vector<std::string> kind_names;           // [4] "soft", "colour", "size", "mood"
-    std::vector<int> adjective_kind;               // [adjectives]
-    std::vector<std::array<int, 2>> verb_kinds;    // [verbs] the two kinds a verb fits
-    std::vector<bool> verb_direct;                 // [verbs] takes its place without a preposition
-    std::vector<int> female_kind, male_kind;       // [names]
+    std::vector<std::string> kind_names;         // [4] "soft", "colour", "size", "mood"
+    std::vector<int> adjective_kind;             // [adjectives]
+    std::vector<std::array<int, 2>> verb_kinds;  // [verbs] the two kinds a verb fits
+    std::vector<bool> verb_direct;               // [verbs] takes its place without a preposition
+    std::vector<int> female_kind, male_kind;     // [names]
 };
 
 /// The built-in grammar (never destroyed).

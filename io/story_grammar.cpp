@@ -37,7 +37,7 @@ StoryWords parse_story_grammar(const std::string& text, const std::string& name)
     };
     StoryWords w;
     const std::vector<std::string> nouns = list("nouns", true), names = list("names", true),
-                                    pronouns = list("pronouns", true);
+                                   pronouns = list("pronouns", true);
     w.adjectives = list("adjectives", true);
     w.determiners = list("determiners", false);
     w.verbs = list("verbs", false);

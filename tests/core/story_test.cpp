@@ -40,8 +40,8 @@ TEST(Story, TheLanguageIsBigEnoughAndEveryWordIsOneToken) {
     EXPECT_GE(w.creature_nouns.size() + w.place_nouns.size(), 40u);
     std::set<std::string> tokens(story_tokens().begin(), story_tokens().end());
     EXPECT_EQ(tokens.size(), story_tokens().size());
-    for (const char* word : {" fluffy", " blue", " creature", " roamed", " verdant", " forest", " it", " they",
-                             " he", " she", "."})
+    for (const char* word : {" fluffy", " blue", " creature", " roamed", " verdant", " forest", " it",
+                             " they", " he", " she", "."})
         EXPECT_TRUE(tokens.count(word)) << word;
 }
 
@@ -68,10 +68,12 @@ TEST(Story, EachRuleRefusesWhatBreaksIt) {
     EXPECT_EQ(validity("a fluffy blue creature roamed the forest. it climbed the hill."),
               (std::vector<bool>{true, false}));
     // Mia is soft; Leo is soft; Emma is colour: she = the most recent female name.
-    EXPECT_EQ(validity("Mia Storm napped in the lake. Emma Reed sang near the hill. she flew over the river."),
-              (std::vector<bool>{true, true, true}));
-    EXPECT_EQ(validity("Emma Reed sang near the hill. Mia Storm napped in the lake. she flew over the river."),
-              (std::vector<bool>{true, true, false}));
+    EXPECT_EQ(
+        validity("Mia Storm napped in the lake. Emma Reed sang near the hill. she flew over the river."),
+        (std::vector<bool>{true, true, true}));
+    EXPECT_EQ(
+        validity("Emma Reed sang near the hill. Mia Storm napped in the lake. she flew over the river."),
+        (std::vector<bool>{true, true, false}));
     EXPECT_EQ(validity("he napped in the lake."), std::vector<bool>{false});
     // they: both names' kinds (soft and colour).
     EXPECT_EQ(validity("Mia Storm and Emma Reed roamed the hill. they wandered into the cave."),
@@ -112,9 +114,11 @@ TEST(Story, EveryGeneratedStoryIsValid) {
 }
 
 TEST(Story, AnnotationsFindEachNounsAdjectivesAndEachPronounsAntecedent) {
-    // it (9) -> fluffy blue creature (1, 2, 3); they (25) -> Mia Storm and Leo Reed (15, 16, 18, 19); she (31) -> Mia Storm.
-    const auto words = split("a fluffy blue creature roamed the verdant forest. it dozed under the hill. "
-                             "Mia Storm and Leo Reed sang near the lake. they rested in a cave. she napped in a cave.");
+    // it (9) -> fluffy blue creature (1, 2, 3); they (25) -> Mia Storm and Leo Reed (15, 16, 18, 19); she
+    // (31) -> Mia Storm.
+    const auto words = split(
+        "a fluffy blue creature roamed the verdant forest. it dozed under the hill. "
+        "Mia Storm and Leo Reed sang near the lake. they rested in a cave. she napped in a cave.");
     const SequenceAnnotations a = annotate_story(words, story_grammar().words);
     ASSERT_EQ(a.noun_adjectives.size(), 2u);
     EXPECT_EQ(a.noun_adjectives[0], (std::pair<int, std::vector<int>>{3, {1, 2}}));

@@ -29,9 +29,9 @@ TEST(CheckpointFiles, EveryTasksCheckpointOpensWithItsTokenizer) {
     write_file_atomic(tmp.path + "/text.txt", text);
     for (const TaskInfo& info : task_registry()) {
         const std::string out = tmp.path + "/" + info.name;
-        std::vector<std::string> args = {"--task", info.name, "--steps", "2", "--layers", "1", "--heads", "1",
-                                         "--d-model", "16", "--context", "48", "--eval-every", "1",
-                                         "--out", out};
+        std::vector<std::string> args = {"--task",       info.name, "--steps",   "2",  "--layers",  "1",
+                                         "--heads",      "1",       "--d-model", "16", "--context", "48",
+                                         "--eval-every", "1",       "--out",     out};
         if (info.file_option()) args.insert(args.end(), {info.file_option()->flag, tmp.path + "/text.txt"});
         const auto r = test::run_command("train", args, run_train_command);
         ASSERT_EQ(r.code, 0) << info.name << ": " << r.err;
@@ -49,8 +49,9 @@ TEST(CheckpointFiles, EveryTasksCheckpointOpensWithItsTokenizer) {
             else
                 EXPECT_EQ(back.back(), id) << info.name << " '" << t << "'";
         }
-        const std::string sample = info.name == "text"    ? "the cat 猫"
-                                   : info.name == "story" ? "a fluffy blue creature roamed the verdant forest."
+        const std::string sample = info.name == "text" ? "the cat 猫"
+                                   : info.name == "story"
+                                       ? "a fluffy blue creature roamed the verdant forest."
                                    : info.name == "modadd" ? "3 + 5 ="
                                                            : "3 1 4 1 5";
         const std::vector<int> ids = tok->encode(sample);
@@ -90,8 +91,8 @@ TEST(CheckpointFiles, StoryGrammarIsReadAndABrokenOneIsOneLine) {
     EXPECT_EQ(words->female_names, story_grammar().words.female_names);
     EXPECT_EQ(words->place_nouns, story_grammar().words.place_nouns);
     // The same annotations from the file's words as from the built-in ones.
-    const std::vector<std::string> text = {"a", "fluffy", "blue", "creature", "roamed", "the", "forest", ".",
-                                           "it", "dozed"};
+    const std::vector<std::string> text = {"a",   "fluffy", "blue", "creature", "roamed",
+                                           "the", "forest", ".",    "it",       "dozed"};
     EXPECT_EQ(annotate_story(text, *words).noun_adjectives,
               annotate_story(text, story_grammar().words).noun_adjectives);
     EXPECT_EQ(annotate_story(text, *words).pronoun_antecedents,
