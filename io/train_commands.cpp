@@ -479,6 +479,16 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
         namespace fs = std::filesystem;
         std::error_code ec;
         const bool same_model = args.has("--init") && fs::equivalent(*args.get("--init"), out, ec);
+        // Continuing the folder's own model keeps the tokenizer it has: the ids' names stay its own.
+        if (same_model && (fs::exists(fs::symlink_status(out + "/tokenizer.json", ec)) ||
+                           fs::exists(fs::symlink_status(out + "/vocab.json", ec)))) {
+            setup.files.erase(std::remove_if(setup.files.begin(), setup.files.end(),
+                                             [&](const auto& f) {
+                                                 return f.first == "tokenizer.json" &&
+                                                        task.files.empty();  // (a task's own files stay)
+                                             }),
+                              setup.files.end());
+        }
         for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt"}) {
             bool written = false;
             for (const auto& file : files) written = written || file.first == name;
