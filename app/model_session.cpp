@@ -13,6 +13,7 @@
 #include "io/cli.hpp"
 #include "io/files.hpp"
 #include "io/model_loader.hpp"
+#include "io/story_grammar.hpp"
 
 namespace attnviz::app {
 
@@ -38,6 +39,8 @@ LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress
     progress("loading tokenizer", 0.85f);
     LoadedModel m;
     m.tokenizer = Tokenizer::load_dir(dir);
+    if (auto grammar = read_story_grammar(dir, &m.grammar_problem))
+        m.grammar = std::make_shared<const StoryWords>(std::move(*grammar));
     const ModelSpec& s = weights->spec;
     m.weights = std::move(weights);
     m.dir = dir;
@@ -280,7 +283,9 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
         const bool at_start = startup_pending_;
         startup_pending_ = false;
         if (loaded->model) {
+            const std::string grammar_problem = loaded->model->grammar_problem;
             enter_model(state, std::move(*loaded->model));
+            if (!grammar_problem.empty()) state.set_status(grammar_problem, true);
             if (at_start && startup_.layer) {
                 if (*startup_.layer >= m.n_layer) {
                     ev.exit_code = 2;

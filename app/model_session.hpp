@@ -21,6 +21,7 @@
 
 #include "app/app_state.hpp"
 #include "core/model.hpp"
+#include "core/story.hpp"
 #include "core/trace.hpp"
 #include "io/tokenizer.hpp"
 
@@ -37,6 +38,10 @@ struct LoadedModel {
     std::shared_ptr<const Tokenizer> tokenizer;
     std::string dir;
     std::string name;  // e.g. "gpt2 · tiny-gpt2 (2 layers × 2 heads)"
+    /// The folder's story_grammar.json (a story model: which words are nouns, adjectives, names,
+    /// pronouns), or null; grammar_problem: the one line a broken one gave (the model still opens).
+    std::shared_ptr<const StoryWords> grammar;
+    std::string grammar_problem;
 };
 
 /// Loads DIR (config, weights, tokenizer), reporting phases with a fraction in [0, 1].

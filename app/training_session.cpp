@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/task_registry.hpp"
 #include "io/bpe_train.hpp"
+#include "io/checkpoint.hpp"
 #include "io/cli.hpp"
 
 namespace attnviz::app {
@@ -329,7 +330,6 @@ void TrainingSession::thread_main() {
             }
             TrainingSnapshot& snap = run->snap;
             snap.preset = run->setup.preset;
-            snap.task_files = run->setup.task.files;
             snap.task = run->setup.task.name;
             snap.first_label = run->setup.task.first_label;
             snap.repeat_label = run->setup.task.repeat_label;
@@ -348,6 +348,8 @@ void TrainingSession::thread_main() {
                 run->trainer =
                     std::make_unique<Trainer>(run->setup.model, run->setup.task, run->setup.options);
                 if (run->setup.initial) run->trainer->set_params(*run->setup.initial);
+                // Saved with every checkpoint: a tokenizer naming the ids (the app opens the folder).
+                snap.task_files = checkpoint_task_files(run->setup.task, run->setup.model.vocab_size);
                 const TrainConfig& c = run->trainer->config();
                 const std::size_t n = run->trainer->probe().front().size();
                 const std::size_t frame_bytes = std::size_t(c.n_layer) * std::size_t(c.n_head) * n * n * 4;

@@ -11,6 +11,7 @@
 namespace attnviz {
 
 TaskInfo successor_task_info();  // core/task_successor.cpp
+TaskInfo story_task_info();      // core/task_story.cpp
 
 namespace {
 
@@ -161,6 +162,10 @@ const char* head_score_name(HeadScore s) {
             return "first_token";
         case HeadScore::SameToken:
             return "same_token";
+        case HeadScore::AdjectiveNoun:
+            return "adjective_noun";
+        case HeadScore::PronounAntecedent:
+            return "pronoun_antecedent";
     }
     return "";
 }
@@ -175,6 +180,10 @@ double head_score_value(const HeadScores& s, HeadScore k) {
             return s.first_token;
         case HeadScore::SameToken:
             return s.same_token;
+        case HeadScore::AdjectiveNoun:
+            return s.adjective_noun;
+        case HeadScore::PronounAntecedent:
+            return s.pronoun_antecedent;
     }
     return 0;
 }
@@ -252,6 +261,7 @@ const std::vector<TaskInfo>& task_registry() {
         modadd_info(),
         text_info(),
         successor_task_info(),
+        story_task_info(),
     };
     return table;
 }

@@ -17,11 +17,12 @@
 
 namespace attnviz {
 
-/// The four head scores of core/tasks.hpp's HeadScores, by name (metrics.csv, summary.json).
-enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken };
-const char* head_score_name(HeadScore score);  // "previous_token", "induction", ...
+/// The head scores of core/tasks.hpp's HeadScores, by name (metrics.csv, summary.json). Every task
+/// reports the first four (all_head_scores); a task with annotations (story) also the last two.
+enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken, AdjectiveNoun, PronounAntecedent };
+const char* head_score_name(HeadScore score);  // "previous_token", ..., "adjective_noun", "pronoun_antecedent"
 double head_score_value(const HeadScores& scores, HeadScore score);
-const std::vector<HeadScore>& all_head_scores();
+const std::vector<HeadScore>& all_head_scores();  // the four every task reports
 
 /// How a head score is shown: a label ("previous-token"), what it measures and how it is computed (the
 /// lab's tooltip), and the score at which a head counts as one of that type (the Training lab marks
@@ -87,7 +88,7 @@ struct TaskInfo {
 const std::vector<TaskInfo>& task_registry();
 /// The entry named `name`, or null.
 const TaskInfo* find_task(const std::string& name);
-/// "induction, copy, reverse, sort, modadd, text, successor".
+/// "induction, copy, reverse, sort, modadd, text, successor, story".
 std::string task_names();
 /// The value of `option` in `request` (its fallback when absent).
 double task_value(const TaskRequest& request, const TaskOption& option);

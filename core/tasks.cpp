@@ -119,14 +119,48 @@ HeadScores pattern_scores(const MatT<float>& P, const std::vector<int>& ids, int
     return s;
 }
 
+namespace {
+
+// Mean over the annotated items inside P of the attention summed over each item's targets.
+double annotated_score(const MatT<float>& P, const std::vector<std::pair<int, std::vector<int>>>& items,
+                       int* count) {
+    const int n = int(P.rows());
+    double sum = 0;
+    int k = 0;
+    for (const auto& [q, targets] : items) {
+        if (q < 0 || q >= n || targets.empty()) continue;
+        double s = 0;
+        for (int j : targets)
+            if (j >= 0 && j <= q && j < int(P.cols())) s += P(q, j);
+        sum += s;
+        ++k;
+    }
+    if (count) *count = k;
+    return k ? sum / k : 0.0;
+}
+
+}  // namespace
+
+double adjective_noun_score(const MatT<float>& P, const SequenceAnnotations& a, int* count) {
+    return annotated_score(P, a.noun_adjectives, count);
+}
+
+double pronoun_antecedent_score(const MatT<float>& P, const SequenceAnnotations& a, int* count) {
+    return annotated_score(P, a.pronoun_antecedents, count);
+}
+
 std::vector<std::vector<HeadScores>> head_scores(const Params<float>& params,
-                                                 const std::vector<std::vector<int>>& probe) {
+                                                 const std::vector<std::vector<int>>& probe,
+                                                 const std::vector<SequenceAnnotations>* annotations) {
     const TrainConfig& c = params.config;
     std::vector<std::vector<HeadScores>> sum(std::size_t(c.n_layer),
                                              std::vector<HeadScores>(std::size_t(c.n_head)));
-    std::vector<std::vector<std::array<long, 4>>> count(
-        std::size_t(c.n_layer), std::vector<std::array<long, 4>>(std::size_t(c.n_head)));
-    for (const auto& ids : probe) {
+    std::vector<std::vector<std::array<long, 6>>> count(
+        std::size_t(c.n_layer), std::vector<std::array<long, 6>>(std::size_t(c.n_head)));
+    for (std::size_t row = 0; row < probe.size(); ++row) {
+        const std::vector<int>& ids = probe[row];
+        const SequenceAnnotations* notes =
+            annotations && row < annotations->size() ? &(*annotations)[row] : nullptr;
         const auto att = attention_patterns(params, ids);
         for (int l = 0; l < c.n_layer; ++l)
             for (int h = 0; h < c.n_head; ++h) {
@@ -139,6 +173,14 @@ std::vector<std::vector<HeadScores>> head_scores(const Params<float>& params,
                 acc.first_token += s.first_token * cnt[2];
                 acc.same_token += s.same_token * cnt[3];
                 for (int k = 0; k < 4; ++k) ac[std::size_t(k)] += cnt[k];
+                if (notes) {
+                    int adj = 0, pro = 0;
+                    const MatT<float>& P = att[std::size_t(l)][std::size_t(h)];
+                    acc.adjective_noun += adjective_noun_score(P, *notes, &adj) * adj;
+                    acc.pronoun_antecedent += pronoun_antecedent_score(P, *notes, &pro) * pro;
+                    ac[4] += adj;
+                    ac[5] += pro;
+                }
             }
     }
     for (int l = 0; l < c.n_layer; ++l)
@@ -149,6 +191,8 @@ std::vector<std::vector<HeadScores>> head_scores(const Params<float>& params,
             s.induction = ac[1] ? s.induction / double(ac[1]) : 0.0;
             s.first_token = ac[2] ? s.first_token / double(ac[2]) : 0.0;
             s.same_token = ac[3] ? s.same_token / double(ac[3]) : 0.0;
+            s.adjective_noun = ac[4] ? s.adjective_noun / double(ac[4]) : 0.0;
+            s.pronoun_antecedent = ac[5] ? s.pronoun_antecedent / double(ac[5]) : 0.0;
         }
     return sum;
 }
@@ -216,6 +260,8 @@ Task sequence_task(const SequenceTask& t) {
     task.context = 2 * t.length;
     task.first_label = "";
     task.repeat_label = "answer tokens";
+    for (int k = 0; k < t.symbols; ++k) task.tokens.push_back(" " + std::to_string(k));
+    task.tokens.push_back(" |");  // SEP
     task.train_batch = [t](int B, std::uint64_t seed) { return make_sequence_batch(t, B, seed); };
     task.heldout_batch = task.train_batch;
     task.heldout_note = "fresh random sequences from seeds the training batches never use";
@@ -283,6 +329,9 @@ Task modadd_task(const ModAddTask& t) {
     for (int i = 0; i < p; ++i) task.token_names.push_back(std::to_string(i));
     task.token_names.push_back("+");
     task.token_names.push_back("=");
+    for (int k = 0; k < p; ++k) task.tokens.push_back(" " + std::to_string(k));
+    task.tokens.push_back(" +");
+    task.tokens.push_back(" =");
     task.train_batch = [split, p](int B, std::uint64_t seed) {
         return modadd_batch(split->train, p, B, seed);
     };
@@ -424,6 +473,8 @@ Task text_task(std::shared_ptr<const TextCorpus> corpus, int context) {
                         std::to_string(corpus->ids.size()) + " " + corpus->unit +
                         "), never trained on: the loss on text the model has not seen";
     for (const std::string& v : corpus->vocab) task.token_names.push_back(visible_token(v));
+    task.tokens = corpus->vocab;  // a character each (a BPE's tokens come with their own files)
+    task.tokens_prefix_space = false;
     task.train_batch = [corpus, cut, context](int B, std::uint64_t seed) {
         return text_batch(*corpus, 0, cut, context, B, seed);
     };
@@ -456,6 +507,8 @@ Trainer::Trainer(const TrainConfig& config, Task task, const TrainOptions& o)
     for (int b = 0; b < probe_batch.batch.B; ++b)
         probe_.emplace_back(probe_batch.batch.inputs.begin() + std::ptrdiff_t(b) * n,
                             probe_batch.batch.inputs.begin() + std::ptrdiff_t(b + 1) * n);
+    if (task_.annotate)
+        for (const auto& row : probe_) probe_annotations_.push_back(task_.annotate(row));
 }
 
 void Trainer::set_params(const Params<float>& p) {
@@ -490,7 +543,7 @@ EvalPoint Trainer::evaluate() const {
     std::vector<double> per_token;
     e.heldout_loss = loss_and_grad<float>(params_, heldout_.batch, nullptr, options_.threads, &per_token);
     e.heldout_split = split_loss(per_token, heldout_.kind);
-    e.scores = head_scores(params_, probe_);
+    e.scores = head_scores(params_, probe_, task_.annotate ? &probe_annotations_ : nullptr);
     return e;
 }
 

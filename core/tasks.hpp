@@ -48,13 +48,32 @@ SplitLoss split_loss(const std::vector<double>& per_token_loss, const std::vecto
 ///   induction: attention from t to every j ≤ t whose previous token equals token t (j − 1 < t)
 ///   first_token: attention from t to position 0 (BOS)
 ///   same_token: attention from t to earlier positions j < t holding the same token
+///   adjective_noun: attention from a noun to its own adjectives (summed), over the nouns that
+///     have adjectives (tasks with annotations only: the story task)
+///   pronoun_antecedent: attention from a pronoun to the words naming what it refers to (summed)
 struct HeadScores {
     double previous_token = 0, induction = 0, first_token = 0, same_token = 0;
+    double adjective_noun = 0, pronoun_antecedent = 0;
 };
 
-/// [layer][head] scores of the model on the probe batch (rows of ids, each ≤ context tokens).
+/// What the annotated head scores read of one sequence (positions index it): each noun with its own
+/// adjectives (only nouns that have some), each pronoun with the positions of its antecedent.
+struct SequenceAnnotations {
+    std::vector<std::pair<int, std::vector<int>>> noun_adjectives;      // (noun, its adjectives)
+    std::vector<std::pair<int, std::vector<int>>> pronoun_antecedents;  // (pronoun, antecedent words)
+};
+
+/// Attention of pattern P [n, n] from each noun to its own adjectives, summed per noun, averaged over
+/// the annotated nouns inside P (0 when none); `count` (optional) receives how many there were.
+double adjective_noun_score(const MatT<float>& P, const SequenceAnnotations& a, int* count = nullptr);
+/// The same from each pronoun to its antecedent's words.
+double pronoun_antecedent_score(const MatT<float>& P, const SequenceAnnotations& a, int* count = nullptr);
+
+/// [layer][head] scores of the model on the probe batch (rows of ids, each ≤ context tokens); with
+/// `annotations` (one per probe row) also adjective_noun and pronoun_antecedent.
 std::vector<std::vector<HeadScores>> head_scores(const Params<float>& params,
-                                                 const std::vector<std::vector<int>>& probe);
+                                                 const std::vector<std::vector<int>>& probe,
+                                                 const std::vector<SequenceAnnotations>* annotations = nullptr);
 
 /// HeadScores of one attention pattern P [n, n] over ids [n]; `counts` receives how many query
 /// positions defined each score (previous, induction, first, same).
@@ -109,6 +128,18 @@ struct Task {
     std::string heldout_note;
     /// How a text was cut into tokens (TextCorpus::tokenizer; "" for a task of its own symbols).
     std::string tokenizer;
+    /// Each id's text for the tokenizer a checkpoint is saved with (io/checkpoint.hpp
+    /// checkpoint_task_files), raw UTF-8 as it appears in text (" fluffy"); ids past its end are
+    /// named by their number (" 17"). tokens_prefix_space: a text's first word gets a space first.
+    std::vector<std::string> tokens;
+    bool tokens_prefix_space = true;
+    /// Word classes saved as story_grammar.json beside a checkpoint: ("adjectives", words), ...
+    std::vector<std::pair<std::string, std::vector<std::string>>> grammar;
+    /// The annotations of one sequence of ids (null: the task has none; no annotated scores).
+    std::function<SequenceAnnotations(const std::vector<int>& ids)> annotate;
+    /// Figures measured on the trained model at the end of a run ("grammatical_greedy", 0.97), printed
+    /// by `attnviz train` and kept in summary.json (null: none).
+    std::function<std::vector<std::pair<std::string, double>>(const Params<float>&)> report;
 };
 
 /// The induction task as a Task (held-out data: the same generator with other seeds).
@@ -195,6 +226,8 @@ class Trainer {
     const TrainOptions& options() const { return options_; }
     const Task& task() const { return task_; }
     const std::vector<std::vector<int>>& probe() const { return probe_; }  // [probe][n]
+    /// The probe rows' annotations (empty when the task has none).
+    const std::vector<SequenceAnnotations>& probe_annotations() const { return probe_annotations_; }
     double tokens_per_step() const { return double(options_.batch) * double(task_.context); }
 
   private:
@@ -205,6 +238,7 @@ class Trainer {
     AdamWState state_;
     TaskBatch heldout_;
     std::vector<std::vector<int>> probe_;
+    std::vector<SequenceAnnotations> probe_annotations_;  // [probe] (the task's annotate)
     double last_loss_ = 0, last_lr_ = 0;
 };
 

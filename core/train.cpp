@@ -161,6 +161,25 @@ std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& pa
     return out;
 }
 
+std::vector<double> next_token_logits(const Params<float>& params, const std::vector<int>& ids) {
+    using namespace train_detail;
+    const TrainConfig& c = params.config;
+    if (ids.empty() || int(ids.size()) > c.context)
+        throw ConfigError("next_token_logits: 1 to " + std::to_string(c.context) + " ids, not " +
+                          std::to_string(ids.size()));
+    for (int id : ids)
+        if (id < 0 || id >= c.vocab_size) throw ConfigError("next_token_logits: an id outside the vocabulary");
+    SeqActs<float> A;
+    const LayoutIdx idx = layout_index(c, params.layout);
+    const DecoderWeights<float> w = train_weights(params, idx);
+    decoder_forward(w, make_tables<float>(w.shape, c.context), ids.data(), 1, int(ids.size()), A,
+                    ForwardOptions<float>{});
+    const Eigen::Index last = A.logits.rows() - 1;
+    std::vector<double> out(std::size_t(A.logits.cols()));
+    for (Eigen::Index v = 0; v < A.logits.cols(); ++v) out[std::size_t(v)] = double(A.logits(last, v));
+    return out;
+}
+
 // float only: the double instantiations are the core tests' (tests/core/train_double.cpp).
 template Params<float> make_params<float>(const TrainConfig&);
 template double loss_and_grad<float>(const Params<float>&, const Batch&, Params<float>*, int,

@@ -97,6 +97,9 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
 std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& params,
                                                          const std::vector<int>& ids);
 
+/// Logits [V] of the token after `ids` (1 to context ids of the vocabulary; ConfigError otherwise).
+std::vector<double> next_token_logits(const Params<float>& params, const std::vector<int>& ids);
+
 struct AdamWConfig {
     double lr = 1e-3;
     double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;

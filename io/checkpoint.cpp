@@ -1,13 +1,17 @@
 // Checkpoint folders of the trainable model: see io/checkpoint.hpp.
 #include "io/checkpoint.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "core/architecture.hpp"
 #include "core/error.hpp"
 #include "io/json_limits.hpp"
 #include "io/model_loader.hpp"
 #include "io/safetensors.hpp"
+#include "io/story_grammar.hpp"
+#include "io/tokenizer.hpp"
 
 namespace attnviz {
 
@@ -130,6 +134,105 @@ Params<float> load_train_checkpoint(const std::string& dir) {
         to_float32(t, p.data.data() + v.offset);
     }
     return p;
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+std::string words_tokenizer_json(const std::vector<std::string>& tokens, int first_free_id, bool prefix_space) {
+    // Vocabulary in the byte-level spelling (" cat" -> "Ġcat"), id by id; merges in rank order.
+    std::vector<std::pair<std::string, int>> vocab;
+    std::unordered_map<std::string, int> id_of;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        if (tokens[i].empty()) throw Error("tokenizer: token " + std::to_string(i) + " is empty");
+        const std::string t = byte_level_token(tokens[i]);
+        if (!id_of.emplace(t, int(i)).second)
+            throw Error("tokenizer: token " + std::to_string(i) + " ('" + tokens[i] + "') is there twice");
+        vocab.emplace_back(t, int(i));
+    }
+    int next = std::max(first_free_id, int(tokens.size()));
+    auto ensure = [&](const std::string& t) {
+        if (id_of.emplace(t, next).second) vocab.emplace_back(t, next++);
+    };
+    for (int b = 0; b < 256; ++b) ensure(byte_level_token(std::string(1, char(b))));
+    // Merges build each token from its first byte on, one byte at a time. Tokens that start with a
+    // space go first: in " cat" only the leftmost piece can start with a space, so their merges
+    // always join the word from its left and no merge of another word can cut in.
+    std::vector<std::string> order;
+    for (const std::string& t : tokens)
+        if (t[0] == ' ') order.push_back(t);
+    for (const std::string& t : tokens)
+        if (t[0] != ' ') order.push_back(t);
+    std::vector<std::pair<std::string, std::string>> merges;
+    std::unordered_map<std::string, bool> made;
+    for (const std::string& t : order) {
+        std::string piece = byte_level_token(t.substr(0, 1));
+        for (std::size_t k = 1; k < t.size(); ++k) {
+            const std::string c = byte_level_token(t.substr(k, 1));
+            const std::string joined = piece + c;
+            if (!made[joined]) {
+                made[joined] = true;
+                ensure(joined);
+                merges.emplace_back(piece, c);
+            }
+            piece = joined;
+        }
+    }
+    ojson model;
+    model["type"] = "BPE";
+    model["dropout"] = nullptr;
+    model["unk_token"] = nullptr;
+    model["continuing_subword_prefix"] = nullptr;
+    model["end_of_word_suffix"] = nullptr;
+    model["fuse_unk"] = false;
+    model["byte_fallback"] = false;
+    ojson v = ojson::object();
+    for (const auto& [t, id] : vocab) v[t] = id;
+    model["vocab"] = std::move(v);
+    ojson m = ojson::array();
+    for (const auto& [a, b] : merges) m.push_back(a + " " + b);
+    model["merges"] = std::move(m);
+    const ojson byte_level = {{"type", "ByteLevel"},
+                              {"add_prefix_space", prefix_space},
+                              {"trim_offsets", true},
+                              {"use_regex", true}};
+    ojson j;
+    j["version"] = "1.0";
+    j["truncation"] = nullptr;
+    j["padding"] = nullptr;
+    j["added_tokens"] = ojson::array();
+    j["normalizer"] = nullptr;
+    j["pre_tokenizer"] = byte_level;
+    j["post_processor"] = nullptr;
+    j["decoder"] = byte_level;
+    j["model"] = std::move(model);
+    std::string text = j.dump(1) + "\n";
+    // Every word is one token of its own id (the rule above, checked rather than trusted).
+    const auto tok = Tokenizer::from_tokenizer_json(text, "tokenizer.json");
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        if (prefix_space && t[0] != ' ') continue;  // (read after a word: "forest." gives " forest", ".")
+        const std::vector<int> ids = tok->encode(t);
+        if (ids.size() != 1 || ids[0] != int(i))
+            throw Error("tokenizer: the token '" + t + "' would not read back as one token");
+    }
+    return text;
+}
+
+std::vector<std::pair<std::string, std::string>> checkpoint_task_files(const Task& task, int model_vocab) {
+    std::vector<std::pair<std::string, std::string>> files = task.files;
+    bool has_tokenizer = false;
+    for (const auto& f : files)
+        has_tokenizer = has_tokenizer || f.first == "tokenizer.json" || f.first == "vocab.json";
+    if (!has_tokenizer) {
+        std::vector<std::string> tokens = task.tokens;
+        const int named = std::max(task.vocab_size, model_vocab);
+        for (int id = int(tokens.size()); id < named; ++id) tokens.push_back(" " + std::to_string(id));
+        files.emplace_back("tokenizer.json", words_tokenizer_json(tokens, named, task.tokens_prefix_space));
+    }
+    if (!task.grammar.empty()) files.emplace_back("story_grammar.json", story_grammar_json(task.grammar));
+    return files;
 }
 
 }  // namespace attnviz

@@ -336,6 +336,7 @@ struct TrainSetup {
     std::optional<LearnedBpe> bpe;  // --bpe: the tokenizer learned from the text, saved with the model
     std::optional<Params<float>> init;
     TrainOptions o;  // (o.init is set by the caller: it points into `init`)
+    std::vector<std::pair<std::string, std::string>> files;  // written beside the checkpoint
 };
 
 TrainSetup setup_train(int argc, char** argv, bool check_only) {
@@ -468,7 +469,11 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     // Every file this run writes may be replaced (checked again when they are put in place together).
     for (const char* f : {"model.safetensors", "config.json", "metrics.csv", "summary.json"})
         check_replaceable(out + "/" + f);
-    for (const auto& file : task.files) check_replaceable(out + "/" + file.first);
+    // The files beside the checkpoint: the task's, or a tokenizer naming its ids (and its grammar).
+    if (!check_only) setup.files = checkpoint_task_files(task, c.vocab_size);
+    const auto& files = check_only ? task.files : setup.files;
+    for (const auto& file : files) check_replaceable(out + "/" + file.first);
+    if (!check_only) check_replaceable(out + "/story_grammar.json");
     // A tokenizer already in the folder that this run does not write would name the new model's ids
     // wrongly (and tokenizer.json is read before vocab.json): refused, never deleted -- unless the run
     // continues the folder's own model (--init into the same folder keeps its tokenizer).
@@ -476,9 +481,23 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
         namespace fs = std::filesystem;
         std::error_code ec;
         const bool same_model = args.has("--init") && fs::equivalent(*args.get("--init"), out, ec);
+        // Continuing the folder's own model keeps the tokenizer it has: the ids' names stay its own.
+        if (same_model && (fs::exists(fs::symlink_status(out + "/tokenizer.json", ec)) ||
+                           fs::exists(fs::symlink_status(out + "/vocab.json", ec)))) {
+            setup.files.erase(std::remove_if(setup.files.begin(), setup.files.end(),
+                                             [&](const auto& f) {
+                                                 return f.first == "tokenizer.json" &&
+                                                        task.files.empty();  // (a task's own files stay)
+                                             }),
+                              setup.files.end());
+        }
         for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt"}) {
             bool written = false;
-            for (const auto& file : task.files) written = written || file.first == name;
+            for (const auto& file : files) written = written || file.first == name;
+            // (a task without a tokenizer of its own is saved with a tokenizer.json)
+            if (check_only && !info->file_option() && std::string(name) == "tokenizer.json") written = true;
+            if (check_only && info->file_option() && !args.has("--bpe") && std::string(name) == "tokenizer.json")
+                written = true;
             if (check_only && args.has("--bpe") && std::string(name) != "tokenizer.json") written = true;
             if (!written && !same_model && fs::exists(fs::symlink_status(out + "/" + name, ec)))
                 throw Error(out + " holds " + name +
@@ -538,7 +557,7 @@ int train_main(int argc, char** argv) {
     // The checkpoint, the task's files (a BPE's vocab.json and merges.txt: the folder is then a model
     // folder with its tokenizer), the metrics and the summary are put in place together, or none is.
     std::vector<StagedFile> files = stage_train_checkpoint(out, r.params);
-    for (const auto& [name, content] : task.files) files.push_back(stage_file(out + "/" + name, content));
+    for (const auto& [name, content] : setup.files) files.push_back(stage_file(out + "/" + name, content));
     files.push_back(stage_file(out + "/metrics.csv", csv));
     const EvalPoint& last = r.evals.back();
     ojson s;
@@ -558,10 +577,35 @@ int train_main(int argc, char** argv) {
     s["seconds"] = secs;
     s["tokens_per_second"] = secs > 0 ? tokens_per_step * double(o.steps) / secs : 0.0;
     s["head_scores"] = scores_json(last.scores, scores);
+    // The task's own figures of the trained model (the story task: its grammatical fractions).
+    std::vector<std::pair<std::string, double>> figures;
+    if (task.report) {
+        figures = task.report(r.params);
+        ojson f = ojson::object();
+        for (const auto& [name, value] : figures) f[name] = value;
+        s["figures"] = std::move(f);
+    }
     files.push_back(stage_file(out + "/summary.json", s.dump(2) + "\n"));
     commit_all(files);
     std::cout << "trained " << o.steps << " steps in " << secs << " s; held-out loss " << last.heldout_loss
               << " (repeats " << last.heldout_split.repeat << "); wrote " << out << "\n";
+    if (scores.size() > all_head_scores().size() || task.report) {
+        // The best head of each score on the probe stories, and the task's figures.
+        for (HeadScore k : scores) {
+            double best = -1;
+            int bl = 0, bh = 0;
+            for (std::size_t l = 0; l < last.scores.size(); ++l)
+                for (std::size_t h = 0; h < last.scores[l].size(); ++h)
+                    if (head_score_value(last.scores[l][h], k) > best) {
+                        best = head_score_value(last.scores[l][h], k);
+                        bl = int(l);
+                        bh = int(h);
+                    }
+            std::printf("best %s head: layer %d head %d, %.3f\n", head_score_name(k), bl, bh, best);
+        }
+        for (const auto& [name, value] : figures) std::printf("%s: %.4g\n", name.c_str(), value);
+        std::fflush(stdout);
+    }
     return 0;
 }
 

@@ -3,9 +3,12 @@
 63 tokens that spell one sentence's words, so the scene can feed the model a repeated sentence.
 
 The model was trained on random token ids (0..63); any one-to-one naming of ids works for an induction
-head, so the ids are simply given to these pieces in order. usage: scripts/induction_tokenizer.py DIR
+head, so the ids are simply given to these pieces in order. The tokenizer.json `attnviz train` writes
+(the ids named " 0" to " 63") is removed: it would be read before these files.
+usage: scripts/induction_tokenizer.py DIR
 """
 import json
+import os
 import sys
 
 WORDS = ["the", "Ġthe", "Ġquick", "Ġbrown", "Ġfox", "Ġjumps", "Ġover", "Ġa", "Ġlazy", "Ġdog"]
@@ -34,6 +37,8 @@ def main(out):
         f.write("\n")
     with open(out + "/merges.txt", "w", encoding="utf-8") as f:
         f.write("#version: 0.2\n" + "\n".join(merges) + "\n")
+    if os.path.exists(out + "/tokenizer.json"):
+        os.remove(out + "/tokenizer.json")
     print(len(vocab), "tokens,", len(merges), "merges")
 
 

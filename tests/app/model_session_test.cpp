@@ -299,3 +299,43 @@ TEST(ModelSession, BackToTheSingleLayerDropsTheModelScenesTitle) {
 
 }  // namespace
 }  // namespace attnviz::app
+
+#include "common/test_files.hpp"
+#include "core/story.hpp"
+#include "io/checkpoint.hpp"
+#include "io/files.hpp"
+
+namespace attnviz::app {
+namespace {
+
+// A story model folder brings its story_grammar.json with it; a broken one is one line and the model
+// still opens (issue 24).
+TEST(ModelSession, AStoryModelsGrammarIsReadAndABrokenOneStillOpensTheModel) {
+    test::TempDir dir("story-folder");
+    const Task task = story_task(16);
+    TrainConfig c;
+    c.n_layer = 1;
+    c.n_head = 1;
+    c.d_model = 16;
+    c.context = 16;
+    c.vocab_size = task.vocab_size;
+    save_train_checkpoint(dir.path, init_params(c, 1));
+    for (const auto& [name, content] : checkpoint_task_files(task, c.vocab_size))
+        write_file_atomic(dir.path + "/" + name, content);
+    const auto quiet = [](const char*, float) {};
+    LoadedModel m = load_model_folder(dir.path, quiet);
+    ASSERT_TRUE(m.grammar);
+    EXPECT_TRUE(m.grammar_problem.empty()) << m.grammar_problem;
+    EXPECT_EQ(m.grammar->adjectives, story_grammar().words.adjectives);
+    EXPECT_EQ(m.tokenizer->encode("a fluffy blue creature").size(), 4u);
+
+    write_file_atomic(dir.path + "/story_grammar.json", "{\"adjectives\": [");
+    m = load_model_folder(dir.path, quiet);
+    EXPECT_FALSE(m.grammar);
+    ASSERT_TRUE(m.weights && m.tokenizer);
+    EXPECT_NE(m.grammar_problem.find("story_grammar.json"), std::string::npos) << m.grammar_problem;
+    EXPECT_EQ(m.grammar_problem.find('\n'), std::string::npos) << m.grammar_problem;
+}
+
+}  // namespace
+}  // namespace attnviz::app

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/task_registry.hpp"
 #include "io/bpe_train.hpp"
+#include "io/tokenizer.hpp"
 
 namespace attnviz::app {
 namespace {
@@ -444,6 +445,18 @@ TEST(TrainingSession, TextTaskUnderBpeSaysTokensAndExplainsTheHeldOutSplit) {
     EXPECT_EQ(chars.token_names.back(), "b");
     EXPECT_EQ(chars.token_names.front(), "\u23ce");
     std::remove(path.c_str());
+// Issue 24, defect 1: what Save checkpoint writes beside the weights holds a tokenizer the app's loader
+// reads (a synthetic task's ids named " 0", " 1", ...), so Open in main view opens the folder.
+TEST(TrainingSession, ACheckpointsFilesHoldATokenizer) {
+    TrainingSession session;
+    session.start(tiny_setup(2, 1));
+    ASSERT_TRUE(session.wait_for([](const TrainingSnapshot& x) { return x.status == TrainingStatus::Done; },
+                                 kTimeout));
+    const auto snap = session.snapshot();
+    ASSERT_EQ(snap->task_files.size(), 1u);
+    EXPECT_EQ(snap->task_files[0].first, "tokenizer.json");
+    const auto tok = Tokenizer::from_tokenizer_json(snap->task_files[0].second);
+    EXPECT_EQ(tok->encode("3 1 3"), (std::vector<int>{3, 1, 3}));
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ std::string scene_error(const std::string& json) {
 }
 
 bool same_scene(const Scene& a, const Scene& b) {
-    return a.title == b.title && a.note == b.note && a.config == b.config;
+    return a.title == b.title && a.note == b.note && a.config == b.config && a.layer == b.layer &&
+           a.head == b.head;
 }
 
 /// A random but valid-looking config that exercises every key and awkward values.
@@ -348,6 +349,13 @@ TEST(Scene, EveryExampleSceneLoadsAndIsValid) {
         EXPECT_EQ(j, i - 1) << "row " << i;
     }
     EXPECT_EQ(load("long_context.json").config.length, 512);
+    // The story scene lands on the story model's adjective head, on the seeds' sentence.
+    const Scene story = load("story.json");
+    EXPECT_EQ(story.model_text.rfind("a fluffy blue creature roamed the verdant forest.", 0), 0u);
+    ASSERT_TRUE(story.focus.layer && story.focus.head);
+    EXPECT_GE(*story.focus.layer, 0);
+    EXPECT_GE(*story.focus.head, 0);
+    ASSERT_NE(story.named_head("pronoun_antecedent"), nullptr);
 }
 
 // A note or config value nested 100,000 arrays deep used to overflow the stack while the error
