@@ -445,6 +445,8 @@ TEST(TrainingSession, TextTaskUnderBpeSaysTokensAndExplainsTheHeldOutSplit) {
     EXPECT_EQ(chars.token_names.back(), "b");
     EXPECT_EQ(chars.token_names.front(), "\u23ce");
     std::remove(path.c_str());
+}
+
 // Issue 24, defect 1: what Save checkpoint writes beside the weights holds a tokenizer the app's loader
 // reads (a synthetic task's ids named " 0", " 1", ...), so Open in main view opens the folder.
 TEST(TrainingSession, ACheckpointsFilesHoldATokenizer) {
