@@ -51,7 +51,7 @@ std::string version_text() {
 const char* const kUsage =
     "usage: attnviz [SCENE.json | MODEL_DIR]\n"
     "               [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
-    "               [--set KEY=VALUE ...] [--view stage|heads|compare] [--lab NAME]\n"
+    "               [--set KEY=VALUE ...] [--view stage|heads|compare|lines] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
     "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
@@ -74,7 +74,9 @@ const char* const kUsage =
     "                      a screenshot shows no hover, wherever the pointer is\n"
     "  --frames N          frames to draw before the screenshot (default 5)\n"
     "  --view V            main view: stage, heads (all heads' weights), compare (softmax vs linear)\n"
-    "                      or model (with --model: every layer × head)\n"
+    "                      or model (with --model: every layer × head), lines (queries joined to keys by\n"
+    "                      lines as thick as their weight) or interventions (with --model: ablate,\n"
+    "                      patch, attribute)\n"
     "  --lab NAME          open a teaching lab at start-up\n"
     "  --model DIR         open a real model (Hugging Face folder: config.json, safetensors, tokenizer)\n"
     "  --layer L           with --model: start on this layer\n"
@@ -104,7 +106,7 @@ const std::vector<CliOption>& gui_options() {
         {"--hover", "ROW,COL", "with --screenshot: hover this cell", false},
         {"--frames", "N", "frames before the screenshot", false},
         {"--set", "KEY=VALUE", "change one setting", true},
-        {"--view", "V", "stage, heads, compare or model", false},
+        {"--view", "V", "stage, heads, compare, model, lines or interventions", false},
         {"--lab", "NAME", "open a lab at start-up", false},
         {"--model", "DIR", "open a real model", false},
         {"--layer", "L", "with --model: start on this layer", false},
@@ -147,8 +149,13 @@ Options options_from(const CliArgs& args) {
             o.view = MainView::Compare;
         else if (*v == "model")
             o.view = MainView::Model;
+        else if (*v == "lines")
+            o.view = MainView::Lines;
+        else if (*v == "interventions")
+            o.view = MainView::Interventions;
         else
-            throw UsageError{"--view: expected stage, heads, compare or model, got '" + *v + "'"};
+            throw UsageError{"--view: expected stage, heads, compare, model, lines or interventions, got '" + *v +
+                             "'"};
     }
     o.lab = args.get_or("--lab", "");
     o.model = args.get_or("--model", "");
@@ -209,6 +216,8 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
     if (o.model.empty() && (o.layer || o.text))
         throw UsageError{std::string(o.layer ? "--layer" : "--text") + " needs --model DIR"};
     if (o.view == MainView::Model && o.model.empty()) throw UsageError{"--view model needs --model DIR"};
+    if (o.view == MainView::Interventions && o.model.empty())
+        throw UsageError{"--view interventions needs --model DIR"};
     return o;
 }
 

@@ -37,6 +37,7 @@ struct LoadedModel {
     std::shared_ptr<const Tokenizer> tokenizer;
     std::string dir;
     std::string name;  // e.g. "gpt2 · tiny-gpt2 (2 layers × 2 heads)"
+    std::shared_ptr<const std::vector<std::string>> vocab;  // [V] every id's readable label (logits, probs)
 };
 
 /// Loads DIR (config, weights, tokenizer), reporting phases with a fraction in [0, 1].
@@ -117,6 +118,8 @@ class ModelSession {
         bool batch = false;
     };
     void start(AppState& state, Startup startup);
+    /// The open model (null: none), for the panels' other background work (app/interventions_worker.hpp).
+    const LoadedModel* loaded_model() const { return model_ ? &*model_ : nullptr; }
     /// The model asked for at start is still loading (the single layer's trace is not computed).
     bool startup_pending() const { return startup_pending_; }
 

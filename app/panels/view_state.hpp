@@ -12,6 +12,7 @@
 #include "app/app_state.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "core/config.hpp"
+#include "core/sampling_cut.hpp"
 
 namespace attnviz::app {
 
@@ -46,12 +47,29 @@ struct PipelineView {
     std::uint64_t last_scrolled_generation = 0;
 };
 
+struct LinesViewState {
+    bool all_heads = true;  // every head in its own colour, else only the selected head
+    int hover_side = 0;     // last frame's hovered token: 0 none, 1 query (left), 2 key (right)
+    int hover_token = -1;
+};
+
+struct NextTokenViewState {
+    // The distribution drawn last (recomputed when the trace or a knob changes).
+    std::uint64_t generation = ~0ull;
+    float temperature = -1, top_p = -1;
+    int top_k = -1;
+    SamplingCutView cut;
+    Vec model;  // [V] softmax(logits) at T = 1: the ghosts when T ≠ 1
+};
+
 struct ViewStates {
     ControlsView controls;
     StageView stage;
     HeadsGridView heads_grid;
     CompareView compare;
     PipelineView pipeline;
+    LinesViewState lines;
+    NextTokenViewState next_token;
 };
 
 /// The views' state of `state`, created on first use (and after a scene load dropped it).

@@ -68,7 +68,7 @@ TEST(StageCatalogue, EveryStageOfEveryTraceHasAnEntryWithItsKind) {
 
 TEST(StageCatalogue, NamesAreUniqueAndPhasesKnown) {
     std::set<std::string> names;
-    const std::set<std::string> phases = {"embed", "project", "score", "normalise", "combine"};
+    const std::set<std::string> phases = {"embed", "project", "score", "normalise", "combine", "output"};
     for (const StageEntry& e : stage_catalogue()) {
         EXPECT_TRUE(names.insert(e.name).second) << "duplicate entry " << e.name;
         EXPECT_TRUE(phases.count(e.phase)) << e.name << ": phase " << e.phase;
