@@ -219,6 +219,7 @@ nlohmann::json state_json(const AppState& state) {
                               {"base_repeat_loss", num(iv.base_repeat_loss)},
                               {"repeat_count", iv.repeat_count},
                               {"importance_ready", !iv.importance.empty()},
+                              {"importance_repeat_ready", !iv.importance_repeat.empty()},
                               {"importance_ms", iv.importance_ms},
                               {"importance_shown_ms", iv.importance_shown_ms},
                               {"patching", iv.patching},

@@ -85,6 +85,7 @@ struct InterventionsUi {
     int repeat_count = 0;   // predictions that repeat an earlier pair of tokens (what induction copies)
     std::vector<Bar> bars;  // the ten most likely next tokens with the heads ablated
     std::vector<std::vector<double>> importance;  // [L][H] Δloss of each head ablated alone (empty: computing)
+    std::vector<std::vector<double>> importance_repeat;  // [L][H] Δ repeat loss alike (small models with repeats)
     double importance_ms = 0;                     // its background computation (wall ms)
     double importance_shown_ms = -1;              // from opening the panel to the grid on screen
     std::string importance_mode;                  // "zero" / "mean": the mode the grid was computed in

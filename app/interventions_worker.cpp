@@ -239,8 +239,6 @@ InterventionsWorker::Result InterventionsWorker::run(const Job& job) {
             const auto t0 = std::chrono::steady_clock::now();
             const CleanRun clean = clean_run(model, ids, o);
             const Eigen::MatrixXd sweep = ablation_sweep(model, clean, job.mode, o);  // [L, H] losses
-            v.importance_ms =
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             v.importance.assign(std::size_t(sweep.rows()), std::vector<double>(std::size_t(sweep.cols())));
             for (Eigen::Index l = 0; l < sweep.rows(); ++l)
                 for (Eigen::Index h = 0; h < sweep.cols(); ++h)
@@ -254,6 +252,20 @@ InterventionsWorker::Result InterventionsWorker::run(const Job& job) {
             v.repeat_count = int(std::count(rep.begin(), rep.end(), true));
             v.bars = top_bars(base.last_logits, base.last_logits, tok);
             v.for_text = job.text;
+            // Each head's Δ repeat loss too, where a whole forward per head is cheap (the sweep above
+            // resumes mid-model and reports only the text's loss).
+            const ModelSpec& s = model.spec;
+            if (v.repeat_count > 0 && s.n_layer * s.n_head <= kRepeatSweepHeads) {
+                v.importance_repeat.assign(std::size_t(s.n_layer), std::vector<double>(std::size_t(s.n_head)));
+                for (int l = 0; l < s.n_layer; ++l)
+                    for (int h = 0; h < s.n_head; ++h)
+                        v.importance_repeat[std::size_t(l)][std::size_t(h)] =
+                            masked_mean(ablated_position_losses(model, ids, {{l, h}}, job.mode, threads_, o.cancel).losses,
+                                        rep) -
+                            v.base_repeat_loss;
+            }
+            v.importance_ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             break;
         }
         case Ablate: {
@@ -390,6 +402,7 @@ void InterventionsWorker::frame(AppState& state, const LoadedModel* model, bool 
             iv.base_repeat_loss = v.base_repeat_loss;
             iv.repeat_count = v.repeat_count;
             iv.importance = std::move(v.importance);
+            iv.importance_repeat = std::move(v.importance_repeat);
             iv.importance_ms = v.importance_ms;
             iv.importance_mode = v.importance_mode;
             base_bars_ = std::move(v.bars);

@@ -43,6 +43,9 @@ std::vector<bool> repeated_pairs(const std::vector<int>& ids);
 /// Mean of losses[i] over the i where `mask` is set (NaN when none).
 double masked_mean(const std::vector<double>& losses, const std::vector<bool>& mask);
 
+/// Models with at most this many heads also get each head's Δ repeat loss (one forward per head).
+inline constexpr int kRepeatSweepHeads = 64;
+
 class InterventionsWorker {
   public:
     explicit InterventionsWorker(int threads = 1);

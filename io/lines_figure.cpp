@@ -239,6 +239,9 @@ LinesLayout plan_lines(const LinesInput& in, const LinesOptions& o) {
             }
         }
     }
+    // Weakest first, so the strongest lines are drawn on top whatever their head.
+    std::stable_sort(L.lines.begin(), L.lines.end(),
+                     [](const LineSegment& a, const LineSegment& b) { return a.weight < b.weight; });
     return L;
 }
 

@@ -57,7 +57,8 @@ struct LinesLayout {
     float left_x = 0, right_x = 0;  // x of the line ends at the query and key columns
     float width = 0, height = 0;    // the whole drawing: labels + gap + labels, rows
     std::vector<float> query_y, key_y;  // centre y of each token's row
-    std::vector<LineSegment> lines;     // heads in order, then queries, then keys
+    std::vector<LineSegment> lines;     // weakest first (the strongest drawn on top), ties in head,
+                                        // query, key order
 };
 
 /// A categorical colour per head (Tableau 10, as BertViz's d3 palette; wraps after 10).

@@ -22,7 +22,7 @@ namespace attnviz::app {
 
 namespace {
 
-constexpr const char* kHelp =
+constexpr const char* kInterventionsHelp =
     "Does a head matter? Knock it out and look. A head's output z (n × d_head, before W_O) is set to 0 at "
     "every position (zero ablation) or to its mean over the positions (mean ablation: keeps its average "
     "contribution, removes what depends on the token); every later layer is recomputed.\n\n"
@@ -42,7 +42,7 @@ std::string signed_text(double v, int digits = 2) {
     return b;
 }
 
-std::string visible(const std::string& s) {
+std::string shown_text(const std::string& s) {
     std::string out;
     for (char c : s) out += c == ' ' ? std::string("·") : c == '\n' ? std::string("⏎") : std::string(1, c);
     return out;
@@ -63,12 +63,13 @@ void toggle(InterventionsUi& iv, const std::string& name) {
 
 // A layers × heads grid of numbers, coloured by `range`; returns the head clicked ("" = none).
 std::string head_grid(AppState& state, const char* id, const std::vector<std::vector<double>>& values,
-                      const ColorRange& range, bool clickable, float width) {
+                      const ColorRange& range, bool clickable, float width,
+                      const std::vector<std::vector<double>>* repeat = nullptr) {
     const ModelUi& m = state.model;
     const InterventionsUi& iv = state.interventions;
     const int L = m.n_layer, H = m.n_head;
     const float label_w = ImGui::CalcTextSize("layer 00 ").x;
-    const float cell = std::clamp((width - label_w) / float(std::max(1, H)) - 3.0f, 26.0f, 72.0f);
+    const float cell = std::clamp((width - label_w) / float(std::max(1, H)) - 3.0f, 26.0f, 96.0f);
     const float cell_h = std::max(cell * 0.62f, ImGui::GetTextLineHeight() * 2.0f + 4.0f);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -96,6 +97,13 @@ std::string head_grid(AppState& state, const char* id, const std::vector<std::ve
                                    range.map == ColorMap::Diverging;
             const ImU32 ink = dark_text ? IM_COL32(20, 20, 20, 255) : IM_COL32(240, 240, 240, 255);
             dl->AddText(small, small->FontSize, ImVec2(p0.x + 4.0f, p0.y + 2.0f), ink, name.c_str());
+            // The Δ repeat loss in the corner, where known and where it fits.
+            if (repeat && std::size_t(l) < repeat->size() && std::size_t(h) < (*repeat)[std::size_t(l)].size()) {
+                const std::string r = "rep " + signed_text((*repeat)[std::size_t(l)][std::size_t(h)]);
+                const float rw = small->CalcTextSizeA(small->FontSize, 1e9f, 0, r.c_str()).x;
+                if (rw + ImGui::CalcTextSize(name.c_str()).x + 10.0f < cell)
+                    dl->AddText(small, small->FontSize, ImVec2(p1.x - rw - 3.0f, p0.y + 2.0f), ink, r.c_str());
+            }
             const std::string num = !known ? "…" : finite ? signed_text(v) : "n/a";
             dl->AddText(ImVec2(p0.x + 4.0f, p1.y - ImGui::GetTextLineHeight() - 2.0f), ink, num.c_str());
             ImGui::SetCursorScreenPos(p0);
@@ -111,9 +119,14 @@ std::string head_grid(AppState& state, const char* id, const std::vector<std::ve
             }
             if (ImGui::IsItemHovered()) {
                 dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 220), 3.0f, 0, 1.5f);
-                if (clickable)
-                    ImGui::SetTooltip("head %s: Δloss %s when knocked out alone.\nClick to %s it.", name.c_str(),
-                                      finite ? signed_text(v, 3).c_str() : "not known yet", off ? "restore" : "knock out");
+                if (clickable) {
+                    std::string rep;
+                    if (repeat && std::size_t(l) < repeat->size() && std::size_t(h) < (*repeat)[std::size_t(l)].size())
+                        rep = ", repeat loss " + signed_text((*repeat)[std::size_t(l)][std::size_t(h)], 3);
+                    ImGui::SetTooltip("head %s: loss %s%s when knocked out alone.\nClick to %s it.", name.c_str(),
+                                      finite ? signed_text(v, 3).c_str() : "not known yet", rep.c_str(),
+                                      off ? "restore" : "knock out");
+                }
                 else
                     ImGui::SetTooltip("head %s: %s of the clean-vs-corrupt difference restored by patching it",
                                       name.c_str(), finite ? signed_text(v, 3).c_str() : "n/a");
@@ -143,20 +156,21 @@ void loss_line(const char* what, double base, double now, bool ablated, const ch
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
 }
 
-void next_token_bars(const InterventionsUi& iv, bool ablated) {
+void intervention_bars(const InterventionsUi& iv, bool ablated) {
     ImGui::PushFont(app_font(FontRole::Bold));
     ImGui::TextUnformatted("Next token");
     ImGui::PopFont();
     ImGui::SameLine();
     ImGui::TextDisabled(ablated ? "(outlines: without the ablation)" : "(the model as it is)");
-    const float label_w = ImGui::GetFontSize() * 6.0f;
-    const float bar_w = std::max(60.0f, ImGui::GetContentRegionAvail().x - label_w - ImGui::GetFontSize() * 4.0f);
+    const float label_w = ImGui::GetFontSize() * 5.0f;
+    const float pct_w = ImGui::CalcTextSize(ablated ? "100.0% (100.0%)" : "100.0%").x + 8.0f;
+    const float bar_w = std::max(40.0f, ImGui::GetContentRegionAvail().x - label_w - pct_w);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* mono = app_font(FontRole::Mono);
     for (const InterventionsUi::Bar& b : iv.bars) {
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float h = ImGui::GetTextLineHeight();
-        dl->AddText(mono, mono->FontSize, ImVec2(p.x, p.y), ImGui::GetColorU32(ImGuiCol_Text), visible(b.text).c_str());
+        dl->AddText(mono, mono->FontSize, ImVec2(p.x, p.y), ImGui::GetColorU32(ImGuiCol_Text), shown_text(b.text).c_str());
         const float x0 = p.x + label_w;
         dl->AddRectFilled(ImVec2(x0, p.y + 1), ImVec2(x0 + std::max(1.0f, float(b.p) * bar_w), p.y + h - 1),
                           IM_COL32(64, 168, 168, 255), 2.0f);
@@ -190,9 +204,9 @@ void attribution_chart(AppState& state) {
     }
     // The token attributed: any of the next-token bars (default: the most likely).
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
-    if (ImGui::BeginCombo("##dla_target", visible(iv.target_text).c_str())) {
+    if (ImGui::BeginCombo("##dla_target", shown_text(iv.target_text).c_str())) {
         for (const InterventionsUi::Bar& b : iv.bars)
-            if (ImGui::Selectable(visible(b.text).c_str(), b.text == iv.target_text)) iv.target = b.id;
+            if (ImGui::Selectable(shown_text(b.text).c_str(), b.text == iv.target_text)) iv.target = b.id;
         ImGui::EndCombo();
     }
     ImGui::SameLine();
@@ -242,7 +256,12 @@ void logit_lens_table(const InterventionsUi& iv) {
                 ImGui::TableNextColumn();
                 const int a = int(std::lround(40 + 160 * std::clamp(p, 0.0, 1.0)));
                 ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(64, 168, 168, a));
-                ImGui::Text("%s %.0f%%", visible(tok).c_str(), p * 100.0);
+                ImGui::PushFont(app_font(FontRole::Mono));
+                ImGui::TextUnformatted(shown_text(tok).c_str());
+                ImGui::PopFont();
+                ImGui::PushFont(app_font(FontRole::Small));
+                ImGui::TextDisabled("%.1f%%", p * 100.0);
+                ImGui::PopFont();
             }
         }
         ImGui::EndTable();
@@ -252,10 +271,12 @@ void logit_lens_table(const InterventionsUi& iv) {
 void ablate_tab(AppState& state) {
     InterventionsUi& iv = state.interventions;
     const float total = ImGui::GetContentRegionAvail().x;
-    const float left_w = std::max(260.0f, total * 0.5f);
+    const float left_w = std::max(260.0f, total * 0.55f);
     ImGui::BeginChild("##interv_left", ImVec2(left_w, 0), false);
     ImGui::PushFont(app_font(FontRole::Bold));
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted("Head importance: Δloss, each head knocked out alone");
+    ImGui::PopTextWrapPos();
     ImGui::PopFont();
     record_item_layout("interv.grid_title");
     double a = 0.05;
@@ -263,26 +284,31 @@ void ablate_tab(AppState& state) {
         for (double v : row)
             if (std::isfinite(v)) a = std::max(a, std::fabs(v));
     const ColorRange range{ColorMap::Diverging, -float(a), float(a), ScaleMode::Max};
-    const std::string clicked = head_grid(state, "interv_head", iv.importance, range, true, ImGui::GetContentRegionAvail().x);
+    const std::string clicked = head_grid(state, "interv_head", iv.importance, range, true,
+                                          ImGui::GetContentRegionAvail().x,
+                                          iv.importance_repeat.empty() ? nullptr : &iv.importance_repeat);
     if (!clicked.empty()) toggle(iv, clicked);
     if (iv.importance.empty()) {
         ImGui::TextDisabled("computing every head's Δloss…");
     } else {
-        // The head whose absence costs the most: the one to try first.
+        // The head whose absence costs the most (on the repeated pairs when the text repeats itself:
+        // the induction circuit): the one to try first.
+        const bool by_repeat = !iv.importance_repeat.empty();
+        const auto& grid = by_repeat ? iv.importance_repeat : iv.importance;
         std::string best;
         double best_v = -1e300;
-        for (std::size_t l = 0; l < iv.importance.size(); ++l)
-            for (std::size_t h = 0; h < iv.importance[l].size(); ++h)
-                if (std::isfinite(iv.importance[l][h]) && iv.importance[l][h] > best_v) {
-                    best_v = iv.importance[l][h];
+        for (std::size_t l = 0; l < grid.size(); ++l)
+            for (std::size_t h = 0; h < grid[l].size(); ++h)
+                if (std::isfinite(grid[l][h]) && grid[l][h] > best_v) {
+                    best_v = grid[l][h];
                     best = std::to_string(l) + "." + std::to_string(h);
                 }
         ImGui::PushTextWrapPos(0.0f);
         if (iv.ablated.empty() && !best.empty())
-            ImGui::TextColored(ImVec4(1.0f, 0.83f, 0.4f, 1.0f), "Try head %s: knocking it out alone raises the loss by %.2f. Click it.",
-                               best.c_str(), best_v);
-        ImGui::TextDisabled("%s ablation, grid computed in %.0f ms in the background", iv.importance_mode.c_str(),
-                            iv.importance_ms);
+            ImGui::TextColored(ImVec4(1.0f, 0.83f, 0.4f, 1.0f), "Try head %s: knocked out alone, it raises the %s by %.2f. Click it.",
+                               best.c_str(), by_repeat ? "repeat loss" : "loss", best_v);
+        ImGui::TextDisabled("%s ablation%s; grid computed in %.1f ms in the background", iv.importance_mode.c_str(),
+                            by_repeat ? " (corner: Δ repeat loss)" : "", iv.importance_ms);
         ImGui::PopTextWrapPos();
     }
     ImGui::Spacing();
@@ -309,7 +335,7 @@ void ablate_tab(AppState& state) {
         ImGui::TextDisabled("repeat loss: no pair of tokens repeats in this text");
     }
     ImGui::Spacing();
-    next_token_bars(iv, ablated);
+    intervention_bars(iv, ablated);
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("##interv_right", ImVec2(0, 0), false);
@@ -371,7 +397,7 @@ void draw_interventions_panel(AppState& state) {
     ImGui::PushFont(app_font(FontRole::Bold));
     ImGui::TextUnformatted("Interventions");
     ImGui::PopFont();
-    help_marker(kHelp);
+    help_marker(kInterventionsHelp);
     ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
     if (ImGui::RadioButton("Ablate", !iv.patching)) iv.patching = false;
     remember_item_rect(state, "interv_tab_ablate");

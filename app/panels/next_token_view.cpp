@@ -69,7 +69,7 @@ void draw_next_token_view(AppState& state) {
         "line marks the cut.");
     const float knob_w = ImGui::GetFontSize() * 8.0f;
     ImGui::SetNextItemWidth(knob_w);
-    ImGui::SliderFloat("T##nt", &m.temperature, 0.05f, 5.0f, "T = %.2f", ImGuiSliderFlags_Logarithmic);
+    ImGui::SliderFloat("##nt_T", &m.temperature, 0.05f, 5.0f, "T = %.2f", ImGuiSliderFlags_Logarithmic);
     remember_item_rect(state, "next_token_T");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(knob_w);

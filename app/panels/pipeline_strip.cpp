@@ -311,6 +311,7 @@ void draw_pipeline_strip(AppState& state) {
         const bool clicked = ImGui::InvisibleButton("##chip", ImVec2(w, chip_h));
         const bool hovered = ImGui::IsItemHovered();
         ImGui::PopID();
+        state.widget_rects["strip_chip_" + name] = {p0.x, p0.y, w, chip_h};
         if (clicked) {
             set_stage_index(state, i);
             at_chip = i;

@@ -55,7 +55,7 @@ wait text_input_active == true
 type  dog
 click widget interv_tab_patch 0.5 0.5
 wait interventions.patch_error ~ "same number of tokens" && interventions.busy == false
-expect interventions.patch_error ~ "corrupt text is 4" && interventions.patch_ready == false
+expect interventions.patch_error ~ "the corrupt text 4" && interventions.patch_ready == false
 expect model_text == $text0 && interventions.ablated ~ "1.0" && interventions.importance_ready == true
 expect model_active == true
 click widget interv_tab_ablate 0.5 0.5
