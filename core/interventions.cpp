@@ -80,6 +80,14 @@ Prepared prepare(const ModelWeights& model, int n) {
     return p;
 }
 
+/// log Σ exp(x) of a row of logits, which it overwrites with exp(x − max x) (as causal_softmax does).
+template <typename Row>
+double log_sum_exp(Row r) {
+    const float mx = r.maxCoeff();
+    r = (r - mx).exp();
+    return double(mx) + std::log(double(r.sum()));
+}
+
 /// The loss of each of S sequences from the final norm's output f [S·n, d]: the unembedding in row
 /// blocks (never all S·n·V logits at once), log-sum-exp per row.
 std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<float>& f, int S, int n,
@@ -98,10 +106,8 @@ std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<floa
         for (int r = 0; r < rows; ++r) {
             const int row = r0 + r, s = row / n, i = row % n;
             if (i == n - 1) continue;  // the last position predicts nothing in the text
-            const auto x = logits.row(r);
-            const float mx = x.maxCoeff();
-            const double lse = double(mx) + std::log(double((x.array() - mx).exp().sum()));
-            sum[std::size_t(s)] += lse - double(x(ids[std::size_t(i + 1)]));
+            sum[std::size_t(s)] -= double(logits(r, ids[std::size_t(i + 1)]));
+            sum[std::size_t(s)] += log_sum_exp(logits.row(r).array());
         }
     }
     for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1);
@@ -149,14 +155,26 @@ int batch_heads(int n, int h) {
 
 }  // namespace
 
+std::uint64_t intervention_bytes(const ModelSpec& s, int n) {
+    const std::uint64_t N = std::uint64_t(std::max(0, n)), f = 4, L = std::uint64_t(s.n_layer);
+    const std::uint64_t d = std::uint64_t(s.d_model), h = std::uint64_t(s.n_head), g = std::uint64_t(s.n_kv_head),
+                        dh = std::uint64_t(s.d_head), ff = std::uint64_t(s.d_ff), V = std::uint64_t(s.vocab_size);
+    const std::uint64_t clean = ((2 * L + 1) * N * d + L * N * h * dh) * f;  // resid, mlp_out, z
+    // The batched forward of S sequences: per row the residuals and norms (≈ 8·d), q | k | v, the heads'
+    // outputs, the MLP's hidden layer; S·h weight matrices n×n; the last logits and the loss's block.
+    const std::uint64_t S = std::uint64_t(batch_heads(n, s.n_head)), rows = S * N;
+    const std::uint64_t forward = (rows * (8 * d + (2 * h + 2 * g) * dh + 3 * ff) + S * h * N * N + S * V) * f;
+    return 2 * clean + forward + (std::uint64_t(1) << 25) + V * f;
+}
+
 double text_loss(const Mat& logits, const std::vector<int>& ids) {
     const Eigen::Index n = logits.rows();
     if (n < 2 || std::size_t(n) != ids.size()) return std::numeric_limits<double>::quiet_NaN();
     double sum = 0;
+    RowVec row;  // [V]
     for (Eigen::Index i = 0; i + 1 < n; ++i) {
-        const auto x = logits.row(i);
-        const float mx = x.maxCoeff();
-        sum += double(mx) + std::log(double((x.array() - mx).exp().sum())) - double(x(ids[std::size_t(i + 1)]));
+        row = logits.row(i);
+        sum += log_sum_exp(row.array()) - double(logits(i, ids[std::size_t(i + 1)]));
     }
     return sum / double(n - 1);
 }

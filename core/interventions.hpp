@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -63,6 +64,10 @@ struct CleanRun {
 /// Runs the model once, keeping what the interventions reuse. Throws attnviz::Error for an empty input,
 /// an id outside the vocabulary, more tokens than the model's positions.
 CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const InterventionOptions& o = {});
+
+/// Bytes a CleanRun of n tokens and a sweep's batched forward need beyond the weights (to refuse
+/// requests over the app's memory limit before starting).
+std::uint64_t intervention_bytes(const ModelSpec& spec, int n);
 
 /// The loss of a text from its logits [n, V] (all positions): NaN when n < 2.
 double text_loss(const Mat& logits, const std::vector<int>& ids);
