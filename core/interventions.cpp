@@ -89,11 +89,12 @@ double log_sum_exp(Row r) {
 }
 
 /// The loss of each of S sequences from the final norm's output f [S·n, d]: the unembedding in row
-/// blocks (never all S·n·V logits at once), log-sum-exp per row.
+/// blocks (never all S·n·V logits at once), log-sum-exp per row; `last` [S, V] (when given) gets each
+/// sequence's last row of logits.
 std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<float>& f, int S, int n,
-                                    const std::vector<int>& ids, int threads) {
+                                    const std::vector<int>& ids, int threads, Mat* last = nullptr) {
     std::vector<double> losses(std::size_t(S), std::numeric_limits<double>::quiet_NaN());
-    if (n < 2) return losses;
+    if (last) last->resize(S, w.shape.vocab);
     const int d = w.shape.d_model, V = w.shape.vocab;
     const nn::LinearShape us{d, V, true, w.unembed_ld};
     const int block = std::max(1, std::min(S * n, (1 << 23) / std::max(1, V)));
@@ -105,12 +106,16 @@ std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<floa
                            us, logits.data(), long(V), threads);
         for (int r = 0; r < rows; ++r) {
             const int row = r0 + r, s = row / n, i = row % n;
-            if (i == n - 1) continue;  // the last position predicts nothing in the text
+            if (i == n - 1) {  // the last position predicts nothing in the text
+                if (last) last->row(s) = logits.row(r);
+                continue;
+            }
             sum[std::size_t(s)] -= double(logits(r, ids[std::size_t(i + 1)]));
             sum[std::size_t(s)] += log_sum_exp(logits.row(r).array());
         }
     }
-    for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1);
+    if (n >= 2)
+        for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1);
     return losses;
 }
 
@@ -138,7 +143,7 @@ void run_from(const Prepared& p, int first, const M<float>& resume, int S, const
               const InterventionOptions& o, SeqActs<float>& A) {
     ForwardOptions<float> fo;
     fo.keep_layers = false;
-    fo.last_logits = true;
+    fo.skip_logits = true;  // the losses' unembedding gives the logits needed
     fo.threads = std::max(1, o.threads);
     fo.hooks = &hooks;
     fo.cancel = o.cancel;
@@ -211,8 +216,9 @@ CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const
     };
     SeqActs<float> A;
     run_from(p, 0, x0, 1, hooks, o, A);
-    run.last_logits = A.logits.row(0);
-    run.loss = sequence_losses(p.w, A.f, 1, n, ids, std::max(1, o.threads))[0];
+    Mat last;  // [1, V]
+    run.loss = sequence_losses(p.w, A.f, 1, n, ids, std::max(1, o.threads), &last)[0];
+    run.last_logits = last.row(0);
     return run;
 }
 
@@ -235,7 +241,9 @@ InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean,
     const M<float> x = clean.resid[std::size_t(first)];
     SeqActs<float> A;
     run_from(p, first, x, 1, hooks, o, A);
-    return {sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads))[0], A.logits.row(0)};
+    Mat last;  // [1, V]
+    const double loss = sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads), &last)[0];
+    return {loss, last.row(0)};
 }
 
 Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean, AblationMode mode,
@@ -290,7 +298,9 @@ InterventionResult run_patched(const ModelWeights& model, const CleanRun& source
     const M<float> x = target.resid[std::size_t(first)];
     SeqActs<float> A;
     run_from(p, first, x, 1, hooks, o, A);
-    return {sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads))[0], A.logits.row(0)};
+    Mat last;  // [1, V]
+    const double loss = sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads), &last)[0];
+    return {loss, last.row(0)};
 }
 
 PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const CleanRun& corrupt, int answer,
@@ -320,7 +330,14 @@ PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const C
             const M<float> x = repeat_rows(corrupt.resid[std::size_t(l)], S);
             SeqActs<float> A;
             run_from(p, l, x, S, hooks, o, A);
-            for (int q = 0; q < S; ++q) r.m_patched(l, j0 + q) = logit_difference(A.logits.row(q), answer, wrong);
+            // m needs two logits of each last row: two dot products, not the whole unembedding
+            const int d = s.d_model;
+            const Eigen::Map<const RowVec> ua(model.lm_head.data + long(answer) * model.lm_head.stride, d),
+                uw(model.lm_head.data + long(wrong) * model.lm_head.stride, d);
+            for (int q = 0; q < S; ++q) {
+                const auto f = A.f.row(long(q) * n + n - 1);
+                r.m_patched(l, j0 + q) = double(f.dot(ua)) - double(f.dot(uw));
+            }
             done += S;
             if (o.progress) o.progress(done, L * h);
         }
