@@ -2,10 +2,12 @@
 // zero-ablated alone, the text's loss each time) on the GPT-2-small-shaped model at n = 64 and 256,
 // next to a PyTorch loop doing the same ablations with forward hooks (bench/torch_ablation_reference.py,
 // run by this binary on the same threads, in the same run). Compare BM_AblationSweep/n/T with
-// BM_TorchAblationSweep/n/T.
+// BM_TorchAblationSweep/n/T. Both report process_cpu_ms, the CPU time of all their threads: on a
+// busy machine the fairer figure (wall time there is mostly waiting for a core).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,13 @@
 namespace attnviz {
 namespace {
 
+/// CPU time of every thread of this process, in ms (Google Benchmark's CPU column is the main thread's).
+double process_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
 void BM_AblationSweep(benchmark::State& state) {
     const ModelWeights& m = bench::gpt2_small();
     const int n = int(state.range(0));
@@ -22,11 +31,15 @@ void BM_AblationSweep(benchmark::State& state) {
     for (int i = 0; i < n; ++i) ids[std::size_t(i)] = (i * 7919) % m.spec.vocab_size;
     InterventionOptions o;
     o.threads = int(state.range(1));
+    double cpu = 0;
     for (auto _ : state) {
+        const double c0 = process_cpu_ms();
         const CleanRun clean = clean_run(m, ids, o);
         const Eigen::MatrixXd loss = ablation_sweep(m, clean, AblationMode::Zero, o);
         benchmark::DoNotOptimize(loss.data());
+        cpu += process_cpu_ms() - c0;
     }
+    state.counters["process_cpu_ms"] = cpu / double(state.iterations());
 }
 BENCHMARK(BM_AblationSweep)
     ->Args({64, 1})
@@ -46,13 +59,15 @@ void BM_TorchAblationSweep(benchmark::State& state) {
             return;
         }
         char line[256];
-        double ms = -1;
-        while (std::fgets(line, sizeof line, p)) std::sscanf(line, "%lf", &ms);
+        double ms = -1, cpu = -1;
+        while (std::fgets(line, sizeof line, p))
+            if (std::sscanf(line, "cpu_ms %lf", &cpu) != 1) std::sscanf(line, "%lf", &ms);
         if (::pclose(p) != 0 || ms <= 0) {
             state.SkipWithError("torch_ablation_reference.py failed (python3-torch installed?)");
             return;
         }
         state.SetIterationTime(ms / 1e3);
+        state.counters["process_cpu_ms"] = cpu;
     }
 }
 BENCHMARK(BM_TorchAblationSweep)

@@ -89,12 +89,16 @@ double log_sum_exp(Row r) {
 }
 
 /// The loss of each of S sequences from the final norm's output f [S·n, d]: the unembedding in row
-/// blocks (never all S·n·V logits at once), log-sum-exp per row; `last` [S, V] (when given) gets each
-/// sequence's last row of logits.
+/// blocks (never all S·n·V logits at once), log-sum-exp per row, averaged over the predictions i ≥ from.
+/// `last` [S, V] (when given) gets each sequence's last row of logits, `tokens` [S][n − 1] every
+/// prediction's loss.
 std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<float>& f, int S, int n,
-                                    const std::vector<int>& ids, int threads, Mat* last = nullptr) {
+                                    const std::vector<int>& ids, int threads, int from, Mat* last = nullptr,
+                                    std::vector<std::vector<double>>* tokens = nullptr) {
     std::vector<double> losses(std::size_t(S), std::numeric_limits<double>::quiet_NaN());
     if (last) last->resize(S, w.shape.vocab);
+    if (tokens) tokens->assign(std::size_t(S), std::vector<double>(std::size_t(std::max(0, n - 1))));
+    from = std::max(0, from);
     const int d = w.shape.d_model, V = w.shape.vocab;
     const nn::LinearShape us{d, V, true, w.unembed_ld};
     const int block = std::max(1, std::min(S * n, (1 << 23) / std::max(1, V)));
@@ -110,12 +114,15 @@ std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<floa
                 if (last) last->row(s) = logits.row(r);
                 continue;
             }
-            sum[std::size_t(s)] -= double(logits(r, ids[std::size_t(i + 1)]));
-            sum[std::size_t(s)] += log_sum_exp(logits.row(r).array());
+            if (i < from && !tokens) continue;
+            const double target = double(logits(r, ids[std::size_t(i + 1)]));
+            const double loss = log_sum_exp(logits.row(r).array()) - target;
+            if (tokens) (*tokens)[std::size_t(s)][std::size_t(i)] = loss;
+            if (i >= from) sum[std::size_t(s)] += loss;
         }
     }
-    if (n >= 2)
-        for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1);
+    if (n - 1 > from)
+        for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1 - from);
     return losses;
 }
 
@@ -184,6 +191,14 @@ double text_loss(const Mat& logits, const std::vector<int>& ids) {
     return sum / double(n - 1);
 }
 
+double mean_loss(const std::vector<double>& token_loss, int from) {
+    from = std::max(0, from);
+    if (std::size_t(from) >= token_loss.size()) return std::numeric_limits<double>::quiet_NaN();
+    double sum = 0;
+    for (std::size_t i = std::size_t(from); i < token_loss.size(); ++i) sum += token_loss[i];
+    return sum / double(token_loss.size() - std::size_t(from));
+}
+
 double logit_difference(const RowVec& logits, int answer, int wrong) {
     if (answer < 0 || answer >= logits.size() || wrong < 0 || wrong >= logits.size())
         throw Error("logit_difference: token outside the vocabulary");
@@ -217,14 +232,16 @@ CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const
     SeqActs<float> A;
     run_from(p, 0, x0, 1, hooks, o, A);
     Mat last;  // [1, V]
-    run.loss = sequence_losses(p.w, A.f, 1, n, ids, std::max(1, o.threads), &last)[0];
+    std::vector<std::vector<double>> tokens;
+    run.loss = sequence_losses(p.w, A.f, 1, n, ids, std::max(1, o.threads), 0, &last, &tokens)[0];
     run.last_logits = last.row(0);
+    run.token_loss = std::move(tokens[0]);
     return run;
 }
 
 InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean, const std::vector<HeadRef>& heads,
                                AblationMode mode, const InterventionOptions& o) {
-    if (heads.empty()) return {clean.loss, clean.last_logits};
+    if (heads.empty()) return {clean.loss, clean.last_logits, clean.token_loss};
     const ModelSpec& s = model.spec;
     int first = s.n_layer;
     for (const HeadRef& h : heads) {
@@ -242,8 +259,9 @@ InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean,
     SeqActs<float> A;
     run_from(p, first, x, 1, hooks, o, A);
     Mat last;  // [1, V]
-    const double loss = sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads), &last)[0];
-    return {loss, last.row(0)};
+    std::vector<std::vector<double>> tokens;
+    const double loss = sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    return {loss, last.row(0), std::move(tokens[0])};
 }
 
 Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean, AblationMode mode,
@@ -266,7 +284,7 @@ Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean,
             const M<float> x = repeat_rows(clean.resid[std::size_t(l)], S);
             SeqActs<float> A;
             run_from(p, l, x, S, hooks, o, A);
-            const std::vector<double> ls = sequence_losses(p.w, A.f, S, n, clean.ids, std::max(1, o.threads));
+            const std::vector<double> ls = sequence_losses(p.w, A.f, S, n, clean.ids, std::max(1, o.threads), o.loss_from);
             for (int q = 0; q < S; ++q) loss(l, j0 + q) = ls[std::size_t(q)];
             done += S;
             if (o.progress) o.progress(done, L * h);
@@ -279,7 +297,7 @@ InterventionResult run_patched(const ModelWeights& model, const CleanRun& source
     if (source.ids.size() != target.ids.size())
         throw Error("the clean text has " + std::to_string(source.ids.size()) + " tokens, the corrupt text " +
                     std::to_string(target.ids.size()) + ": patching needs the same number");
-    if (heads.empty()) return {target.loss, target.last_logits};
+    if (heads.empty()) return {target.loss, target.last_logits, target.token_loss};
     const ModelSpec& s = model.spec;
     const int dh = s.d_head;
     int first = s.n_layer;
@@ -299,8 +317,9 @@ InterventionResult run_patched(const ModelWeights& model, const CleanRun& source
     SeqActs<float> A;
     run_from(p, first, x, 1, hooks, o, A);
     Mat last;  // [1, V]
-    const double loss = sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads), &last)[0];
-    return {loss, last.row(0)};
+    std::vector<std::vector<double>> tokens;
+    const double loss = sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    return {loss, last.row(0), std::move(tokens[0])};
 }
 
 PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const CleanRun& corrupt, int answer,

@@ -24,7 +24,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr std::uint64_t kMemoryLimit = 3ull << 30;  // the app's 3.0 GiB
+constexpr std::uint64_t kInterventionMemoryLimit = 3ull << 30;  // the app's 3.0 GiB
 
 /// A value as written, shortened for a one-line message.
 std::string shown(const std::string& text) {
@@ -102,7 +102,7 @@ int one_token(Tokens& tokens, const std::string& flag, const std::string& text, 
 
 void check_memory(const ModelWeights& model, int n) {
     const std::uint64_t need = intervention_bytes(model.spec, n) + model.weight_bytes;
-    if (need > kMemoryLimit)
+    if (need > kInterventionMemoryLimit)
         throw Error(std::to_string(n) + " tokens need " + std::to_string(need >> 20) +
                     " MiB with the weights, over the 3 GiB limit");
 }
