@@ -351,11 +351,11 @@ PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const C
             run_from(p, l, x, S, hooks, o, A);
             // m needs two logits of each last row: two dot products, not the whole unembedding
             const int d = s.d_model;
-            const Eigen::Map<const RowVec> ua(model.lm_head.data + long(answer) * model.lm_head.stride, d),
-                uw(model.lm_head.data + long(wrong) * model.lm_head.stride, d);
+            const Eigen::RowVectorXd ua = Eigen::Map<const RowVec>(model.lm_head.data + long(answer) * model.lm_head.stride, d).cast<double>(),
+                                     uw = Eigen::Map<const RowVec>(model.lm_head.data + long(wrong) * model.lm_head.stride, d).cast<double>();
             for (int q = 0; q < S; ++q) {
-                const auto f = A.f.row(long(q) * n + n - 1);
-                r.m_patched(l, j0 + q) = double(f.dot(ua)) - double(f.dot(uw));
+                const Eigen::RowVectorXd f = A.f.row(long(q) * n + n - 1).cast<double>();
+                r.m_patched(l, j0 + q) = f.dot(ua) - f.dot(uw);
             }
             done += S;
             if (o.progress) o.progress(done, L * h);

@@ -173,7 +173,9 @@ int ablate_main(int argc, char** argv) {
         std::size_t pos = 0;
         while (true) {
             const std::size_t comma = list->find(',', pos);
-            const std::string item = list->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+            std::string item = list->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+            while (!item.empty() && item.front() == ' ') item.erase(item.begin());  // "1.0, 1.3" as typed
+            while (!item.empty() && item.back() == ' ') item.pop_back();
             try {
                 const HeadRef h = parse_head(item, s);
                 if (std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);
@@ -205,7 +207,12 @@ int ablate_main(int argc, char** argv) {
         const InterventionResult r = run_ablated(model, clean, heads, mode, o);
         ojson names = ojson::array();
         for (const HeadRef& h : heads) names.push_back(head_name(h));
-        list.push_back({{"heads_ablated", names}, {"loss", r.loss}, {"delta_loss", r.loss - clean.loss}});
+        ojson e = {{"heads_ablated", names}, {"loss", r.loss}, {"delta_loss", r.loss - clean.loss}};
+        if (heads.size() == 1) {  // one head listed: also named as the sweep's entries are
+            e["layer"] = heads[0].layer;
+            e["head"] = heads[0].head;
+        }
+        list.push_back(std::move(e));
     }
     j["heads"] = std::move(list);
     write_json(out, j);

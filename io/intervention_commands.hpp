@@ -11,7 +11,7 @@ namespace attnviz {
 
 /// {"loss": <the text's loss>, "mode": "zero"|"mean", "heads": [{"layer", "head", "loss", "delta_loss"}, …]}:
 /// every head ablated alone; with --heads, the listed heads together as one entry
-/// {"heads_ablated": ["L.H", …], "loss", "delta_loss"}.
+/// {"heads_ablated": ["L.H", …], "loss", "delta_loss"} (with "layer" and "head" too when one head is listed).
 int run_ablate_command(int argc, char** argv);  // argv[0] == "ablate"
 
 /// {"answer", "answer_id", "wrong", "wrong_id", "m_clean", "m_corrupt", "heads": [{"layer", "head",

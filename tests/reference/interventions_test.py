@@ -232,6 +232,15 @@ def check_ablate(attnviz, case, tmp, model, d, ids, input_args):
             continue
         close(case, "%s together loss" % mode, j["heads"][0]["loss"], want_t)
         close(case, "%s together delta_loss" % mode, j["heads"][0]["delta_loss"], want_t - base)
+        # one head listed (spaces as typed): the sweep's value, named by layer and head too
+        j = run_json(attnviz, case + " ablate one", out, "ablate", "--model", d, *input_args, "--mode", mode,
+                     "--heads", " 1.2 ")
+        if j is not None:
+            e = j["heads"][0] if len(j["heads"]) == 1 else {}
+            if e.get("heads_ablated") != ["1.2"] or e.get("layer") != 1 or e.get("head") != 2:
+                FAILURES.append("%s one head: %s" % (case, j["heads"]))
+            else:
+                close(case, "%s one head loss" % mode, e["loss"], want[(1, 2)])
 
 
 def check_patch(attnviz, case, tmp, model, d, tok, clean, corrupt, answer, wrong):
@@ -263,7 +272,9 @@ def check_patch(attnviz, case, tmp, model, d, tok, clean, corrupt, answer, wrong
                 FAILURES.append("%s patch: no entry for head %d.%d" % (case, l, h))
                 continue
             close(case, "m_patched %d.%d" % (l, h), e["m_patched"], mp, abs(span))
-            close(case, "patched_fraction %d.%d" % (l, h), e["patched_fraction"], (mp - m_corrupt) / span, 1.0)
+            # the fraction carries m's error divided by the span: m's own tolerance scaled by 1 / |span|
+            close(case, "patched_fraction %d.%d" % (l, h), e["patched_fraction"], (mp - m_corrupt) / span,
+                  max(1.0, abs(m_clean), abs(m_corrupt)) / abs(span))
 
 
 def check_attribute(attnviz, case, tmp, model, d, tok, ids, input_args, target=None):
