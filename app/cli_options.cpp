@@ -61,6 +61,8 @@ const char* const kUsage =
     "                     [--seed S] [--threads T] --out DIR   (train a small model; attnviz train --help)\n"
     "       attnviz grad --model DIR --tokens FILE.npy --out OUT   (loss and every parameter's gradient as "
     ".npy)\n"
+    "       attnviz ablate|patch|attribute --model DIR ... --out OUT.json   (knock out or patch heads, "
+    "attribute the next token; attnviz ablate --help)\n"
     "\n"
     "Opens a window that computes one attention layer live and shows every stage as a heatmap.\n"
     "\n"
@@ -205,7 +207,7 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
         if (args.positional.size() > 1 || (!is_json && !is_dir))
             throw UsageError{"unexpected argument '" + p +
                              "' (open a scene .json or a model folder; commands are dump, render, tokenize, "
-                             "generate and train; see attnviz --help)"};
+                             "generate, train, grad, ablate, patch and attribute; see attnviz --help)"};
         if (is_json && !o.scene.empty()) throw UsageError{"a scene was given twice: --scene and '" + p + "'"};
         if (is_dir && !o.model.empty()) throw UsageError{"a model was given twice: --model and '" + p + "'"};
         (is_json ? o.scene : o.model) = p;

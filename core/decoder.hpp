@@ -205,6 +205,7 @@ struct ForwardOptions {
     /// `resume` [S·n, d], the residual entering that block, instead of the embeddings of `ids`.
     int first_layer = 0;
     const nn::M<T>* resume = nullptr;
+    bool skip_logits = false;  // stop after the final norm (A.f): the caller unembeds what it needs
 };
 
 /// The residual entering block 0: x [S·n, d] = wte[ids] (+ wpe[0..n) or sinusoids, per sequence).
@@ -348,6 +349,10 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
     else
         A.f = A.x_final;
     hook_all(HookStage::ln_f, -1, A.f);
+    if (opt.skip_logits) {
+        A.logits.resize(0, 0);
+        return;
+    }
     const LinearShape us{d, V, true, w.unembed_ld};
     if (opt.last_logits) {
         A.logits.resize(S, V);

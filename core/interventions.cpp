@@ -80,12 +80,25 @@ Prepared prepare(const ModelWeights& model, int n) {
     return p;
 }
 
+/// log Σ exp(x) of a row of logits, which it overwrites with exp(x − max x) (as causal_softmax does).
+template <typename Row>
+double log_sum_exp(Row r) {
+    const float mx = r.maxCoeff();
+    r = (r - mx).exp();
+    return double(mx) + std::log(double(r.sum()));
+}
+
 /// The loss of each of S sequences from the final norm's output f [S·n, d]: the unembedding in row
-/// blocks (never all S·n·V logits at once), log-sum-exp per row.
+/// blocks (never all S·n·V logits at once), log-sum-exp per row, averaged over the predictions i ≥ from.
+/// `last` [S, V] (when given) gets each sequence's last row of logits, `tokens` [S][n − 1] every
+/// prediction's loss.
 std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<float>& f, int S, int n,
-                                    const std::vector<int>& ids, int threads) {
+                                    const std::vector<int>& ids, int threads, int from, Mat* last = nullptr,
+                                    std::vector<std::vector<double>>* tokens = nullptr) {
     std::vector<double> losses(std::size_t(S), std::numeric_limits<double>::quiet_NaN());
-    if (n < 2) return losses;
+    if (last) last->resize(S, w.shape.vocab);
+    if (tokens) tokens->assign(std::size_t(S), std::vector<double>(std::size_t(std::max(0, n - 1))));
+    from = std::max(0, from);
     const int d = w.shape.d_model, V = w.shape.vocab;
     const nn::LinearShape us{d, V, true, w.unembed_ld};
     const int block = std::max(1, std::min(S * n, (1 << 23) / std::max(1, V)));
@@ -97,14 +110,19 @@ std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<floa
                            us, logits.data(), long(V), threads);
         for (int r = 0; r < rows; ++r) {
             const int row = r0 + r, s = row / n, i = row % n;
-            if (i == n - 1) continue;  // the last position predicts nothing in the text
-            const auto x = logits.row(r);
-            const float mx = x.maxCoeff();
-            const double lse = double(mx) + std::log(double((x.array() - mx).exp().sum()));
-            sum[std::size_t(s)] += lse - double(x(ids[std::size_t(i + 1)]));
+            if (i == n - 1) {  // the last position predicts nothing in the text
+                if (last) last->row(s) = logits.row(r);
+                continue;
+            }
+            if (i < from && !tokens) continue;
+            const double target = double(logits(r, ids[std::size_t(i + 1)]));
+            const double loss = log_sum_exp(logits.row(r).array()) - target;
+            if (tokens) (*tokens)[std::size_t(s)][std::size_t(i)] = loss;
+            if (i >= from) sum[std::size_t(s)] += loss;
         }
     }
-    for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1);
+    if (n - 1 > from)
+        for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1 - from);
     return losses;
 }
 
@@ -132,7 +150,7 @@ void run_from(const Prepared& p, int first, const M<float>& resume, int S, const
               const InterventionOptions& o, SeqActs<float>& A) {
     ForwardOptions<float> fo;
     fo.keep_layers = false;
-    fo.last_logits = true;
+    fo.skip_logits = true;  // the losses' unembedding gives the logits needed
     fo.threads = std::max(1, o.threads);
     fo.hooks = &hooks;
     fo.cancel = o.cancel;
@@ -149,16 +167,36 @@ int batch_heads(int n, int h) {
 
 }  // namespace
 
+std::uint64_t intervention_bytes(const ModelSpec& s, int n) {
+    const std::uint64_t N = std::uint64_t(std::max(0, n)), f = 4, L = std::uint64_t(s.n_layer);
+    const std::uint64_t d = std::uint64_t(s.d_model), h = std::uint64_t(s.n_head), g = std::uint64_t(s.n_kv_head),
+                        dh = std::uint64_t(s.d_head), ff = std::uint64_t(s.d_ff), V = std::uint64_t(s.vocab_size);
+    const std::uint64_t clean = ((2 * L + 1) * N * d + L * N * h * dh) * f;  // resid, mlp_out, z
+    // The batched forward of S sequences: per row the residuals and norms (≈ 8·d), q | k | v, the heads'
+    // outputs, the MLP's hidden layer; S·h weight matrices n×n; the last logits and the loss's block.
+    const std::uint64_t S = std::uint64_t(batch_heads(n, s.n_head)), rows = S * N;
+    const std::uint64_t forward = (rows * (8 * d + (2 * h + 2 * g) * dh + 3 * ff) + S * h * N * N + S * V) * f;
+    return 2 * clean + forward + (std::uint64_t(1) << 25) + V * f;
+}
+
 double text_loss(const Mat& logits, const std::vector<int>& ids) {
     const Eigen::Index n = logits.rows();
     if (n < 2 || std::size_t(n) != ids.size()) return std::numeric_limits<double>::quiet_NaN();
     double sum = 0;
+    RowVec row;  // [V]
     for (Eigen::Index i = 0; i + 1 < n; ++i) {
-        const auto x = logits.row(i);
-        const float mx = x.maxCoeff();
-        sum += double(mx) + std::log(double((x.array() - mx).exp().sum())) - double(x(ids[std::size_t(i + 1)]));
+        row = logits.row(i);
+        sum += log_sum_exp(row.array()) - double(logits(i, ids[std::size_t(i + 1)]));
     }
     return sum / double(n - 1);
+}
+
+double mean_loss(const std::vector<double>& token_loss, int from) {
+    from = std::max(0, from);
+    if (std::size_t(from) >= token_loss.size()) return std::numeric_limits<double>::quiet_NaN();
+    double sum = 0;
+    for (std::size_t i = std::size_t(from); i < token_loss.size(); ++i) sum += token_loss[i];
+    return sum / double(token_loss.size() - std::size_t(from));
 }
 
 double logit_difference(const RowVec& logits, int answer, int wrong) {
@@ -193,14 +231,17 @@ CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const
     };
     SeqActs<float> A;
     run_from(p, 0, x0, 1, hooks, o, A);
-    run.last_logits = A.logits.row(0);
-    run.loss = sequence_losses(p.w, A.f, 1, n, ids, std::max(1, o.threads))[0];
+    Mat last;  // [1, V]
+    std::vector<std::vector<double>> tokens;
+    run.loss = sequence_losses(p.w, A.f, 1, n, ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    run.last_logits = last.row(0);
+    run.token_loss = std::move(tokens[0]);
     return run;
 }
 
 InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean, const std::vector<HeadRef>& heads,
                                AblationMode mode, const InterventionOptions& o) {
-    if (heads.empty()) return {clean.loss, clean.last_logits};
+    if (heads.empty()) return {clean.loss, clean.last_logits, clean.token_loss};
     const ModelSpec& s = model.spec;
     int first = s.n_layer;
     for (const HeadRef& h : heads) {
@@ -217,7 +258,10 @@ InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean,
     const M<float> x = clean.resid[std::size_t(first)];
     SeqActs<float> A;
     run_from(p, first, x, 1, hooks, o, A);
-    return {sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads))[0], A.logits.row(0)};
+    Mat last;  // [1, V]
+    std::vector<std::vector<double>> tokens;
+    const double loss = sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    return {loss, last.row(0), std::move(tokens[0])};
 }
 
 Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean, AblationMode mode,
@@ -240,7 +284,7 @@ Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean,
             const M<float> x = repeat_rows(clean.resid[std::size_t(l)], S);
             SeqActs<float> A;
             run_from(p, l, x, S, hooks, o, A);
-            const std::vector<double> ls = sequence_losses(p.w, A.f, S, n, clean.ids, std::max(1, o.threads));
+            const std::vector<double> ls = sequence_losses(p.w, A.f, S, n, clean.ids, std::max(1, o.threads), o.loss_from);
             for (int q = 0; q < S; ++q) loss(l, j0 + q) = ls[std::size_t(q)];
             done += S;
             if (o.progress) o.progress(done, L * h);
@@ -253,7 +297,7 @@ InterventionResult run_patched(const ModelWeights& model, const CleanRun& source
     if (source.ids.size() != target.ids.size())
         throw Error("the clean text has " + std::to_string(source.ids.size()) + " tokens, the corrupt text " +
                     std::to_string(target.ids.size()) + ": patching needs the same number");
-    if (heads.empty()) return {target.loss, target.last_logits};
+    if (heads.empty()) return {target.loss, target.last_logits, target.token_loss};
     const ModelSpec& s = model.spec;
     const int dh = s.d_head;
     int first = s.n_layer;
@@ -272,7 +316,10 @@ InterventionResult run_patched(const ModelWeights& model, const CleanRun& source
     const M<float> x = target.resid[std::size_t(first)];
     SeqActs<float> A;
     run_from(p, first, x, 1, hooks, o, A);
-    return {sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads))[0], A.logits.row(0)};
+    Mat last;  // [1, V]
+    std::vector<std::vector<double>> tokens;
+    const double loss = sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    return {loss, last.row(0), std::move(tokens[0])};
 }
 
 PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const CleanRun& corrupt, int answer,
@@ -302,7 +349,14 @@ PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const C
             const M<float> x = repeat_rows(corrupt.resid[std::size_t(l)], S);
             SeqActs<float> A;
             run_from(p, l, x, S, hooks, o, A);
-            for (int q = 0; q < S; ++q) r.m_patched(l, j0 + q) = logit_difference(A.logits.row(q), answer, wrong);
+            // m needs two logits of each last row: two dot products, not the whole unembedding
+            const int d = s.d_model;
+            const Eigen::RowVectorXd ua = Eigen::Map<const RowVec>(model.lm_head.data + long(answer) * model.lm_head.stride, d).cast<double>(),
+                                     uw = Eigen::Map<const RowVec>(model.lm_head.data + long(wrong) * model.lm_head.stride, d).cast<double>();
+            for (int q = 0; q < S; ++q) {
+                const Eigen::RowVectorXd f = A.f.row(long(q) * n + n - 1).cast<double>();
+                r.m_patched(l, j0 + q) = f.dot(ua) - f.dot(uw);
+            }
             done += S;
             if (o.progress) o.progress(done, L * h);
         }

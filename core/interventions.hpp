@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ struct InterventionOptions {
     const std::atomic<bool>* cancel = nullptr;  // checked between blocks: throws Cancelled
     /// Sweeps only: called on the calling thread after each batch of heads, with heads done / total.
     std::function<void(int done, int total)> progress;
+    /// ablation_sweep only: its losses average the predictions of tokens i + 1 for i ≥ loss_from (e.g.
+    /// the repeated half of a text; compare with mean_loss(clean.token_loss, loss_from)); 0 = the text's
+    /// loss as defined above.
+    int loss_from = 0;
 };
 
 /// One unchanged run of the model on a text: what the interventions reuse.
@@ -58,11 +63,16 @@ struct CleanRun {
     std::vector<Mat> mlp_out;  // [n_layer][n, d]: each MLP's output with its bias (empty without MLP)
     RowVec last_logits;        // [V]: logits at the last position
     double loss = 0;           // the text's loss (NaN for a single token: nothing to predict)
+    std::vector<double> token_loss;  // [n − 1]: −ln p(token i + 1 | tokens 0..i), i = 0..n−2
 };
 
 /// Runs the model once, keeping what the interventions reuse. Throws attnviz::Error for an empty input,
 /// an id outside the vocabulary, more tokens than the model's positions.
 CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const InterventionOptions& o = {});
+
+/// Bytes a CleanRun of n tokens and a sweep's batched forward need beyond the weights (to refuse
+/// requests over the app's memory limit before starting).
+std::uint64_t intervention_bytes(const ModelSpec& spec, int n);
 
 /// The loss of a text from its logits [n, V] (all positions): NaN when n < 2.
 double text_loss(const Mat& logits, const std::vector<int>& ids);
@@ -71,15 +81,20 @@ double text_loss(const Mat& logits, const std::vector<int>& ids);
 double logit_difference(const RowVec& logits, int answer, int wrong);
 
 struct InterventionResult {
-    double loss = 0;     // the text's loss in the changed run (NaN for one token)
-    RowVec last_logits;  // [V]: its logits at the last position
+    double loss = 0;                 // the text's loss in the changed run (NaN for one token)
+    RowVec last_logits;              // [V]: its logits at the last position
+    std::vector<double> token_loss;  // [n − 1]: each prediction's loss in the changed run
 };
+
+/// The mean of token_loss[from..] (the loss of the predictions i ≥ from); NaN when there are none.
+double mean_loss(const std::vector<double>& token_loss, int from);
 
 /// The text of `clean` run with the listed heads ablated together (empty list: the clean run's values).
 InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean, const std::vector<HeadRef>& heads,
                                AblationMode mode, const InterventionOptions& o = {});
 
-/// Every head ablated alone: the loss of each run, [n_layer, n_head] (row l, column h).
+/// Every head ablated alone: the loss of each run, [n_layer, n_head] (row l, column h); with
+/// o.loss_from > 0, the loss of the predictions i ≥ loss_from.
 Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean, AblationMode mode,
                                const InterventionOptions& o = {});
 

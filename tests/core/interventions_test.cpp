@@ -91,6 +91,29 @@ TEST(Interventions, SweepEqualsWholeForwardsWithAHook) {
         }
 }
 
+TEST(Interventions, TokenLossesAndALaterPartOfTheText) {
+    for (const ModelWeights& m : models()) {
+        const std::vector<int> ids = {3, 1, 4, 1, 5, 9, 3, 1, 4, 1, 5, 9};
+        const CleanRun c = clean_run(m, ids);
+        ASSERT_EQ(c.token_loss.size(), ids.size() - 1);
+        EXPECT_DOUBLE_EQ(mean_loss(c.token_loss, 0), c.loss);
+        const ModelForward f = run_model(m, ids);
+        const Mat tail = f.logits.bottomRows(7);  // predictions of tokens 6..11 (and the last row)
+        EXPECT_NEAR(mean_loss(c.token_loss, 5), text_loss(tail, std::vector<int>(ids.begin() + 5, ids.end())), 1e-6);
+        EXPECT_TRUE(std::isnan(mean_loss(c.token_loss, 11)));
+        InterventionOptions o;
+        o.loss_from = 5;  // the repeated half
+        const Eigen::MatrixXd sweep = ablation_sweep(m, c, AblationMode::Zero, o);
+        for (int l = 0; l < m.spec.n_layer; ++l)
+            for (int j = 0; j < m.spec.n_head; ++j) {
+                const InterventionResult r = run_ablated(m, c, {{l, j}}, AblationMode::Zero);
+                ASSERT_EQ(r.token_loss.size(), ids.size() - 1);
+                EXPECT_NEAR(mean_loss(r.token_loss, 0), r.loss, 1e-12);
+                EXPECT_NEAR(sweep(l, j), mean_loss(r.token_loss, 5), 1e-5);
+            }
+    }
+}
+
 TEST(Interventions, HeadsTogetherEqualAWholeForward) {
     for (const ModelWeights& m : models()) {
         const std::vector<int> ids = {2, 7, 1, 8, 2, 8};
