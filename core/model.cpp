@@ -5,6 +5,8 @@
 
 #include "core/model.hpp"
 
+#include "core/sampling.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <mutex>
@@ -14,6 +16,7 @@
 #include "core/decoder.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
+#include "core/sampling.hpp"
 #include "core/thread_pool.hpp"
 
 namespace attnviz {
@@ -225,37 +228,7 @@ Vec next_token_probs(const RowVec& logits, double temperature) {
 }
 
 int sample_next_token(const RowVec& logits, const SamplingOptions& o, double u) {
-    if (logits.size() == 0) throw Error("sample_next_token: no logits");
-    if (!(o.temperature >= 0) || !std::isfinite(o.temperature)) throw ConfigError("temperature must be >= 0");
-    if (o.top_k < 0) throw ConfigError("top-k must be >= 0");
-    if (!(o.top_p > 0 && o.top_p <= 1)) throw ConfigError("top-p must be in (0, 1]");
-    Eigen::Index best = 0;
-    if (o.temperature == 0) {
-        logits.maxCoeff(&best);
-        return int(best);
-    }
-    const Vec p = next_token_probs(logits, o.temperature);  // [V]
-    std::vector<int> order(std::size_t(p.size()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p(a) > p(b); });
-    std::size_t keep = order.size();
-    if (o.top_k > 0) keep = std::min(keep, std::size_t(o.top_k));
-    double cum = 0;
-    for (std::size_t i = 0; i < keep; ++i) {
-        cum += p(order[i]);
-        if (cum >= o.top_p) {
-            keep = i + 1;
-            break;
-        }
-    }
-    double total = 0;
-    for (std::size_t i = 0; i < keep; ++i) total += p(order[i]);
-    double target = std::clamp(u, 0.0, 1.0) * total, acc = 0;
-    for (std::size_t i = 0; i < keep; ++i) {
-        acc += p(order[i]);
-        if (target < acc) return order[i];
-    }
-    return order[keep - 1];
+    return sample_from(sampling_distribution(logits, o.temperature, o.top_k, o.top_p), u);
 }
 
 // ---------------------------------------------------------------------------------------------

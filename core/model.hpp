@@ -148,9 +148,8 @@ struct SamplingOptions {
     int top_k = 0;             // 0 = off
     double top_p = 1.0;        // 1 = off
 };
-/// Picks the next token from one row of logits [V]: greedy when T = 0, else softmax(logits/T)
-/// restricted to the top-k tokens and then to the smallest set whose probability reaches top_p,
-/// renormalised, sampled with `u` uniform in [0, 1).
+/// Picks the next token from one row of logits [V]: greedy when T = 0, else a draw (u uniform in
+/// [0, 1)) from core/sampling.hpp's sampling_distribution (softmax(logits/T), top-k, then top-p).
 int sample_next_token(const RowVec& logits, const SamplingOptions& options, double u);
 
 // ---------------------------------------------------------------------------------------------
