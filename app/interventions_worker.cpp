@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "app/compute_worker.hpp"
-#include "core/decoder.hpp"
 #include "core/error.hpp"
 #include "core/model_trace.hpp"
 #include "io/cli.hpp"
@@ -42,49 +41,6 @@ int single_token(const Tokenizer& tok, const std::string& text, const char* what
 }
 
 }  // namespace
-
-PositionLosses ablated_position_losses(const ModelWeights& model, const std::vector<int>& ids,
-                                       const std::vector<HeadRef>& heads, AblationMode mode, int threads,
-                                       const std::atomic<bool>* cancel) {
-    const ModelSpec& s = model.spec;
-    std::vector<std::vector<bool>> off(std::size_t(s.n_layer), std::vector<bool>(std::size_t(s.n_head), false));
-    ForwardHooks<float> hooks;
-    for (const HeadRef& h : heads) {
-        check_head(h, s);
-        off[std::size_t(h.layer)][std::size_t(h.head)] = true;
-        hooks.add(HookStage::head_output, h.layer);
-    }
-    // Called per head, from several threads at once: each call changes only its own head's block.
-    hooks.call = [&](const HookPoint& p, nn::Block<float> z) {
-        if (p.stage != HookStage::head_output || !off[std::size_t(p.layer)][std::size_t(p.head)]) return;
-        if (mode == AblationMode::Zero) {
-            z.setZero();
-        } else {
-            const RowVec mean = z.colwise().mean();  // [dh]: z(l, h)'s mean over the n positions
-            z.rowwise() = mean;
-        }
-    };
-    ModelRunOptions o;
-    o.keep_heads.assign(std::size_t(s.n_layer), false);
-    o.keep_layers = false;
-    o.all_logits = true;
-    o.rollout = false;
-    o.threads = threads;
-    o.cancel = cancel;
-    o.hooks = heads.empty() ? nullptr : &hooks;
-    const ModelForward f = run_model(model, ids, o);
-    PositionLosses out;
-    const int n = int(ids.size());
-    for (int i = 0; i + 1 < n; ++i) {
-        const RowVec z = f.logits.row(i).cast<float>();
-        const double mx = double(z.maxCoeff());
-        double sum = 0;
-        for (Eigen::Index v = 0; v < z.size(); ++v) sum += std::exp(double(z(v)) - mx);
-        out.losses.push_back(mx + std::log(sum) - double(z(ids[std::size_t(i) + 1])));
-    }
-    out.last_logits = f.logits.row(n - 1);
-    return out;
-}
 
 std::vector<bool> repeated_pairs(const std::vector<int>& ids) {
     const int n = int(ids.size());
@@ -244,13 +200,12 @@ InterventionsWorker::Result InterventionsWorker::run(const Job& job) {
                 for (Eigen::Index h = 0; h < sweep.cols(); ++h)
                     v.importance[std::size_t(l)][std::size_t(h)] = sweep(l, h) - clean.loss;
             v.importance_mode = ablation_mode_name(job.mode);
-            const PositionLosses base = ablated_position_losses(model, ids, {}, job.mode, threads_, o.cancel);
             const std::vector<bool> rep = repeated_pairs(ids);
             v.n = int(ids.size());
             v.base_loss = clean.loss;
-            v.base_repeat_loss = masked_mean(base.losses, rep);
+            v.base_repeat_loss = masked_mean(clean.token_loss, rep);
             v.repeat_count = int(std::count(rep.begin(), rep.end(), true));
-            v.bars = top_bars(base.last_logits, base.last_logits, tok);
+            v.bars = top_bars(clean.last_logits, clean.last_logits, tok);
             v.for_text = job.text;
             // Each head's Δ repeat loss too, where a whole forward per head is cheap (the sweep above
             // resumes mid-model and reports only the text's loss).
@@ -260,8 +215,7 @@ InterventionsWorker::Result InterventionsWorker::run(const Job& job) {
                 for (int l = 0; l < s.n_layer; ++l)
                     for (int h = 0; h < s.n_head; ++h)
                         v.importance_repeat[std::size_t(l)][std::size_t(h)] =
-                            masked_mean(ablated_position_losses(model, ids, {{l, h}}, job.mode, threads_, o.cancel).losses,
-                                        rep) -
+                            masked_mean(run_ablated(model, clean, {{l, h}}, job.mode, o).token_loss, rep) -
                             v.base_repeat_loss;
             }
             v.importance_ms =
@@ -270,13 +224,11 @@ InterventionsWorker::Result InterventionsWorker::run(const Job& job) {
         }
         case Ablate: {
             const std::vector<int> ids = encode(job.text, "the text");
-            const PositionLosses base = ablated_position_losses(model, ids, {}, job.mode, threads_, o.cancel);
-            const PositionLosses ab = ablated_position_losses(model, ids, job.heads, job.mode, threads_, o.cancel);
-            double sum = 0;
-            for (double x : ab.losses) sum += x;
-            v.loss = ab.losses.empty() ? kNaN : sum / double(ab.losses.size());
-            v.repeat_loss = masked_mean(ab.losses, repeated_pairs(ids));
-            v.bars = top_bars(ab.last_logits, base.last_logits, tok);
+            const CleanRun clean = clean_run(model, ids, o);
+            const InterventionResult ab = run_ablated(model, clean, job.heads, job.mode, o);
+            v.loss = ab.loss;
+            v.repeat_loss = masked_mean(ab.token_loss, repeated_pairs(ids));
+            v.bars = top_bars(ab.last_logits, clean.last_logits, tok);
             break;
         }
         case Patch: {

@@ -24,19 +24,6 @@
 
 namespace attnviz::app {
 
-/// Per-prediction losses of `ids` with `heads` ablated together (each `head_output` z(l, h) zeroed or
-/// set to its mean over the positions, through the forward's hook points), and the last position's
-/// logits. losses[i] = −log p(ids[i+1] | ids[0..i]), i = 0..n−2. The mean of `losses` is
-/// core/interventions.hpp's loss of the same ablation (a unit test checks it); the GUI also needs
-/// each prediction's loss, for the repeat loss.
-struct PositionLosses {
-    std::vector<double> losses;  // [n − 1]
-    RowVec last_logits;          // [V]
-};
-PositionLosses ablated_position_losses(const ModelWeights& model, const std::vector<int>& ids,
-                                       const std::vector<HeadRef>& heads, AblationMode mode, int threads = 1,
-                                       const std::atomic<bool>* cancel = nullptr);
-
 /// The predictions i (of token i+1 after token i) whose pair (ids[i], ids[i+1]) already occurred earlier
 /// in the text: what an induction head can copy. Their mean loss is the "repeat loss".
 std::vector<bool> repeated_pairs(const std::vector<int>& ids);

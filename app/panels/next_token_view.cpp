@@ -42,19 +42,20 @@ void draw_next_token_view(AppState& state) {
     const float T = std::max(0.05f, m.temperature);
     if (v.generation != state.trace_generation || v.temperature != T || v.top_k != m.top_k || v.top_p != m.top_p) {
         try {
-            v.cut = sampling_cut(logits_stage->stored_matrix()->row(0), double(T), std::max(0, m.top_k),
-                                 double(std::clamp(m.top_p, 0.01f, 1.0f)));
+            v.dist = sampling_distribution(logits_stage->stored_matrix()->row(0), double(T), std::max(0, m.top_k),
+                                           double(std::clamp(m.top_p, 0.01f, 1.0f)));
         } catch (const std::exception& e) {
             ImGui::TextDisabled("%s", e.what());
             return;
         }
-        v.model = probs_stage->stored_matrix()->row(0).transpose();
+        v.kept_mass = 0;
+        for (int r = 0; r < v.dist.kept; ++r) v.kept_mass += v.dist.tempered(v.dist.order[std::size_t(r)]);
         v.generation = state.trace_generation;
         v.temperature = T;
         v.top_k = m.top_k;
         v.top_p = m.top_p;
     }
-    const SamplingCutView& cut = v.cut;
+    const SamplingDistribution& cut = v.dist;
     const int V = int(cut.order.size());
 
     // --- title and knobs --------------------------------------------------------------------------
@@ -80,7 +81,7 @@ void draw_next_token_view(AppState& state) {
     remember_item_rect(state, "next_token_top_p");
     char summary[160];
     std::snprintf(summary, sizeof summary, "sampling can draw %d of %d tokens, %.1f %% of the probability", cut.kept,
-                  V, cut.kept_mass * 100.0);
+                  V, v.kept_mass * 100.0);
     ImGui::TextDisabled("%s", summary);
 
     // --- the bars ---------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ void draw_next_token_view(AppState& state) {
     double top = 0;
     for (int r = 0; r < rows && r < V; ++r) {
         const int id = cut.order[std::size_t(r)];
-        top = std::max({top, double(cut.tempered(id)), double(v.model(id))});
+        top = std::max({top, double(cut.tempered(id)), double(cut.model(id))});
     }
     top = std::max(top, 1e-9);
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -110,7 +111,7 @@ void draw_next_token_view(AppState& state) {
     for (int r = 0; r < rows && r < V; ++r) {
         const int id = cut.order[std::size_t(r)];
         const bool kept = r < cut.kept;
-        const double p = cut.tempered(id), p1 = v.model(id);
+        const double p = cut.tempered(id), p1 = cut.model(id);
         cum += p;
         const float y = origin.y + float(r) * row_h;
         const ImU32 text_col = ImGui::GetColorU32(kept ? ImGuiCol_Text : ImGuiCol_TextDisabled);
@@ -137,10 +138,10 @@ void draw_next_token_view(AppState& state) {
             const float ly = y + row_h;
             dl->AddLine(ImVec2(origin.x, ly), ImVec2(bar_x + bar_w + pct_w, ly), IM_COL32(255, 200, 80, 255), 2.0f);
             char cut_text[96];
-            const bool by_p = cut.kept < cut.kept_by_k;
+            const bool by_p = cut.cut == SamplingCut::TopP;
             std::snprintf(cut_text, sizeof cut_text, "%s cut: %d token%s, %.1f %%",
-                          by_p ? "top-p" : (m.top_k > 0 ? "top-k" : "no"), cut.kept, cut.kept == 1 ? "" : "s",
-                          cut.kept_mass * 100.0);
+                          by_p ? "top-p" : (cut.cut == SamplingCut::TopK ? "top-k" : "no"), cut.kept, cut.kept == 1 ? "" : "s",
+                          v.kept_mass * 100.0);
             const ImVec2 ts = ImGui::CalcTextSize(cut_text);
             dl->AddRectFilled(ImVec2(bar_x + bar_w - ts.x - 6.0f, ly - ts.y - 2.0f), ImVec2(bar_x + bar_w, ly),
                               IM_COL32(40, 40, 46, 230));

@@ -12,7 +12,7 @@
 #include "app/app_state.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "core/config.hpp"
-#include "core/sampling_cut.hpp"
+#include "core/sampling.hpp"
 
 namespace attnviz::app {
 
@@ -58,8 +58,8 @@ struct NextTokenViewState {
     std::uint64_t generation = ~0ull;
     float temperature = -1, top_p = -1;
     int top_k = -1;
-    SamplingCutView cut;
-    Vec model;  // [V] softmax(logits) at T = 1: the ghosts when T ≠ 1
+    SamplingDistribution dist;
+    double kept_mass = 0;  // Σ softmax(logits / T) over the tokens sampling can draw
 };
 
 struct ViewStates {

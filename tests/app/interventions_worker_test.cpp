@@ -1,6 +1,5 @@
 // The Interventions panel's background work (app/interventions_worker.hpp) on the shipped induction
-// model: its per-prediction losses agree with core/interventions.hpp's loss of the same ablation, the
-// repeat mask is the pairs seen before, and the GUI-thread side turns choices into results: the grid,
+// model: the numbers it shows are core/interventions.hpp's, the repeat mask is the pairs seen before, and the GUI-thread side turns choices into results: the grid,
 // the induction head's knock-out raising the repeat loss, restoring it, and a corrupt text of another
 // length refused in one line with everything else kept.
 // GCC 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
@@ -26,12 +25,6 @@ const LoadedModel& induction_model() {
     return m;
 }
 
-double mean(const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return s / double(v.size());
-}
-
 // Runs frames until the worker is idle and its results are taken.
 void settle(InterventionsWorker& w, AppState& state, const LoadedModel& m) {
     for (int i = 0; i < 4; ++i) {
@@ -42,24 +35,6 @@ void settle(InterventionsWorker& w, AppState& state, const LoadedModel& m) {
 }
 
 }  // namespace
-
-TEST(InterventionsWorker, PositionLossesAgreeWithTheCoreLoss) {
-    const LoadedModel& m = induction_model();
-    const std::vector<int> ids = m.tokenizer->encode(kText);
-    const CleanRun clean = clean_run(*m.weights, ids);
-    const PositionLosses none = ablated_position_losses(*m.weights, ids, {}, AblationMode::Zero);
-    ASSERT_EQ(none.losses.size(), ids.size() - 1);
-    EXPECT_NEAR(mean(none.losses), clean.loss, 1e-5 * std::max(1.0, clean.loss));
-    for (AblationMode mode : {AblationMode::Zero, AblationMode::Mean})
-        for (const std::vector<HeadRef>& heads :
-             {std::vector<HeadRef>{{1, 0}}, std::vector<HeadRef>{{0, 1}, {1, 2}}, std::vector<HeadRef>{{1, 3}}}) {
-            const double core = run_ablated(*m.weights, clean, heads, mode).loss;
-            const double ours = mean(ablated_position_losses(*m.weights, ids, heads, mode).losses);
-            EXPECT_NEAR(ours, core, 1e-5 * std::max(1.0, core))
-                << ablation_mode_name(mode) << " ablation of " << heads.size() << " heads, first "
-                << head_name(heads[0]);
-        }
-}
 
 TEST(InterventionsWorker, RepeatedPairsAreThoseSeenBefore) {
     // a b c a b d a b: predictions 3 (a→b) and 6 (a→b) repeat a pair; 4 (b→d) does not.
@@ -100,6 +75,13 @@ TEST(InterventionsWorker, KnockingOutTheInductionHeadRaisesTheRepeatLossAndResto
     state.interventions.ablated = {"1.0"};
     settle(w, state, m);
     EXPECT_GT(iv.repeat_loss, base + 0.1) << "repeat loss " << base << " → " << iv.repeat_loss;
+    // The numbers shown are the core's: the loss of the same ablation, the repeat loss its mean over
+    // the repeated pairs.
+    const InterventionResult core = run_ablated(*m.weights, clean, {{1, 0}}, AblationMode::Zero);
+    EXPECT_DOUBLE_EQ(iv.loss, core.loss);
+    EXPECT_DOUBLE_EQ(iv.repeat_loss, masked_mean(core.token_loss, repeated_pairs(clean.ids)));
+    ASSERT_EQ(iv.importance_repeat.size(), 2u);
+    EXPECT_NEAR(iv.importance_repeat[1][0], iv.repeat_loss - base, 1e-12);
     EXPECT_GT(iv.loss, base_all);
     EXPECT_DOUBLE_EQ(iv.base_repeat_loss, base);
     for (const InterventionsUi::Bar& b : iv.bars) EXPECT_GE(b.p_base, 0.0);
