@@ -1,6 +1,7 @@
 #include "app/app_state.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -146,6 +147,8 @@ nlohmann::json state_json(const AppState& state) {
     j["view"] = state.view == MainView::Stage       ? "stage"
                 : state.view == MainView::HeadsGrid ? "heads"
                 : state.view == MainView::Model     ? "model"
+                : state.view == MainView::Lines     ? "lines"
+                : state.view == MainView::Interventions ? "interventions"
                                                     : "compare";
     j["model_active"] = state.model.active;
     j["model_name"] = state.model.name;
@@ -229,6 +232,31 @@ nlohmann::json state_json(const AppState& state) {
     }
     j["weights_checksum"] = checksum;
     if (!state.training_log.is_null()) j["training"] = state.training_log;
+    if (state.model.active) {
+        const InterventionsUi& iv = state.interventions;
+        auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+        j["interventions"] = {{"ablated", iv.ablated},
+                              {"mode", iv.mean_mode ? "mean" : "zero"},
+                              {"for_text", iv.for_text},
+                              {"loss", num(iv.loss)},
+                              {"base_loss", num(iv.base_loss)},
+                              {"repeat_loss", num(iv.repeat_loss)},
+                              {"base_repeat_loss", num(iv.base_repeat_loss)},
+                              {"repeat_count", iv.repeat_count},
+                              {"importance_ready", !iv.importance.empty()},
+                              {"importance_repeat_ready", !iv.importance_repeat.empty()},
+                              {"importance_ms", iv.importance_ms},
+                              {"importance_shown_ms", iv.importance_shown_ms},
+                              {"patching", iv.patching},
+                              {"patch_ready", !iv.patched.empty()},
+                              {"patch_for", iv.patch_for},
+                              {"error", iv.error},
+                              {"patch_error", iv.patch_error},
+                              {"busy", iv.busy},
+                              {"target", iv.target_text},
+                              {"parts", int(iv.parts.size())},
+                              {"lens_rows", int(iv.lens.size())}};
+    }
     nlohmann::json rects = nlohmann::json::object();
     for (const auto& [name, r] : state.widget_rects) rects[name] = {r.x, r.y, r.w, r.h};
     j["widgets"] = rects;

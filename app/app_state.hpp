@@ -21,7 +21,9 @@ struct Tour;  // io/tour.hpp
 
 namespace attnviz::app {
 
-enum class MainView { Stage, HeadsGrid, Compare, Model };
+/// Lines: BertViz's head view (app/panels/lines_view.cpp); Interventions: ablation, patching and
+/// attribution on a real model (app/panels/interventions_panel.cpp).
+enum class MainView { Stage, HeadsGrid, Compare, Model, Lines, Interventions };
 
 /// A real model opened with File ▸ Open model… or `--model DIR` (app/model_session.hpp runs it).
 /// Panels read it and leave requests in it; ModelSession::frame() carries them out at the start of
@@ -87,6 +89,48 @@ struct TourUi {
     bool resume_open = false;
 };
 
+/// The Interventions panel (app/panels/interventions_panel.cpp) on a real model: what the learner chose
+/// and what the background runs (app/interventions_worker.hpp) found. Losses are NaN until known.
+struct InterventionsUi {
+    // --- choices ----------------------------------------------------------------------------------
+    bool mean_mode = false;            // mean ablation (every row of z its mean over positions), else zero
+    std::vector<std::string> ablated;  // heads knocked out together, "L.H", sorted
+    bool patching = false;             // the patching tab is open
+    std::string clean_text, corrupt_text, answer, wrong;  // patching: two texts, two single tokens
+    int target = -1;                   // the token attributed (id; -1 = the most likely next token)
+    // --- results ----------------------------------------------------------------------------------
+    struct Bar {
+        int id = 0;
+        std::string text;
+        double p = 0, p_base = 0;  // with the heads ablated, and without (the ghost)
+    };
+    std::string for_text;   // the text the results below belong to ("" = none yet)
+    int n = 0;              // its tokens
+    double base_loss = 0, base_repeat_loss = 0, loss = 0, repeat_loss = 0;
+    int repeat_count = 0;   // predictions that repeat an earlier pair of tokens (what induction copies)
+    std::vector<Bar> bars;  // the ten most likely next tokens with the heads ablated
+    std::vector<std::vector<double>> importance;  // [L][H] Δloss of each head ablated alone (empty: computing)
+    std::vector<std::vector<double>> importance_repeat;  // [L][H] Δ repeat loss alike (small models with repeats)
+    double importance_ms = 0;                     // its background computation (wall ms)
+    double importance_shown_ms = -1;              // from opening the panel to the grid on screen
+    std::string importance_mode;                  // "zero" / "mean": the mode the grid was computed in
+    // patching (metric m = logit(answer) − logit(wrong) at the last position)
+    double m_clean = 0, m_corrupt = 0;
+    std::vector<std::vector<double>> patched;  // [L][H] (m_patched − m_corrupt) / (m_clean − m_corrupt)
+    std::string patch_for;                     // the inputs the grid belongs to
+    // direct logit attribution and the logit lens (the unablated run)
+    std::string target_text;
+    double target_logit = 0, parts_sum = 0;
+    std::vector<std::pair<std::string, double>> parts;  // "embed", "L.H", "attn_bias.L", "mlp.L", "ln_f_bias"
+    struct LensRow {
+        std::string layer;  // "embed", "0", "1", …
+        std::vector<std::pair<std::string, double>> top;  // token, probability
+    };
+    std::vector<LensRow> lens;
+    std::string error, patch_error;  // one line each ("" = none); the results above stay
+    bool busy = false;
+};
+
 struct ViewStates;  // app/panels/view_state.hpp
 
 struct AppState {
@@ -109,6 +153,7 @@ struct AppState {
 
     // --- the guided tour -------------------------------------------------------------------------
     TourUi tour;
+    InterventionsUi interventions;  // the Interventions panel (a real model only)
 
     // --- computed --------------------------------------------------------------------------
     std::shared_ptr<const Trace> trace;  // the trace on screen (last successful computation)

@@ -51,7 +51,7 @@ std::string version_text() {
 const char* const kUsage =
     "usage: attnviz [SCENE.json | MODEL_DIR]\n"
     "               [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
-    "               [--set KEY=VALUE ...] [--view stage|heads|compare] [--lab NAME]\n"
+    "               [--set KEY=VALUE ...] [--view stage|heads|compare|lines] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
     "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
     "               [--tour FILE [--step K]]\n"
@@ -62,6 +62,8 @@ const char* const kUsage =
     "                     [--seed S] [--threads T] --out DIR   (train a small model; attnviz train --help)\n"
     "       attnviz grad --model DIR --tokens FILE.npy --out OUT   (loss and every parameter's gradient as "
     ".npy)\n"
+    "       attnviz ablate|patch|attribute --model DIR ... --out OUT.json   (knock out or patch heads, "
+    "attribute the next token; attnviz ablate --help)\n"
     "\n"
     "Opens a window that computes one attention layer live and shows every stage as a heatmap.\n"
     "\n"
@@ -75,7 +77,9 @@ const char* const kUsage =
     "                      a screenshot shows no hover, wherever the pointer is\n"
     "  --frames N          frames to draw before the screenshot (default 5)\n"
     "  --view V            main view: stage, heads (all heads' weights), compare (softmax vs linear)\n"
-    "                      or model (with --model: every layer × head)\n"
+    "                      or model (with --model: every layer × head), lines (queries joined to keys by\n"
+    "                      lines as thick as their weight) or interventions (with --model: ablate,\n"
+    "                      patch, attribute)\n"
     "  --lab NAME          open a teaching lab at start-up\n"
     "  --model DIR         open a real model (Hugging Face folder: config.json, safetensors, tokenizer)\n"
     "  --layer L           with --model: start on this layer\n"
@@ -108,7 +112,7 @@ const std::vector<CliOption>& gui_options() {
         {"--hover", "ROW,COL", "with --screenshot: hover this cell", false},
         {"--frames", "N", "frames before the screenshot", false},
         {"--set", "KEY=VALUE", "change one setting", true},
-        {"--view", "V", "stage, heads, compare or model", false},
+        {"--view", "V", "stage, heads, compare, model, lines or interventions", false},
         {"--lab", "NAME", "open a lab at start-up", false},
         {"--model", "DIR", "open a real model", false},
         {"--layer", "L", "with --model: start on this layer", false},
@@ -153,8 +157,13 @@ Options options_from(const CliArgs& args) {
             o.view = MainView::Compare;
         else if (*v == "model")
             o.view = MainView::Model;
+        else if (*v == "lines")
+            o.view = MainView::Lines;
+        else if (*v == "interventions")
+            o.view = MainView::Interventions;
         else
-            throw UsageError{"--view: expected stage, heads, compare or model, got '" + *v + "'"};
+            throw UsageError{"--view: expected stage, heads, compare, model, lines or interventions, got '" + *v +
+                             "'"};
     }
     o.lab = args.get_or("--lab", "");
     o.model = args.get_or("--model", "");
@@ -206,7 +215,7 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
         if (args.positional.size() > 1 || (!is_json && !is_dir))
             throw UsageError{"unexpected argument '" + p +
                              "' (open a scene .json or a model folder; commands are dump, render, tokenize, "
-                             "generate and train; see attnviz --help)"};
+                             "generate, train, grad, ablate, patch and attribute; see attnviz --help)"};
         if (is_json && !o.scene.empty()) throw UsageError{"a scene was given twice: --scene and '" + p + "'"};
         if (is_dir && !o.model.empty()) throw UsageError{"a model was given twice: --model and '" + p + "'"};
         (is_json ? o.scene : o.model) = p;
@@ -220,6 +229,8 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
     if (o.step && o.tour.empty()) throw UsageError{"--step needs --tour FILE"};
     if (!o.tour.empty() && (!o.scene.empty() || !o.model.empty()))
         throw UsageError{"--tour decides the scene and the model itself; drop --scene / --model"};
+    if (o.view == MainView::Interventions && o.model.empty())
+        throw UsageError{"--view interventions needs --model DIR"};
     return o;
 }
 

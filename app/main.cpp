@@ -30,6 +30,7 @@
 #include "core/memory.hpp"
 #include "io/commands.hpp"
 #include "io/files.hpp"
+#include "io/intervention_commands.hpp"
 #include "io/model_commands.hpp"
 #include "io/tokenize_command.hpp"
 #include "io/train_commands.hpp"
@@ -64,6 +65,11 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::strcmp(argv[1], "train") == 0)
         return attnviz::run_train_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "grad") == 0) return attnviz::run_grad_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "ablate") == 0)
+        return attnviz::run_ablate_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "patch") == 0) return attnviz::run_patch_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "attribute") == 0)
+        return attnviz::run_attribute_command(argc - 1, argv + 1);
 
     app::Options opt;
     bool help = false, version = false;

@@ -42,6 +42,10 @@ LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress
     if (auto grammar = read_story_grammar(dir, &m.grammar_problem))
         m.grammar = std::make_shared<const StoryWords>(std::move(*grammar));
     const ModelSpec& s = weights->spec;
+    auto vocab = std::make_shared<std::vector<std::string>>();
+    vocab->reserve(std::size_t(s.vocab_size));
+    for (int id = 0; id < s.vocab_size; ++id) vocab->push_back(m.tokenizer->token_label(id));
+    m.vocab = std::move(vocab);
     m.weights = std::move(weights);
     m.dir = dir;
     m.name = base_name(dir) + " · " + s.architecture + " (" + std::to_string(s.n_layer) + " layers × " +
@@ -89,7 +93,7 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     r.tokens = std::move(tokens);
     for (int l = 0; l < s.n_layer; ++l)
         r.layers.push_back(
-            std::make_shared<const Trace>(model_layer_trace(s, r.forward, l, r.tokens, model.weights)));
+            std::make_shared<const Trace>(model_layer_trace(s, r.forward, l, r.tokens, model.weights, model.vocab)));
     return r;
 }
 
@@ -416,7 +420,7 @@ void ModelSession::leave_model(AppState& state) {
     state.trace = nullptr;
     ++state.trace_generation;
     state.pinned_row = -1;
-    if (state.view == MainView::Model) state.view = MainView::Stage;
+    if (state.view == MainView::Model || state.view == MainView::Interventions) state.view = MainView::Stage;
 }
 
 void ModelSession::submit_model_run(const AppState& state) {

@@ -42,6 +42,7 @@ struct LoadedModel {
     /// pronouns), or null; grammar_problem: the one line a broken one gave (the model still opens).
     std::shared_ptr<const StoryWords> grammar;
     std::string grammar_problem;
+    std::shared_ptr<const std::vector<std::string>> vocab;  // [V] every id's readable label (logits, probs)
 };
 
 /// Loads DIR (config, weights, tokenizer), reporting phases with a fraction in [0, 1].
@@ -122,6 +123,8 @@ class ModelSession {
         bool batch = false;
     };
     void start(AppState& state, Startup startup);
+    /// The open model (null: none), for the panels' other background work (app/interventions_worker.hpp).
+    const LoadedModel* loaded_model() const { return model_ ? &*model_ : nullptr; }
     /// The model asked for at start is still loading (the single layer's trace is not computed).
     bool startup_pending() const { return startup_pending_; }
 

@@ -73,6 +73,14 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text(state.model.note);
     fonts.add_text(state.model.description);
     for (const auto& c : state.model.top) fonts.add_text(c.text);
+    const InterventionsUi& iv = state.interventions;
+    for (const auto& b : iv.bars) fonts.add_text(b.text);
+    for (const auto& row : iv.lens)
+        for (const auto& t : row.top) fonts.add_text(t.first);
+    fonts.add_text(iv.target_text);
+    fonts.add_text(iv.error);
+    fonts.add_text(iv.patch_error);
+    fonts.add_text("Δ→✕");
     fonts.add_text(state.config.text);
     fonts.add_text(state.config.source_text);
     fonts.add_text(state.scene_title);
@@ -153,6 +161,7 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     if (!chooser_error.empty()) state.set_status(chooser_error, true);
     worker_ = std::make_unique<ComputeWorker>(state.compute_threads);
     session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
+    interventions_ = std::make_unique<InterventionsWorker>(std::max(1, state.compute_threads));
     if (!opt_.model.empty() && opt_.text) state.model.text = *opt_.text;
     session_->start(state, {opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty()});
 }
@@ -239,7 +248,7 @@ void Shell::begin_frame(double wait_ms) {
         }
     }
     if (worker_->threads() != state.compute_threads) worker_->set_threads(state.compute_threads);
-    state.updating = model_mode ? session_->busy() : worker_->busy();
+    state.updating = model_mode ? session_->busy() || state.interventions.busy : worker_->busy();
     if (state.trace && !session_->startup_pending()) apply_startup_requests();
 
     // --- fonts and scale (between frames, never inside one) -----------------------------------------
@@ -306,6 +315,7 @@ void Shell::model_frame() {
         quit_ = true;
     }
     if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
+    interventions_->frame(state, session_->loaded_model(), state.view == MainView::Interventions, now_seconds());
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
         compute_error_shown_ = false;
@@ -354,9 +364,14 @@ void Shell::draw_menu_bar() {
         if (!state.model.active &&
             ImGui::MenuItem("Compare softmax / linear", nullptr, state.view == MainView::Compare))
             state.view = MainView::Compare;
+        if (ImGui::MenuItem("Lines (queries joined to keys)", nullptr, state.view == MainView::Lines))
+            state.view = MainView::Lines;
         if (state.model.active) {
             if (ImGui::MenuItem("Model view (every layer × head)", nullptr, state.view == MainView::Model))
                 state.view = MainView::Model;
+            if (ImGui::MenuItem("Interventions (ablate, patch, attribute)", nullptr,
+                                state.view == MainView::Interventions))
+                state.view = MainView::Interventions;
             if (ImGui::MenuItem("Residual stream (norms per layer)", nullptr,
                                 current_stage_name(state) == "residual_stream")) {
                 state.view = MainView::Stage;
@@ -603,6 +618,7 @@ void Shell::shutdown() {
     dialogs.chooser.reset();  // closes a chooser still open (the portal's Close, or the dialog program ends)
     worker_->shutdown();
     session_->shutdown();
+    interventions_->shutdown();
     shutdown_views();
     render::shutdown_heatmap_shader();
 }

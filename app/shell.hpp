@@ -17,6 +17,7 @@
 #include "app/compute_worker.hpp"
 #include "app/dialogs.hpp"
 #include "app/fonts.hpp"
+#include "app/interventions_worker.hpp"
 #include "app/model_session.hpp"
 #include "app/test_hooks.hpp"
 #include "app/workspace.hpp"
@@ -77,6 +78,7 @@ class Shell {
     Options opt_;
     std::unique_ptr<ComputeWorker> worker_;
     std::unique_ptr<ModelSession> session_;
+    std::unique_ptr<InterventionsWorker> interventions_;
     FontManager fonts_;
     std::uint64_t fed_trace_generation_ = ~std::uint64_t(0);  // the trace whose texts the font atlas has
     float applied_scale_ = 0;

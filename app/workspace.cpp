@@ -32,6 +32,10 @@ const char* view_name(MainView v) {
             return "compare";
         case MainView::Model:
             return "model";
+        case MainView::Lines:
+            return "lines";
+        case MainView::Interventions:
+            return "interventions";
     }
     return "stage";
 }
@@ -112,7 +116,10 @@ void apply_workspace_json(const std::string& text, AppState& state) {
         s.scene_model = j.value("scene_model", std::string());
         s.link_head_dims = j.value("link_head_dims", true);
         const std::string v = j.value("view", std::string("stage"));
-        s.view = v == "heads" ? MainView::HeadsGrid : v == "compare" ? MainView::Compare : MainView::Stage;
+        s.view = v == "heads"     ? MainView::HeadsGrid
+                 : v == "compare" ? MainView::Compare
+                 : v == "lines"   ? MainView::Lines
+                                  : MainView::Stage;
         s.head = std::max(0, j.value("head", 0));
         s.pinned_row = std::max(-1, j.value("pinned_row", -1));
         s.requested_stage = j.value("stage", std::string());

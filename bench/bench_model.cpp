@@ -8,68 +8,16 @@
 #include <memory>
 #include <string>
 
+#include "bench/gpt2_small.hpp"
 #include "core/model.hpp"
-#include "core/ops.hpp"
 
 namespace attnviz {
 namespace {
 
-struct Gpt2Small {
-    ModelWeights m;
-    std::uint64_t seed = 1;
-    WeightRef mat(int rows, int cols) {
-        auto buf = std::make_shared<Mat>(random_normal(rows, cols, 0.02, seed++));
-        m.storage.push_back(buf);
-        return WeightRef{buf->data(), rows, cols, cols};
-    }
-    const float* vec(int n, float value) {
-        auto buf = std::make_shared<Mat>(Mat::Constant(1, n, value));
-        m.storage.push_back(buf);
-        return buf->data();
-    }
-    Linear conv(int in, int out) { return Linear{mat(in, out), false, vec(out, 0.01f)}; }
-    Norm norm(int d) { return Norm{vec(d, 1.0f), vec(d, 0.0f), d}; }
-    Gpt2Small() {
-        ModelSpec& s = m.spec;
-        s.architecture = "gpt2";
-        s.family = ModelFamily::Gpt2;
-        s.n_layer = 12;
-        s.n_head = s.n_kv_head = 12;
-        s.d_model = 768;
-        s.d_head = 64;
-        s.d_ff = 3072;
-        s.vocab_size = 50257;
-        s.max_positions = 1024;
-        m.wte = mat(s.vocab_size, s.d_model);
-        m.wpe = mat(s.max_positions, s.d_model);
-        m.lm_head = m.wte;
-        m.ln_f = norm(s.d_model);
-        for (int l = 0; l < s.n_layer; ++l) {
-            BlockWeights b;
-            b.ln_1 = norm(768);
-            b.ln_2 = norm(768);
-            const Linear qkv = conv(768, 3 * 768);
-            b.q = Linear{qkv.weight.cols_slice(0, 768), false, qkv.bias};
-            b.k = Linear{qkv.weight.cols_slice(768, 768), false, qkv.bias + 768};
-            b.v = Linear{qkv.weight.cols_slice(1536, 768), false, qkv.bias + 1536};
-            b.o = conv(768, 768);
-            b.fc = conv(768, 3072);
-            b.proj = conv(3072, 768);
-            m.blocks.push_back(b);
-        }
-        validate_model(m);
-    }
-};
-
-const ModelWeights& gpt2_small() {
-    static const Gpt2Small model;
-    return model.m;
-}
-
 constexpr int kN = 1024;
 
 void BM_ModelForward(benchmark::State& state) {
-    const ModelWeights& m = gpt2_small();
+    const ModelWeights& m = bench::gpt2_small();
     std::vector<int> ids(kN);
     for (int i = 0; i < kN; ++i) ids[std::size_t(i)] = (i * 7919) % m.spec.vocab_size;
     ModelRunOptions o;

@@ -55,11 +55,13 @@ const char* hook_stage_name(HookStage stage);
 bool hook_stage_per_head(HookStage stage);
 
 /// Where a hook is called: the stage, its layer (−1 for ln_f and logits) and head (−1 for a whole-layer
-/// stage; the key/value head for K and V).
+/// stage; the key/value head for K and V); for a per-head stage also the sequence of the batch (a
+/// whole-layer stage holds every sequence's rows, seq −1).
 struct HookPoint {
     HookStage stage = HookStage::ln_1;
     int layer = -1;
     int head = -1;
+    int seq = -1;
 };
 
 /// Which points to call and the function to call there. The per-head stages of one layer are called
@@ -200,10 +202,34 @@ struct ForwardOptions {
     int threads = 1;           // within the forward: heads and matrix columns in parallel
     const ForwardHooks<T>* hooks = nullptr;
     const std::atomic<bool>* cancel = nullptr;  // checked between blocks: Cancelled
+    /// Resuming a forward (interventions, core/interventions.hpp): start at block `first_layer` from
+    /// `resume` [S·n, d], the residual entering that block, instead of the embeddings of `ids`.
+    int first_layer = 0;
+    const nn::M<T>* resume = nullptr;
+    bool skip_logits = false;  // stop after the final norm (A.f): the caller unembeds what it needs
 };
 
+/// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wpe[0..n) or sinusoids, per sequence).
+template <typename T>
+nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const int* ids, int S, int n) {
+    using namespace nn;
+    const DecoderShape& c = w.shape;
+    const int d = c.d_model, rows = S * n;
+    M<T> x(rows, d);
+    for (int t = 0; t < rows; ++t) x.row(t) = Eigen::Map<const RowT<T>>(w.wte + long(ids[t]) * w.wte_ld, d);
+    if (c.embed_scale != 1.0) x *= T(c.embed_scale);
+    for (int s = 0; s < S; ++s)
+        for (int t = 0; t < n; ++t) {
+            if (c.positions == PositionKind::Learned)
+                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t) * w.wpe_ld, d);
+            if (c.positions == PositionKind::Sinusoidal) x.row(s * n + t) += tab.sinusoid.row(t);
+        }
+    return x;
+}
+
 /// The forward of S sequences of n tokens (ids [S, n]), every row-wise step and linear map on all
-/// rows at once, attention per sequence and head. `tab` holds at least n positions.
+/// rows at once, attention per sequence and head. `tab` holds at least n positions. With
+/// opt.resume, ids are not read (may be null) and blocks before opt.first_layer are not run.
 template <typename T>
 void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int* ids, int S, int n,
                      SeqActs<T>& A, const ForwardOptions<T>& opt) {
@@ -214,27 +240,19 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
     const bool norms = c.norm != NormKind::None, rms = c.norm == NormKind::RMSNorm;
     const ForwardHooks<T>* hooks = opt.hooks;
     auto wants = [&](HookStage s, int l) { return hooks && hooks->wants(s, l); };
-    auto hook = [&](HookStage s, int l, int head, T* p, int r, int cols, long ld) {
-        hooks->call(HookPoint{s, l, head}, Block<T>(p, r, cols, Eigen::OuterStride<>(ld)));
+    auto hook = [&](HookStage s, int l, int head, T* p, int r, int cols, long ld, int seq = -1) {
+        hooks->call(HookPoint{s, l, head, seq}, Block<T>(p, r, cols, Eigen::OuterStride<>(ld)));
     };
     auto hook_all = [&](HookStage s, int l, M<T>& m) {
         if (wants(s, l)) hook(s, l, -1, m.data(), int(m.rows()), int(m.cols()), long(m.cols()));
     };
     const T scale = T(1) / std::sqrt(T(dh));
 
-    // embeddings: x [rows, d] = wte[ids] (+ wpe[0..n) or sinusoids, per sequence)
+    // embeddings (or the residual the caller resumes from): x [rows, d]
     const int rows = S * n;
-    M<T> x(rows, d);
-    for (int t = 0; t < rows; ++t) x.row(t) = Eigen::Map<const RowT<T>>(w.wte + long(ids[t]) * w.wte_ld, d);
-    if (c.embed_scale != 1.0) x *= T(c.embed_scale);
-    for (int s = 0; s < S; ++s)
-        for (int t = 0; t < n; ++t) {
-            if (c.positions == PositionKind::Learned)
-                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t) * w.wpe_ld, d);
-            if (c.positions == PositionKind::Sinusoidal) x.row(s * n + t) += tab.sinusoid.row(t);
-        }
+    M<T> x = opt.resume ? *opt.resume : decoder_embed(w, tab, ids, S, n);
     A.layers.resize(opt.keep_layers ? std::size_t(c.n_layer) : std::size_t(1));
-    for (int l = 0; l < c.n_layer; ++l) {
+    for (int l = opt.resume ? std::max(0, opt.first_layer) : 0; l < c.n_layer; ++l) {
         if (opt.cancel && opt.cancel->load()) throw Cancelled();
         const BlockW<T>& b = w.blocks[std::size_t(l)];
         LayerActs<T>& L = A.layers[opt.keep_layers ? std::size_t(l) : 0];
@@ -267,7 +285,7 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
                         hook(qkv_stages[part], l, j,
                              L.qkv.data() + long(s) * n * qkv_w + (part == 0 ? 0 : h + (part - 1) * g) * dh +
                                  j * dh,
-                             n, dh, qkv_w);
+                             n, dh, qkv_w, s);
         // attention, per sequence and head
         L.att.resize(std::size_t(S) * std::size_t(h));
         L.y.resize(rows, h * dh);
@@ -281,12 +299,12 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             M<T>& P = L.att[std::size_t(task)];
             P.resize(n, n);
             attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores);
-            if (hook_scores) hook(HookStage::scores, l, j, P.data(), n, n, n);
+            if (hook_scores) hook(HookStage::scores, l, j, P.data(), n, n, n, s);
             causal_softmax(P, scale);
-            if (hook_weights) hook(HookStage::weights, l, j, P.data(), n, n, n);
+            if (hook_weights) hook(HookStage::weights, l, j, P.data(), n, n, n, s);
             T* y = L.y.data() + long(s) * n * h * dh + j * dh;
             attention_combine(n, dh, P, Vh, qkv_w, y, long(h) * dh);
-            if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh);
+            if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
         });
         // output projection, residual
         M<T> o(rows, d);  // [rows, d]
@@ -336,6 +354,10 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
     else
         A.f = A.x_final;
     hook_all(HookStage::ln_f, -1, A.f);
+    if (opt.skip_logits) {
+        A.logits.resize(0, 0);
+        return;
+    }
     const LinearShape us{d, V, true, w.unembed_ld};
     if (opt.last_logits) {
         A.logits.resize(S, V);

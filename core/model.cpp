@@ -274,7 +274,7 @@ std::uint64_t model_forward_bytes(const ModelSpec& s, int n, const ModelRunOptio
         if (o.keep_heads.empty() || (std::size_t(l) < o.keep_heads.size() && o.keep_heads[std::size_t(l)]))
             ++kept_head_layers;
     std::uint64_t bytes = kept_head_layers * heads_layer;
-    if (o.keep_layers) bytes += std::uint64_t(s.n_layer) * 6 * nd;
+    if (o.keep_layers) bytes += std::uint64_t(s.n_layer) * 6 * nd + nd;  // the layers' stages, the embeddings
     bytes += (o.all_logits ? N : 1) * std::uint64_t(s.vocab_size) * f;
     if (o.rollout) bytes += 3 * nn;
     // Working set: the residual stream and norms, Q/K/V/concat, the MLP hidden layer, per-thread n×n.
@@ -448,6 +448,7 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
     fo.cancel = o.cancel;
     decoder_forward(w, tab, ids.data(), 1, n, A, fo);
     if (o.cancel && o.cancel->load()) throw Cancelled();
+    if (o.keep_layers) out.embed = decoder_embed(w, tab, ids.data(), 1, n);
     out.ln_f = std::move(A.f);
     out.logits = std::move(A.logits);
     return out;

@@ -215,6 +215,7 @@ struct ModelRunOptions {
 };
 
 struct ModelForward {
+    Mat embed;                        // [n, d] token + position embeddings, block 0's input (keep_layers)
     std::vector<LayerStages> layers;  // n_layer entries (empty matrices when not kept)
     Mat ln_f;                         // [n, d]
     Mat logits;                       // [n, V] (or [1, V] with all_logits = false)

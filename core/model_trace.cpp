@@ -322,7 +322,8 @@ std::vector<TokenProb> top_tokens(const Vec& probs, int k) {
 
 Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForward> fwd, int layer,
                         std::shared_ptr<const std::vector<std::string>> tokens,
-                        std::shared_ptr<const ModelWeights> weights) {
+                        std::shared_ptr<const ModelWeights> weights,
+                        std::shared_ptr<const std::vector<std::string>> vocab) {
     if (!fwd || layer < 0 || layer >= int(fwd->layers.size()))
         throw Error("model trace: layer " + std::to_string(layer) + " is out of range");
     const int n = int(tokens->size());
@@ -352,6 +353,9 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
         if (m.rows() == n) add_stage(t, spec, name, -1, alias(m), q_tok, d_model, ValueKind::Signed, flops);
     };
 
+    // The model end to end: this layer's stages sit between the embeddings and the output stages.
+    if (fwd->embed.rows() == n)
+        add_stage(t, spec, "embed", -1, alias(fwd->embed), q_tok, d_model, ValueKind::Signed, nd);
     layer_stage("ln_1", ls.ln_1, 8 * nd);
     const double proj = 2.0 * n * spec.d_model * dh;
     const std::size_t H = ls.heads.size();
@@ -375,6 +379,28 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
     layer_stage("ln_2", ls.ln_2, 8 * nd);
     layer_stage("mlp_out", ls.mlp_out, 4.0 * n * spec.d_model * spec.d_ff);
     layer_stage("resid_post", ls.resid_post, nd);
+
+    // The next token: the final norm, the last position's logits and their softmax (T = 1; the
+    // sampling knobs are drawn on it by the app).
+    if (fwd->ln_f.rows() == n) add_stage(t, spec, "ln_f", -1, alias(fwd->ln_f), q_tok, d_model, ValueKind::Signed, 8 * nd);
+    if (fwd->logits.rows() > 0 && fwd->logits.cols() == spec.vocab_size) {
+        const MatPtr logits = fwd->logits.rows() == 1
+                                  ? alias(fwd->logits)
+                                  : std::make_shared<const Mat>(fwd->logits.bottomRows(1));  // [1, V]
+        Axis next;
+        next.kind = Axis::Kind::Single;
+        next.name = "after \u201c" + tokens->back() + "\u201d";
+        next.size = 1;
+        const Axis vocab_axis = vocab && int(vocab->size()) == spec.vocab_size
+                                    ? token_axis(Axis::Kind::Vocabulary, vocab)
+                                    : dim_axis("vocabulary", spec.vocab_size);
+        add_stage(t, spec, "logits", -1, logits, next, vocab_axis, ValueKind::Signed,
+                  2.0 * spec.d_model * spec.vocab_size);
+        auto probs = std::make_shared<Mat>(1, spec.vocab_size);  // [1, V]
+        probs->row(0) = next_token_probs(logits->row(0), 1.0);
+        add_stage(t, spec, "probs", -1, std::move(probs), next, vocab_axis, ValueKind::Probability,
+                  3.0 * spec.vocab_size);
+    }
 
     // Entropy of every weight row (nats), per head: what the heads grid reports.
     for (std::size_t h = 0; h < H; ++h) {

@@ -78,7 +78,8 @@ class LayerRecorder;  // core/stages/layer_run.hpp
 
 struct StageEntry {
     const char* name;   // the stable id, as in dumps and the state log ("scores")
-    const char* phase;  // "embed", "project", "score", "normalise" or "combine" (the pipeline strip's groups)
+    const char* phase;  // "embed", "project", "score", "normalise", "combine" or "output" (a model's
+                        // final norm, logits and probabilities): the pipeline strip's groups
     ValueKind kind;     // what its numbers usually mean
     bool kind_varies;   // true when the config can change the kind (kernel scores are NonNegative)
     const char* role;   // one line: what the stage is, independent of the config

@@ -23,13 +23,6 @@
 
 namespace attnviz {
 
-namespace {
-
-using ojson = nlohmann::ordered_json;
-
-constexpr std::uint64_t kMemoryLimit = 3ull << 30;  // the app's 3.0 GiB
-
-/// "12,5,7" → {12, 5, 7}.
 std::vector<int> parse_ids(const std::string& text) {
     std::vector<int> ids;
     std::size_t pos = 0;
@@ -44,6 +37,12 @@ std::vector<int> parse_ids(const std::string& text) {
     }
     return ids;
 }
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr std::uint64_t kMemoryLimit = 3ull << 30;  // the app's 3.0 GiB
 
 /// The input tokens: --ids, or --text through the folder's tokenizer. The tokenizer (when it loads)
 /// also names the tokens.

@@ -4,7 +4,13 @@
 //                    [--top-p P] [--seed S]
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace attnviz {
+
+/// "12,5,7" → {12, 5, 7}; UsageError naming --ids for anything else.
+std::vector<int> parse_ids(const std::string& text);
 
 /// True when argv (argv[0] = the command) has --model / --model=DIR: `dump` then dumps a real model.
 bool has_model_flag(int argc, char** argv);

@@ -108,4 +108,22 @@ std::string export_stage(const Trace& trace, int stage_index, ExportKind kind, c
     return path;
 }
 
+std::string export_lines(const LinesInput& input, const LinesOptions& lines, ExportKind kind,
+                         const std::string& dir, int scale, const std::string& timestamp) {
+    if (kind != ExportKind::Png && kind != ExportKind::Svg)
+        throw Error("the lines view exports as PNG or SVG only");
+    const std::string folder = normalize_export_dir(dir);
+    make_dirs(folder);
+    const std::string path = unique_path(
+        folder, export_file_name("lines", lines.head, timestamp.empty() ? timestamp_for_filename() : timestamp,
+                                 kind));
+    FigureOptions fo;
+    fo.scale = (scale == 1 || scale == 2 || scale == 4) ? scale : 1;
+    if (kind == ExportKind::Png)
+        write_png(path, render_lines_figure(input, lines, fo));
+    else
+        write_file_atomic(path, render_lines_figure_svg(input, lines, fo));
+    return path;
+}
+
 }  // namespace attnviz::app

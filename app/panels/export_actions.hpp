@@ -6,6 +6,7 @@
 
 #include "core/trace.hpp"
 #include "io/colormap.hpp"
+#include "io/lines_figure.hpp"
 
 namespace attnviz::app {
 
@@ -38,5 +39,11 @@ std::string normalize_export_dir(const std::string& dir);
 std::string export_stage(const Trace& trace, int stage_index, ExportKind kind, const std::string& dir,
                          int scale, const std::string& timestamp = "", ScaleMode scale_mode = ScaleMode::Auto,
                          bool cell_values = false);
+
+/// Exports the lines view (io/lines_figure.hpp) as PNG (kind Png, at `scale`) or SVG (kind Svg) into
+/// `dir`: "lines[_h<head>]_<timestamp>.png|.svg", never overwriting. Returns the path written; throws
+/// attnviz::Error with one sentence on failure (no file left behind).
+std::string export_lines(const LinesInput& input, const LinesOptions& lines, ExportKind kind,
+                         const std::string& dir, int scale, const std::string& timestamp = "");
 
 }  // namespace attnviz::app

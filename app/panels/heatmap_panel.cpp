@@ -569,6 +569,12 @@ void draw_view_switch(AppState& state) {
         {"Softmax vs linear", MainView::Compare, "The same Q, K, V through softmax and linear attention",
          "view_compare"},
         {"Model view", MainView::Model, "Every layer × head of the model as small weight maps", "view_model"},
+        {"Interventions", MainView::Interventions,
+         "Knock out heads and watch the prediction and the loss; patch a head from another text; which "
+         "heads wrote the next token",
+         "view_interventions"},
+        {"Lines", MainView::Lines, "Each query joined to each key by a line as strong as its weight",
+         "view_lines"},
     };
     bool first = true;
     // A folded side panel comes back from here (or View ▸ Controls panel, Ctrl+B); presentation mode
@@ -593,8 +599,8 @@ void draw_view_switch(AppState& state) {
     }
     for (const Item& it : items) {
         // A real model has no linear attention to compare; the single layer has no other layers.
-        if ((it.view == MainView::Compare) == state.model.active && it.view != MainView::Stage &&
-            it.view != MainView::HeadsGrid)
+        const bool model_only = it.view == MainView::Model || it.view == MainView::Interventions;
+        if ((it.view == MainView::Compare && state.model.active) || (model_only && !state.model.active))
             continue;
         // (a button that would cross the view's right edge starts the next row)
         if (!first) same_line_if_fits(ImGui::CalcTextSize(it.label).x + 2 * ImGui::GetStyle().FramePadding.x);
@@ -655,7 +661,10 @@ void draw_main_view(AppState& state) {
     }
     switch (state.view) {
         case MainView::Stage:
-            draw_stage_view(state);
+            if (state.model.active && current_stage_name(state) == "probs")
+                draw_next_token_view(state);
+            else
+                draw_stage_view(state);
             break;
         case MainView::HeadsGrid:
             draw_heads_grid(state);
@@ -665,6 +674,12 @@ void draw_main_view(AppState& state) {
             break;
         case MainView::Model:
             draw_model_view(state);
+            break;
+        case MainView::Lines:
+            draw_lines_view(state);
+            break;
+        case MainView::Interventions:
+            draw_interventions_panel(state);
             break;
     }
     ImGui::EndChild();

@@ -36,7 +36,27 @@ ImU32 phase_colour(const std::string& phase, float alpha) {
     if (phase == "score") c = ImVec4(0.85f, 0.60f, 0.25f, alpha);
     if (phase == "normalise") c = ImVec4(0.80f, 0.38f, 0.38f, alpha);
     if (phase == "combine") c = ImVec4(0.62f, 0.45f, 0.78f, alpha);
+    if (phase == "output") c = ImVec4(0.25f, 0.66f, 0.66f, alpha);
     return ImGui::GetColorU32(c);
+}
+
+// A real model's strip runs end to end: the embeddings, the blocks (the one on screen with every stage,
+// the others as chips that open them), the final norm, logits and probabilities, then the summaries.
+// A stage's group is its phase for the single layer, and its place in the model for a model.
+std::string strip_group(const AppState& state, const std::string& name) {
+    const std::string phase = stage_phase(name);
+    if (!state.model.active) return phase;
+    if (name == "embed") return "embeddings";
+    if (phase == "output") return "next token";
+    if (name == "residual_stream" || name == "rollout") return "whole model";
+    return "block " + std::to_string(state.model.layer);
+}
+
+const char* group_phase(const std::string& group) {
+    if (group == "embeddings") return "embed";
+    if (group == "next token") return "output";
+    if (group.rfind("block ", 0) == 0 || group == "whole model") return "";
+    return nullptr;  // the group is a phase
 }
 
 void advance_play(AppState& state) {
@@ -170,7 +190,7 @@ void draw_pipeline_strip(AppState& state) {
             const float ws = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, sym.c_str()).x;
             const float wv = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, num.c_str()).x;
             total += std::max({wn, ws, wv, line * 2.0f}) + p * 3.0f;
-            const std::string ph = stage_phase(name);
+            const std::string ph = strip_group(state, name);
             if (!prev_phase.empty() && ph != prev_phase) total += line + p;
             prev_phase = ph;
         }
@@ -194,8 +214,10 @@ void draw_pipeline_strip(AppState& state) {
         if (phase_prev.empty()) return;
         // Phase label and a coloured rule spanning its chips; a phase of one narrow chip gets an
         // abbreviated label so neighbours never run together.
+        const char* gp = group_phase(phase_prev);
         dl->AddRectFilled(ImVec2(phase_start_x, origin.y + phase_label_h - 3),
-                          ImVec2(end_x, origin.y + phase_label_h - 1), phase_colour(phase_prev, 1.0f));
+                          ImVec2(end_x, origin.y + phase_label_h - 1),
+                          phase_colour(gp ? std::string(gp) : phase_prev, 1.0f));
         std::string label = phase_prev;
         const float span = end_x - phase_start_x;
         if (small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, label.c_str()).x > span - 2)
@@ -210,10 +232,44 @@ void draw_pipeline_strip(AppState& state) {
         dl->PopClipRect();
     };
 
+    // The blocks not on screen, as chips that open them: one per block while there are at most 8,
+    // else one for all those before and one for all those after the block on screen.
+    const int L = state.model.n_layer, current_layer = state.model.layer;
+    auto block_chips = [&](int from, int to) {  // blocks [from, to)
+        if (!state.model.active || from >= to) return;
+        const bool each = L <= 8;
+        for (int k = from; k < to; k = each ? k + 1 : to) {
+            const std::string label = each || to - from == 1 ? "block " + std::to_string(k)
+                                                             : "blocks " + std::to_string(from) + "–" +
+                                                                   std::to_string(to - 1);
+            const int target = each ? k : (to <= current_layer ? current_layer - 1 : current_layer + 1);
+            ImGui::PushFont(small);
+            const float w = ImGui::CalcTextSize(label.c_str()).x + pad * 2.0f;
+            ImGui::PopFont();
+            const ImVec2 p0(x, origin.y + phase_label_h), p1(x + w, p0.y + chip_h);
+            ImGui::SetCursorScreenPos(p0);
+            const std::string id = "##block" + std::to_string(k);
+            if (ImGui::InvisibleButton(id.c_str(), ImVec2(w, chip_h))) state.model.layer = target;
+            const bool hovered = ImGui::IsItemHovered();
+            if (hovered)
+                ImGui::SetTooltip("%s: click to open block %d with every stage", label.c_str(), target);
+            state.widget_rects["strip_block_" + std::to_string(k)] = {p0.x, p0.y, w, chip_h};
+            dl->AddRect(p0, p1, ImGui::GetColorU32(hovered ? ImGuiCol_Text : ImGuiCol_TextDisabled), 4.0f);
+            dl->AddText(small, small->FontSize, ImVec2(x + pad, p0.y + (chip_h - small->FontSize) * 0.5f),
+                        ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+            x += w + pad;
+            dl->AddText(regular, regular->FontSize, ImVec2(x, p0.y + chip_h * 0.5f - line * 0.5f),
+                        ImGui::GetColorU32(ImGuiCol_TextDisabled), "→");
+            x += ImGui::CalcTextSize("→").x + pad;
+        }
+    };
+    bool blocks_before_done = false, blocks_after_done = false;
+
     for (int i = 0; i < int(names.size()); ++i) {
         const std::string& name = names[std::size_t(i)];
         const std::string phase = stage_phase(name);
-        if (phase != phase_prev) {
+        const std::string group = strip_group(state, name);
+        if (group != phase_prev) {
             if (!phase_prev.empty()) {
                 close_phase(x - pad);
                 // An arrow between phases: data flows left to right.
@@ -222,7 +278,16 @@ void draw_pipeline_strip(AppState& state) {
                             ImGui::GetColorU32(ImGuiCol_TextDisabled), "→");
                 x += ImGui::CalcTextSize("→").x + pad;
             }
-            phase_prev = phase;
+            // Entering the block on screen: the blocks before it; leaving it: the blocks after it.
+            if (state.model.active && group.rfind("block ", 0) == 0 && !blocks_before_done) {
+                block_chips(0, current_layer);
+                blocks_before_done = true;
+            } else if (state.model.active && blocks_before_done && !blocks_after_done &&
+                       group.rfind("block ", 0) != 0) {
+                block_chips(current_layer + 1, L);
+                blocks_after_done = true;
+            }
+            phase_prev = group;
             phase_start_x = x;
         }
         const Stage* s =
@@ -246,6 +311,7 @@ void draw_pipeline_strip(AppState& state) {
         const bool clicked = ImGui::InvisibleButton("##chip", ImVec2(w, chip_h));
         const bool hovered = ImGui::IsItemHovered();
         ImGui::PopID();
+        state.widget_rects["strip_chip_" + name] = {p0.x, p0.y, w, chip_h};
         if (clicked) {
             set_stage_index(state, i);
             at_chip = i;

@@ -13,6 +13,7 @@
 #include "app/head_labels.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "core/config.hpp"
+#include "core/sampling.hpp"
 
 namespace attnviz::app {
 
@@ -47,6 +48,21 @@ struct PipelineView {
     std::uint64_t last_scrolled_generation = 0;
 };
 
+struct LinesViewState {
+    bool all_heads = true;  // every head in its own colour, else only the selected head
+    int hover_side = 0;     // last frame's hovered token: 0 none, 1 query (left), 2 key (right)
+    int hover_token = -1;
+};
+
+struct NextTokenViewState {
+    // The distribution drawn last (recomputed when the trace or a knob changes).
+    std::uint64_t generation = ~0ull;
+    float temperature = -1, top_p = -1;
+    int top_k = -1;
+    SamplingDistribution dist;
+    double kept_mass = 0;  // Σ softmax(logits / T) over the tokens sampling can draw
+};
+
 struct ViewStates {
     ControlsView controls;
     StageView stage;
@@ -54,6 +70,8 @@ struct ViewStates {
     CompareView compare;
     PipelineView pipeline;
     HeadLabelCache head_labels;  // (a cache of results per trace, not view state; dropped with the views)
+    LinesViewState lines;
+    NextTokenViewState next_token;
 };
 
 /// The views' state of `state`, created on first use (and after a scene load dropped it).

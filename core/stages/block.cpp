@@ -10,6 +10,19 @@ namespace {
 
 using namespace stages;
 
+StageText embed_text(const ModelWords& w) {
+    const PositionKind pos = position_kind(w.s);
+    if (pos == PositionKind::Rope)
+        return {"Token embeddings  x₀ = W_E[token]", "x₀[t] = W_E[id_t]",
+                "Each token's row of the embedding table: the residual stream block 0 reads. This model "
+                "has no position vector to add: RoPE rotates Q and K inside every head instead."};
+    const bool learned = pos == PositionKind::Learned;
+    return {"Token + position embeddings  x₀", std::string("x₀[t] = W_E[id_t] + ") + (learned ? "W_P[t]" : "PE(t)"),
+            std::string("Each token's row of the embedding table plus the vector of its position (") +
+                (learned ? "a learned table" : "sinusoids") +
+                "): the residual stream that block 0 reads and every block adds to."};
+}
+
 StageText ln_1_text(const ModelWords& w) {
     if (norm_kind(w.s) == NormKind::None)
         return {
@@ -55,6 +68,29 @@ StageText resid_post_text(const ModelWords&) {
             "The layer's output: the next layer's input x (the residual stream)."};
 }
 
+StageText ln_f_text(const ModelWords& w) {
+    if (norm_kind(w.s) == NormKind::None)
+        return {"Final residual (no norm)", "x̂ = x_L",
+                "This model has no final norm: the last block's output goes straight to the unembedding."};
+    return {"Final " + w.norm + "  x̂ = " + w.norm + "(x_L)", "x̂ = " + w.norm_formula,
+            "After the last block, the residual stream is normalised once more per token. " + w.norm_why +
+                " Only the last token's row makes the next-token prediction."};
+}
+
+StageText logits_text(const ModelWords& w) {
+    return {"Logits of the next token", "z = x̂[last] W_Uᵀ",
+            "The last token's normalised vector times every row of the unembedding W_U (" +
+                std::to_string(w.s.vocab_size) +
+                " tokens): one score per token of the vocabulary. Higher = more likely next."};
+}
+
+StageText probs_text(const ModelWords&) {
+    return {"Next-token probabilities  p = softmax(z / T)", "p_v = exp(z_v / T) / Σ_u exp(z_u / T)",
+            "The logits through a softmax at temperature T: the distribution the next token is drawn "
+            "from. Sampling then keeps the k most likely tokens (top-k) and, of those, the fewest whose "
+            "probability reaches p (top-p); the rest can never be drawn (greyed)."};
+}
+
 StageText residual_stream_text(const ModelWords&) {
     return {"Residual stream norms", "‖x'_ℓ[t]‖₂ for every layer ℓ and token t",
             "How large each token's residual vector is after every layer. Rows are layers, columns "
@@ -74,6 +110,8 @@ std::vector<StageEntry> block_stages() {
     using K = ValueKind;
     // name, phase, kind, kind varies, role, per head, layer text, model text, explain, record
     return {
+        {"embed", "embed", K::Signed, false, "token and position embeddings: the residual stream's start", false,
+         nullptr, embed_text, nullptr, nullptr},
         {"ln_1", "embed", K::Signed, false, "the block's input normalised before attention", false, nullptr,
          ln_1_text, nullptr, nullptr},
         {"attn_out", "combine", K::Signed, false, "the heads projected back to d_model by W_O", false,
@@ -86,6 +124,12 @@ std::vector<StageEntry> block_stages() {
          mlp_out_text, nullptr, nullptr},
         {"resid_post", "combine", K::Signed, false, "the block's output, the next block's input", false,
          nullptr, resid_post_text, nullptr, nullptr},
+        {"ln_f", "output", K::Signed, false, "the last block's output normalised", false, nullptr, ln_f_text,
+         nullptr, nullptr},
+        {"logits", "output", K::Signed, false, "one score per vocabulary token for the next token", false, nullptr,
+         logits_text, nullptr, nullptr},
+        {"probs", "output", K::Probability, false, "the next-token distribution sampling draws from", false,
+         nullptr, probs_text, nullptr, nullptr},
         {"residual_stream", "combine", K::NonNegative, false, "residual norms for every layer and token",
          false, nullptr, residual_stream_text, nullptr, nullptr},
         {"rollout", "combine", K::Probability, false, "attention followed through every layer", false,

@@ -13,7 +13,7 @@ cd "$(dirname "$man_out")"
 # The commands this binary has (a branch may add more: grad), and the flags of each --help, with the
 # --model variants of dump and render (their own flag sets).
 commands=()
-for c in dump render tokenize generate train grad; do
+for c in dump render tokenize generate train grad ablate patch attribute; do
   if "$bin" "$c" --help >/dev/null 2>&1; then commands+=("$c"); fi
 done
 flags() { "$bin" "$@" --help | grep -oE '^ +--[a-z][a-z0-9-]*' | tr -d ' '; }

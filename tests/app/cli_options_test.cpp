@@ -112,12 +112,14 @@ TEST(CliOptions, ErrorsAreOneLineAndNameTheFlag) {
     EXPECT_EQ(parse({"--fresh=yes"}).error, "--fresh takes no value (see attnviz --help)");
     EXPECT_EQ(parse({"--set", "heads"}).error, "--set expects KEY=VALUE, got 'heads'");
     EXPECT_EQ(parse({"--view", "sideways"}).error,
-              "--view: expected stage, heads, compare or model, got 'sideways'");
+              "--view: expected stage, heads, compare, model, lines or interventions, got 'sideways'");
     EXPECT_EQ(parse({"--head", "x"}).error, "--head: expected an integer from 0 to 1048576, got 'x'");
     EXPECT_EQ(parse({"--size", "big"}).error, "--size: expected WxH such as 1600x1000, got 'big'");
     EXPECT_EQ(parse({"--ui-scale", "9"}).error, "--ui-scale: expected a number from 0.5 to 3, got '9'");
     EXPECT_EQ(parse({"--layer", "1"}).error, "--layer needs --model DIR");
     EXPECT_EQ(parse({"--view", "model"}).error, "--view model needs --model DIR");
+    EXPECT_EQ(parse({"--view", "interventions"}).error, "--view interventions needs --model DIR");
+    EXPECT_TRUE(parse({"--view", "lines"}).error.empty());  // the single layer has lines too
     EXPECT_NE(parse({"dmup"}).error.find("unexpected argument 'dmup'"), std::string::npos);
     for (const auto& args :
          std::vector<std::vector<std::string>>{{"--hedas"}, {"--scene"}, {"-x"}, {"stray"}})

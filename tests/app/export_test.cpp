@@ -156,3 +156,32 @@ TEST(Export, BadStageIndexIsAnError) {
     EXPECT_THROW(export_stage(tr, int(tr.stages.size()), ExportKind::Png, tmp.path.string(), 1, "t"), Error);
     EXPECT_EQ(tmp.file_count(), 0);
 }
+
+// The lines view exports as the heatmaps do: a PNG that decodes, an SVG of vector lines, named
+// lines[_hH]_<time>, never overwriting; other kinds refused in one line, leaving nothing behind.
+TEST(ExportLines, PngAndSvgAreWrittenWhole) {
+    ExportDir dir;
+    const Trace t = small_trace();
+    const LinesInput in = lines_input(t, "attention lines");
+    ASSERT_EQ(in.weights.size(), 2u);
+    EXPECT_EQ(in.queries.size(), 3u);
+    LinesOptions o;
+    const std::string png = export_lines(in, o, ExportKind::Png, dir.path.string(), 2, "20261126-140000");
+    EXPECT_EQ(fs::path(png).filename(), "lines_20261126-140000.png");
+    const Image img = read_png(png);
+    EXPECT_GT(img.width, 200);
+    o.head = 1;
+    const std::string svg = export_lines(in, o, ExportKind::Svg, dir.path.string(), 1, "20261126-140000");
+    EXPECT_EQ(fs::path(svg).filename(), "lines_h1_20261126-140000.svg");
+    std::FILE* f = std::fopen(svg.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::string text(1 << 16, '\0');
+    text.resize(std::fread(text.data(), 1, text.size(), f));
+    std::fclose(f);
+    EXPECT_NE(text.find("<line "), std::string::npos);
+    EXPECT_NE(text.find("</svg>"), std::string::npos);
+    const std::string again = export_lines(in, o, ExportKind::Svg, dir.path.string(), 1, "20261126-140000");
+    EXPECT_NE(again, svg);  // never overwritten
+    EXPECT_THROW(export_lines(in, o, ExportKind::Csv, dir.path.string(), 1, "x"), Error);
+    EXPECT_EQ(dir.file_count(), 3);
+}

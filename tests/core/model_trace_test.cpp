@@ -45,8 +45,8 @@ TEST(ModelTrace, StageNamesFollowTheDumpManifestThenTheSummaries) {
     const Fixture fx = run(ModelFamily::Gpt2, 2, 2);
     const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 1, labels());
     const std::vector<std::string> expected = {
-        "ln_1",     "Q",         "K",    "V",       "scores",     "weights",         "head_output",
-        "attn_out", "resid_mid", "ln_2", "mlp_out", "resid_post", "residual_stream", "rollout"};
+        "embed",      "ln_1", "Q",      "K",     "V",               "scores",  "weights", "head_output", "attn_out",
+        "resid_mid",  "ln_2", "mlp_out", "resid_post", "ln_f", "logits", "probs", "residual_stream", "rollout"};
     EXPECT_EQ(t.stage_names(), expected);
     EXPECT_EQ(t.n, 6);
     EXPECT_EQ(t.heads, 2);
@@ -215,6 +215,47 @@ TEST(ModelTrace, TopTokensAreSortedByProbabilityThenId) {
     EXPECT_EQ(top[2].id, 0);
     EXPECT_EQ(top_tokens(p, 10).size(), 5u);
     EXPECT_TRUE(top_tokens(p, 0).empty());
+}
+
+// The model end to end: the embeddings block 0 reads, then the final norm, the last position's logits
+// and their softmax, each against what the forward computed.
+TEST(ModelTrace, EndToEndStagesAreTheEmbeddingsAndTheNextToken) {
+    const Fixture fx = run(ModelFamily::Gpt2, 2, 2);
+    const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 0, labels());
+    const ModelSpec& s = fx.model.spec;
+    const Stage* embed = t.get("embed");
+    ASSERT_NE(embed, nullptr);
+    EXPECT_EQ(stage_phase_of("embed"), "embed");
+    EXPECT_EQ(stage_phase_of("probs"), "output");
+    const Mat E = embed->matrix();  // [n, d]
+    ASSERT_EQ(E.rows(), 6);
+    for (int i = 0; i < 6; ++i)
+        for (int c = 0; c < s.d_model; ++c) {
+            const float want = fx.model.wte.map()(kIds[std::size_t(i)], c) + fx.model.wpe.map()(i, c);
+            EXPECT_NEAR(E(i, c), want, 1e-6f) << "embed(" << i << ", " << c << ")";
+        }
+    // Block 0's input is the embeddings: resid_mid = embed + attn_out.
+    const Mat mid = fx.fwd->layers[0].resid_mid;
+    EXPECT_NEAR((E + fx.fwd->layers[0].attn_out - mid).cwiseAbs().maxCoeff(), 0.0f, 1e-5f);
+    const Stage* logits = t.get("logits");
+    const Stage* probs = t.get("probs");
+    ASSERT_NE(logits, nullptr);
+    ASSERT_NE(probs, nullptr);
+    ASSERT_EQ(logits->n_rows(), 1);
+    ASSERT_EQ(logits->n_cols(), s.vocab_size);
+    EXPECT_EQ(logits->rows.kind, Axis::Kind::Single);
+    const Mat z = logits->matrix(), p = probs->matrix();
+    for (int v = 0; v < s.vocab_size; ++v) EXPECT_EQ(z(0, v), fx.fwd->logits(5, v)) << "logit " << v;
+    EXPECT_NEAR(p.sum(), 1.0f, 1e-5f);
+    const Vec want = next_token_probs(z.row(0), 1.0);
+    for (int v = 0; v < s.vocab_size; ++v) EXPECT_NEAR(p(0, v), want(v), 1e-7f) << "prob " << v;
+    EXPECT_EQ(t.get("ln_f")->n_rows(), 6);
+    // With the vocabulary's labels, the columns are named.
+    auto vocab = std::make_shared<std::vector<std::string>>();
+    for (int v = 0; v < s.vocab_size; ++v) vocab->push_back("tok" + std::to_string(v));
+    const Trace named = model_layer_trace(s, fx.fwd, 0, labels(), nullptr, vocab);
+    EXPECT_EQ(named.get("probs")->cols.label(3), "tok3");
+    EXPECT_EQ(named.get("probs")->cols.kind, Axis::Kind::Vocabulary);
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ appstream-util validate-relax --nonet "$share/metainfo/attnviz.metainfo.xml" >/d
 
 # The man page names every long flag of every --help (it is generated with them: gen_docs.sh).
 commands=()
-for c in dump render tokenize generate train grad; do
+for c in dump render tokenize generate train grad ablate patch attribute; do
   if run "$c" --help >/dev/null 2>&1; then commands+=("$c"); fi
 done
 man="$(zcat "$share/man/man1/attnviz.1.gz" | sed 's/\\-/-/g; s/\\f[BIRP]//g')"
