@@ -11,11 +11,9 @@
 #include "io/tokenizer.hpp"
 
 #include "io/json_limits.hpp"
+#include "io/platform.hpp"
 
 #include <pcre2.h>
-#include <sys/stat.h>
-#include <unicode/normalizer2.h>
-#include <unicode/unistr.h>
 
 #include <algorithm>
 #include <array>
@@ -281,62 +279,32 @@ class Regex {
     bool jit_ = false;
 };
 
-enum class NormForm { NFC, NFD, NFKC, NFKD };
-
-std::string normalize(std::string_view s, NormForm form) {
-    UErrorCode status = U_ZERO_ERROR;
-    const icu::Normalizer2* n = nullptr;
-    switch (form) {
-        case NormForm::NFC:
-            n = icu::Normalizer2::getNFCInstance(status);
-            break;
-        case NormForm::NFD:
-            n = icu::Normalizer2::getNFDInstance(status);
-            break;
-        case NormForm::NFKC:
-            n = icu::Normalizer2::getNFKCInstance(status);
-            break;
-        case NormForm::NFKD:
-            n = icu::Normalizer2::getNFKDInstance(status);
-            break;
-    }
-    if (U_FAILURE(status) || !n) throw Error("Unicode normalization is not available (ICU data missing)");
-    const icu::UnicodeString in = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), int32_t(s.size())));
-    if (n->isNormalized(in, status) && U_SUCCESS(status)) return std::string(s);
-    status = U_ZERO_ERROR;
-    const icu::UnicodeString out = n->normalize(in, status);
-    if (U_FAILURE(status)) throw TextError("cannot normalize this text to Unicode normal form");
-    std::string r;
-    out.toUTF8String(r);
-    return r;
-}
+using NormForm = platform::NormForm;  // normalized by platform::normalize (ICU, or Windows' own)
 
 // ------------------------------------------------------------------------------------------------
 // Files
 // ------------------------------------------------------------------------------------------------
 
 std::string read_capped(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw Error("cannot read " + path + ": not a regular file");
-    if (std::uint64_t(st.st_size) > kMaxTokenizerFileBytes)
-        throw Error(path + ": file is " + std::to_string(std::uint64_t(st.st_size) >> 20) +
+    platform::ReadFile f = platform::ReadFile::open(path);
+    if (f.size() > kMaxTokenizerFileBytes)
+        throw Error(path + ": file is " + std::to_string(f.size() >> 20) +
                     " MiB, larger than the 64 MiB accepted for tokenizer files");
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("cannot read " + path + ": " + std::strerror(errno));
-    std::string data(std::size_t(st.st_size), '\0');
-    f.read(data.data(), std::streamsize(data.size()));
-    data.resize(std::size_t(f.gcount()));
-    if (f.bad()) throw Error("cannot read " + path + ": read error");
+    std::string data(std::size_t(f.size()), '\0');
+    std::size_t got = 0;
+    while (got < data.size()) {
+        const std::size_t r = f.read(data.data() + got, data.size() - got);
+        if (r == 0) break;
+        got += r;
+    }
+    data.resize(got);
     char extra;
-    if (f.read(&extra, 1) && f.gcount() == 1)
-        throw Error("cannot read " + path + ": the file grew while it was being read");
+    if (f.read(&extra, 1) == 1) throw Error("cannot read " + path + ": the file grew while it was being read");
     return data;
 }
 
 bool is_regular_file(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    return platform::is_regular_file(path);
 }
 
 /// Parses JSON after checking size, nesting depth and memory (io/json_limits.hpp).
@@ -729,7 +697,7 @@ struct Tokenizer::Impl {
                 continue;
             }
             std::string normalized(part.text);
-            for (NormForm f : normalizers) normalized = normalize(normalized, f);
+            for (NormForm f : normalizers) normalized = platform::normalize(normalized, f);
             pieces.assign(1, normalized);
             for (std::size_t r = 0; r < splits.size(); ++r) {
                 next_pieces.clear();
@@ -1089,8 +1057,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::load_dir(const std::string& dir) {
     if (is_regular_file(base + "tokenizer.json")) return load_tokenizer_json(base + "tokenizer.json");
     if (is_regular_file(base + "vocab.json") && is_regular_file(base + "merges.txt"))
         return load_gpt2_files(base + "vocab.json", base + "merges.txt");
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    if (!platform::is_directory(dir))
         throw Error(dir + ": not a directory (expected a model folder with tokenizer.json)");
     throw Error(dir + ": no tokenizer.json, and no vocab.json + merges.txt");
 }
