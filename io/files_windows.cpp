@@ -45,6 +45,32 @@ DWORD attributes_of(const std::string& path) {
     return GetFileAttributesW(widen(path).c_str());
 }
 
+/// A path for the calls that want Windows' own separators (ReplaceFileW).
+std::wstring native(const std::string& path) {
+    std::wstring w = widen(path);
+    for (wchar_t& c : w)
+        if (c == L'/') c = L'\\';
+    return w;
+}
+
+/// Why ReplaceFileW could not replace `path`, in the user's terms, for its two usual causes: a read-only
+/// file and a program holding the file open without sharing it. "" for any other cause.
+std::string replace_failure(const std::string& path) {
+    const DWORD a = attributes_of(path);
+    if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_READONLY))
+        return "the file is read-only (clear Read-only in its Properties, or choose another name)";
+    HANDLE h = CreateFileW(widen(path).c_str(), GENERIC_WRITE | DELETE,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
+                           FILE_ATTRIBUTE_NORMAL, nullptr);
+    if (h != INVALID_HANDLE_VALUE) {
+        CloseHandle(h);
+    } else if (const DWORD open_err = GetLastError();
+               open_err == ERROR_SHARING_VIOLATION || open_err == ERROR_LOCK_VIOLATION) {
+        return "another program has it open (close it there, then try again)";
+    }
+    return "";
+}
+
 }  // namespace
 
 std::string file_kind_text(unsigned mode) {
@@ -144,16 +170,19 @@ void StagedFile::commit() {
         tmp_.clear();
         throw;
     }
-    bool ok = false;
-    if (attributes_of(path_) != INVALID_FILE_ATTRIBUTES) {
-        // Keeps the replaced file's attributes and permissions. Fails (nothing changed) while another
-        // program holds the file open without sharing it, or for a read-only file.
-        ok = ReplaceFileW(wpath.c_str(), wtmp.c_str(), nullptr, REPLACEFILE_IGNORE_MERGE_ERRORS, nullptr, nullptr);
-    } else {
-        ok = MoveFileExW(wtmp.c_str(), wpath.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
-    }
+    std::string why;
+    // ReplaceFileW keeps the replaced file's attributes and permissions; it fails (nothing changed) for
+    // a read-only file or one another program holds open without sharing. For any other failure (some
+    // file systems, Wine) the rename below still replaces the file in one step.
+    if (attributes_of(path_) != INVALID_FILE_ATTRIBUTES &&
+        !ReplaceFileW(native(path_).c_str(), native(tmp_).c_str(), nullptr, REPLACEFILE_IGNORE_MERGE_ERRORS,
+                      nullptr, nullptr))
+        why = replace_failure(path_);
+    const bool ok = why.empty() && (attributes_of(tmp_) == INVALID_FILE_ATTRIBUTES ||  // replaced
+                                    MoveFileExW(wtmp.c_str(), wpath.c_str(),
+                                                MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH));
     if (!ok) {
-        const std::string why = last_error_text();
+        if (why.empty()) why = last_error_text();
         DeleteFileW(wtmp.c_str());
         tmp_.clear();
         throw Error("cannot write " + path_ + ": " + why);

@@ -4,8 +4,8 @@
 # PACKAGE_DIR is the unpacked zip (attnviz.exe, share/attnviz/...). Checks --version, dump (numbers
 # equal to Linux's), render (pixels within 1/255), tokenize (the same ids), a short train, dump --model
 # of a test checkpoint, the GUI under Xvfb (a screenshot with the heatmap), a scripted GUI run that
-# steps through stages and exports a figure, and bad input: a non-ASCII path, a read-only file, a
-# file another process holds locked. Prints one line per check; exits non-zero on the first failure.
+# steps through stages and exports a figure, and bad input: a non-ASCII path, a read-only file and
+# folder, a file another process holds locked. Prints one line per check; exits non-zero on the first failure.
 set -euo pipefail
 pkg="$(cd "$1" && pwd)" linux="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
 work="$(mkdir -p "$3" && cd "$3" && pwd)"
@@ -26,6 +26,7 @@ win() { "$wine64" "$exe" "$@"; }
 lin() { env HOME="$work/linux-home" XDG_CONFIG_HOME="$work/linux-home/.config" "$linux" "$@"; }
 
 rm -rf "$work/out"; mkdir -p "$work/out" "$work/linux-home"
+trap '"$wineserver" -k 2>/dev/null || true' EXIT
 cd "$work/out"
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
   t0=$(date +%s)
@@ -84,7 +85,13 @@ $py "$here/tests/windows/compare_dumps.py" lin-induction win-induction "dump --m
   fail "dump --model differs"
 
 # --- the GUI under Xvfb + Wine ---------------------------------------------------------------------
-gui() { xvfb-run -a -s '-screen 0 1600x1000x24' "$wine64" "$exe" "$@"; }
+# Each GUI run gets its own Xvfb; Wine's desktop process (explorer.exe, alive while the wineserver
+# is) would keep talking to the previous one, so the wineserver is ended first.
+gui() {
+  "$wineserver" -k 2>/dev/null || true
+  "$wineserver" -w 2>/dev/null || true
+  xvfb-run -a -s '-screen 0 1600x1000x24' "$wine64" "$exe" "$@"
+}
 gui --fresh --size 1280x800 --screenshot "$work/wine-screenshot.png" >gui.out 2>&1 || { cat gui.out; fail "GUI screenshot"; }
 $py "$here/tests/windows/compare_png.py" --heatmap "$work/wine-screenshot.png" || fail "the screenshot shows no heatmap"
 
@@ -131,18 +138,26 @@ set +e; err="$(win render --scene "$scene" --stage scores --out readonly.png 2>&
 [ -z "$(ls -A . | grep '\.tmp-')" ] || fail "a temporary file was left behind"
 ok "read-only file: '$err' (file untouched)"
 
-# A read-only folder: Wine runs as this Unix user; as root it may write anywhere, so this check runs
-# only for a user that the folder's permissions stop.
-mkdir -p ro-folder
-chmod a-w ro-folder
-if [ "$(id -u)" -ne 0 ]; then
-  set +e; err="$(win render --scene "$scene" --stage weights --out ro-folder/fig.png 2>&1 >/dev/null | tr -d '\r')"; rc=$?; set -e
-  [ "$rc" -ne 0 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "read-only folder: exit $rc, '$err'"
-  ok "read-only folder: '$err'"
-else
-  echo "skipped: read-only folder (running as root, which Unix permissions do not stop)"
+# A read-only folder (as a locked-down school share is): Wine maps Unix permissions, which do not stop
+# root, so as root the check runs as the user nobody, with a Wine prefix of its own.
+ro_render() {  # ro_render OUT: render into OUT as a user the folder's permissions stop
+  if [ "$(id -u)" -ne 0 ]; then win render --scene "$scene" --stage weights --out "$1"; return; fi
+  runuser -u nobody -- env HOME="$work/as-nobody" WINEPREFIX="$work/as-nobody/wineprefix" WINEDEBUG=-all \
+    WINEDLLOVERRIDES="mscoree,mshtml=" "$wine64" "$exe" render --scene "$scene" --stage weights --out "$1"
+}
+if [ "$(id -u)" -eq 0 ] && [ ! -f "$work/as-nobody/wineprefix/system.reg" ]; then
+  mkdir -p "$work/as-nobody"; chown nobody "$work/as-nobody"
+  runuser -u nobody -- env HOME="$work/as-nobody" WINEPREFIX="$work/as-nobody/wineprefix" WINEDEBUG=-all \
+    WINEDLLOVERRIDES="mscoree,mshtml=" "$wine64" wineboot -i >/dev/null 2>&1 || true
+  runuser -u nobody -- env WINEPREFIX="$work/as-nobody/wineprefix" "$wineserver" -w
 fi
-chmod u+w ro-folder
+ro="$work/as-nobody/ro-folder"
+rm -rf "$ro"; mkdir -p "$ro"; cp win-fig.png "$ro/kept.png"; chmod 555 "$ro"
+set +e; err="$(ro_render "$ro/fig.png" 2>&1 >/dev/null | tr -d '\r')"; rc=$?; set -e
+[ "$rc" -ne 0 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "read-only folder: exit $rc, '$err'"
+[ "$(ls -A "$ro")" = kept.png ] || fail "read-only folder: $(ls -A "$ro") (something was written)"
+ok "read-only folder: '$err' (nothing written)"
+chmod 755 "$ro"
 
 # A file another program holds open without sharing (as Excel or an image viewer does): refused in one
 # line, the file untouched, no temporary left.
@@ -160,5 +175,4 @@ wait "$locker" 2>/dev/null || true
 [ "$(md5sum <locked.png)" = "$before" ] || fail "the locked file was changed"
 [ -z "$(ls -A . | grep '\.tmp-')" ] || fail "a temporary file was left behind"
 ok "locked file: '$err' (file untouched)"
-"$wineserver" -k 2>/dev/null || true
 echo "all Windows checks passed"
