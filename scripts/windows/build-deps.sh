@@ -71,7 +71,8 @@ if ! done_mark imgui; then
   for f in imgui.cpp imgui_draw.cpp imgui_tables.cpp imgui_widgets.cpp imgui_demo.cpp \
            misc/cpp/imgui_stdlib.cpp backends/imgui_impl_glfw.cpp backends/imgui_impl_opengl3.cpp; do
     o="$b/$(basename "$f" .cpp).o"
-    "${niced[@]}" x86_64-w64-mingw32-g++-posix -std=c++17 -O2 -I"$src/imgui" -I"$prefix/include" \
+    # (-Wno-stringop-overflow: GCC 12 misreads a memset in imgui_draw.cpp, upstream code)
+    "${niced[@]}" x86_64-w64-mingw32-g++-posix -std=c++17 -O2 -Wno-stringop-overflow -I"$src/imgui" -I"$prefix/include" \
       -c "$src/imgui/$f" -o "$o" &
     objs+=("$o")
     # two compiles at a time

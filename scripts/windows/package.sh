@@ -28,7 +28,7 @@ cp /usr/share/doc/fonts-dejavu-core/copyright "$dir/licenses/fonts-dejavu-core.t
 cp /usr/share/doc/fonts-droid-fallback/copyright "$dir/licenses/fonts-droid-fallback.txt"
 for d in "$prefix"/licenses/*/; do
   n="$(basename "$d")"
-  for f in "$d"*; do cp "$f" "$dir/licenses/$n-$(basename "$f").txt"; done
+  for f in "$d"*; do cp "$f" "$dir/licenses/$n-$(basename "$f" .txt).txt"; done
 done
 # MinGW-w64's runtime (winpthreads, libgcc, libstdc++) is linked in statically.
 for p in mingw-w64-common mingw-w64-x86-64-dev gcc-mingw-w64-base; do
