@@ -113,6 +113,20 @@ fig="$(ls attnviz-exports/*.png 2>/dev/null | head -1)"
 $py "$here/tests/windows/compare_png.py" --heatmap "$fig" || fail "the exported figure is blank"
 ok "scripted GUI: stages 0 -> 1 -> 2 -> 18, Ctrl+E exported $fig"
 
+# File > Open (Ctrl+O) opens the Windows file dialog (IFileOpenDialog) on its own thread while the
+# window keeps drawing; quitting with the dialog open closes it and ends the app.
+cat >chooser.script <<'SCRIPT'
+wait weights_checksum != "" && updating == false
+key ctrl+o
+wait chooser_open == true timeout 60
+frames 20
+expect chooser_open == true && status ~ "file chooser"
+quit
+SCRIPT
+t0=$(date +%s)
+gui --fresh --size 1280x800 --script chooser.script >chooser.out 2>&1 || { cat chooser.out; fail "the Windows file dialog"; }
+ok "File > Open: the Windows file dialog opened while the window kept drawing; quit with it open took $(( $(date +%s) - t0 )) s in all"
+
 # --- bad input ---------------------------------------------------------------------------------------
 # A folder named like C:\Users\李\模型: the model opens from it, and a figure is written into it.
 mkdir -p "李/模型"
