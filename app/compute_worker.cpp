@@ -1,14 +1,10 @@
 #include "app/compute_worker.hpp"
 
-#include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <exception>
 
 #include "core/error.hpp"
+#include "io/platform.hpp"
 
 namespace attnviz::app {
 
@@ -83,13 +79,10 @@ void ComputeWorker::shutdown() {
 // The GUI thread (and the software rasteriser's threads) must win when they compete with the
 // computation for the two cores: a frame that waits for the CPU is a stutter the user sees, a trace
 // that arrives a few milliseconds later is not. So this thread (and the pool threads it starts,
-// which inherit the setting) runs at a lower priority. Linux applies nice values per thread; raising
-// our own niceness needs no privileges. The name shows up in top -H and perf.
+// which inherit the setting) runs at a lower priority (io/platform_*.cpp). The name shows up in
+// top -H and perf.
 void lower_priority_of_this_thread(const char* name) {
-    if (name) pthread_setname_np(pthread_self(), name);  // at most 15 characters
-    const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-    const int current = getpriority(PRIO_PROCESS, tid);
-    if (current < kWorkerNice) setpriority(PRIO_PROCESS, tid, kWorkerNice);  // failure is harmless
+    platform::lower_this_thread_priority(name, kWorkerNice);
 }
 
 void ComputeWorker::run() {

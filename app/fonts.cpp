@@ -4,15 +4,23 @@
 #include <imgui_internal.h>
 
 #include <cstdio>
+#include <string>
+
+#include "io/platform.hpp"
 
 namespace attnviz::app {
 
 namespace {
 
-constexpr const char* kSans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-constexpr const char* kSansBold = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
-constexpr const char* kMono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
-constexpr const char* kFallback = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf";
+// Debian's fonts-dejavu-core and fonts-droid-fallback (shipped beside attnviz.exe on Windows).
+const std::string kSansPath = platform::font_file("dejavu/DejaVuSans.ttf");
+const std::string kSansBoldPath = platform::font_file("dejavu/DejaVuSans-Bold.ttf");
+const std::string kMonoPath = platform::font_file("dejavu/DejaVuSansMono.ttf");
+const std::string kFallbackPath = platform::font_file("droid/DroidSansFallbackFull.ttf");
+const char* const kSans = kSansPath.c_str();
+const char* const kSansBold = kSansBoldPath.c_str();
+const char* const kMono = kMonoPath.c_str();
+const char* const kFallback = kFallbackPath.c_str();
 
 ImFont* g_fonts[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
 

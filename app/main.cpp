@@ -31,6 +31,7 @@
 #include "io/commands.hpp"
 #include "io/files.hpp"
 #include "io/intervention_commands.hpp"
+#include "io/platform.hpp"
 #include "io/model_commands.hpp"
 #include "io/tokenize_command.hpp"
 #include "io/train_commands.hpp"
@@ -50,7 +51,11 @@ void glfw_error_callback(int error, const char* description) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_in, char** argv_in) {
+    // UTF-8 arguments on every system (on Windows from the UTF-16 command line; io/platform.hpp).
+    attnviz::platform::Utf8Args args(argc_in, argv_in);
+    const int argc = args.argc();
+    char** argv = args.argv();
     // Before any thread starts: let freed n×m score/weight blocks be reused by the next trace instead
     // of being unmapped and page-faulted in again (halves the trace time; see core/memory.hpp).
     attnviz::tune_allocator_for_traces();
@@ -127,7 +132,13 @@ int main(int argc, char** argv) {
         return 1;
     }
     glfwMakeContextCurrent(window);
+    if (const char* missing = nullptr; !attnviz::render::load_gl_functions(&missing)) {
+        std::fprintf(stderr, "attnviz: this OpenGL driver lacks %s (OpenGL 3.3 is needed)\n", missing);
+        glfwTerminate();
+        return 1;
+    }
     g_window_ready = true;
+    attnviz::platform::release_own_console();  // the window is open: a console of our own only
     glfwFocusWindow(window);  // ImGui 1.86 reads the mouse only while the window has focus
     glfwSwapInterval(vsync ? 1 : 0);
 

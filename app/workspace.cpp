@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "io/colormap.hpp"
 #include "io/files.hpp"
+#include "io/platform.hpp"
 #include "io/scene.hpp"
 #include "io/tour.hpp"
 
@@ -220,7 +221,7 @@ bool WorkspaceKeeper::restore(AppState& state) {
         std::string what = e.what();
         for (char& c : what)
             if (c == '\n' || c == '\r') c = ' ';
-        if (std::rename(p.c_str(), aside.c_str()) == 0)
+        if (platform::rename_path(p, aside).empty())
             state.set_status("The saved workspace could not be read (" + what + "); it was set aside as " +
                                  aside + " and the app starts fresh.",
                              true);

@@ -131,21 +131,23 @@ ATTNVIZ_AVX512 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
     }
 }
 
-/// A 64-byte-aligned scratch buffer per thread, grown as needed.
+/// A 64-byte-aligned scratch buffer per thread, grown as needed (C++17's aligned new: Windows' C
+/// library has no std::aligned_alloc).
 float* pack_buffer(std::size_t floats) {
     struct Aligned {
         float* p = nullptr;
         std::size_t size = 0;
-        ~Aligned() { std::free(p); }
+        ~Aligned() { release(); }
+        void release() {
+            if (p) ::operator delete(p, std::align_val_t(64));
+            p = nullptr;
+            size = 0;
+        }
     };
     thread_local Aligned buf;
     if (buf.size < floats) {
-        std::free(buf.p);
-        buf.p = nullptr;
-        buf.size = 0;
-        void* p = std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
-        if (!p) throw std::bad_alloc();
-        buf.p = static_cast<float*>(p);
+        buf.release();
+        buf.p = static_cast<float*>(::operator new(floats * sizeof(float), std::align_val_t(64)));
         buf.size = floats;
     }
     return buf.p;

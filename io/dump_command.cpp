@@ -4,8 +4,6 @@
 // The output directory appears whole or not at all: everything is written into a temporary sibling
 // directory that is renamed into place at the end. An earlier dump in the same place is replaced;
 // any other existing directory or file is left alone.
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -21,6 +19,7 @@
 #include "io/cli.hpp"
 #include "io/commands.hpp"
 #include "io/files.hpp"
+#include "io/platform.hpp"
 #include "io/model_commands.hpp"
 #include "io/npy.hpp"
 #include "io/scene.hpp"
@@ -111,14 +110,6 @@ Target inspect_target(const std::string& dir) {
 std::string without_trailing_slashes(std::string s) {
     while (s.size() > 1 && s.back() == '/') s.pop_back();
     return s;
-}
-
-/// Creates a fresh, uniquely named directory "BASE" + "XXXXXX" replaced. Throws attnviz::Error.
-std::string make_unique_dir(const std::string& base) {
-    std::string name = base + "XXXXXX";
-    if (::mkdtemp(name.data()) == nullptr)
-        throw Error("cannot create " + base + "XXXXXX: " + std::strerror(errno));
-    return name;
 }
 
 ojson manifest_json(const Trace& trace) {
@@ -221,37 +212,28 @@ void publish_dump_dir(const std::string& out, const std::function<void(const std
     const auto slash = out.find_last_of('/');
     if (slash != std::string::npos && slash > 0) make_dirs(out.substr(0, slash));
 
-    const std::string tmp = make_unique_dir(out + ".tmp-");
+    const std::string tmp = platform::make_unique_dir(out + ".tmp-");
     try {
         fill(tmp);
-        // mkdtemp makes 0700 directories; the dump should be as readable as any other output.
-        ::chmod(
-            tmp.c_str(), 0777 & ~[] {
-                const mode_t m = ::umask(022);
-                ::umask(m);
-                return m;
-            }());
 
         // Check again: something may have appeared at `out` while we computed.
         const Target target = inspect_target(out);
         if (target == Target::EarlierDump) {
             // rename() cannot replace a non-empty directory, so move the old dump aside first
             // (onto a fresh empty directory, which rename may replace), then move the new one in.
-            const std::string old = make_unique_dir(out + ".old-");
-            if (::rename(out.c_str(), old.c_str()) != 0) {
-                const int err = errno;
-                ::rmdir(old.c_str());
-                throw Error("cannot replace " + out + ": " + std::strerror(err));
+            const std::string old = platform::make_unique_dir(out + ".old-");
+            if (const std::string err = platform::rename_path(out, old); !err.empty()) {
+                platform::remove_empty_dir(old);
+                throw Error("cannot replace " + out + ": " + err);
             }
-            if (::rename(tmp.c_str(), out.c_str()) != 0) {
-                const int err = errno;
-                (void)::rename(old.c_str(), out.c_str());  // put the earlier dump back
-                throw Error("cannot write " + out + ": " + std::strerror(err));
+            if (const std::string err = platform::rename_path(tmp, out); !err.empty()) {
+                (void)platform::rename_path(old, out);  // put the earlier dump back
+                throw Error("cannot write " + out + ": " + err);
             }
             std::error_code ec;
             fs::remove_all(old, ec);
-        } else if (::rename(tmp.c_str(), out.c_str()) != 0) {  // also replaces an empty directory
-            throw Error("cannot write " + out + ": " + std::strerror(errno));
+        } else if (const std::string err = platform::rename_path(tmp, out); !err.empty()) {
+            throw Error("cannot write " + out + ": " + err);  // (an empty directory is replaced)
         }
     } catch (...) {
         std::error_code ec;

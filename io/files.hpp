@@ -1,5 +1,7 @@
 // Writing files whole or not at all: write to a temporary file in the same directory, flush, fsync,
 // then rename over the target. A failure leaves the old file (if any) untouched and no temp behind.
+// The system calls are in files_posix.cpp (rename) and files_windows.cpp (ReplaceFileW / MoveFileExW);
+// reading a file is platform::ReadFile (io/platform.hpp).
 #pragma once
 
 #include <cstdint>
@@ -60,10 +62,6 @@ inline constexpr std::uint64_t kDefaultReadCap = 64ull * 1024 * 1024;
 /// file larger than the cap ("cannot read FILE: too large (2048 MiB > 64 MiB)"). Never blocks on a FIFO.
 std::string read_file(const std::string& path, std::uint64_t max_bytes = kDefaultReadCap);
 
-/// Opens a regular file for reading (O_RDONLY | O_CLOEXEC), refusing anything else as read_file does,
-/// and returns its descriptor and size. Throws attnviz::Error("cannot read FILE: ...").
-int open_regular_file(const std::string& path, std::uint64_t& size);
-
 /// "a FIFO", "a directory", "a symbolic link", "a character device", ... for an lstat/stat mode.
 std::string file_kind_text(unsigned mode);
 
@@ -92,7 +90,7 @@ ResourceDir find_shader_dir();
 /// find_asset_dir().path / find_shader_dir().path.
 std::string asset_dir();
 std::string shader_dir();
-/// $XDG_CONFIG_HOME/attnviz (or ~/.config/attnviz), created if missing.
+/// $XDG_CONFIG_HOME/attnviz (or ~/.config/attnviz; %APPDATA%\attnviz on Windows), created if missing.
 std::string user_config_dir();
 
 }  // namespace attnviz

@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "core/utf8.hpp"
+#include "io/platform.hpp"
 
 namespace attnviz {
 
@@ -27,15 +28,16 @@ std::vector<unsigned char> load_bytes(const char* path) {
     return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-const char* const kRegular[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"};
-const char* const kBold[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"};
-const char* const kFallback[] = {"/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
-                                 "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"};
+// Debian's fonts-dejavu-core and fonts-droid-fallback (shipped beside attnviz.exe on Windows).
+const char* const kRegular[] = {"dejavu/DejaVuSans.ttf"};
+const char* const kBold[] = {"dejavu/DejaVuSans-Bold.ttf"};
+const char* const kFallback[] = {"droid/DroidSansFallbackFull.ttf", "../opentype/noto/NotoSansCJK-Regular.ttc"};
 
 template <std::size_t N>
 std::vector<unsigned char> load_first(const char* const (&paths)[N]) {
-    for (const char* p : paths) {
-        auto bytes = load_bytes(p);
+    for (const char* name : paths) {
+        const std::string p = platform::font_file(name);
+        auto bytes = load_bytes(p.c_str());
         if (!bytes.empty()) return bytes;
     }
     return {};
@@ -76,7 +78,7 @@ FontRaster::FontRaster() {
     if (!fonts_[0]) {
         std::fprintf(stderr,
                      "attnviz: cannot load %s; figures will have no text (install fonts-dejavu-core)\n",
-                     kRegular[0]);
+                     platform::font_file(kRegular[0]).c_str());
     }
 }
 

@@ -1,8 +1,5 @@
 #include "io/npy.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -14,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/platform.hpp"
 
 namespace attnviz {
 
@@ -376,22 +374,16 @@ MaskGrid read_mask_npy(const std::string& path) {
     // Streamed: the header first (sizes checked before any data is read), then the values a block at
     // a time straight into the grid, so a 16384² float64 mask costs its 256 MiB grid, not 2 GiB of
     // file plus a 1 GiB float matrix.
-    std::uint64_t size = 0;
-    const int fd = open_regular_file(path, size);
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
+    platform::ReadFile file = platform::ReadFile::open(path);
+    const std::uint64_t size = file.size();
     // Reads exactly `count` bytes at the current position, or as many as the file still has.
     auto read_some = [&](std::string& out, std::size_t count) {
         out.resize(count);
         std::size_t got = 0;
         while (got < count) {
-            const ssize_t r = ::read(fd, out.data() + got, count - got);
-            if (r < 0 && errno == EINTR) continue;
-            if (r < 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
+            const std::size_t r = file.read(out.data() + got, count - got);
             if (r == 0) break;
-            got += std::size_t(r);
+            got += r;
         }
         out.resize(got);
     };
@@ -410,8 +402,7 @@ MaskGrid read_mask_npy(const std::string& path) {
         throw Error("mask " + path + " is " + std::to_string(h.rows) + "×" + std::to_string(h.cols) +
                     "; at most 16384×16384 (queries × keys)");
     check_data_size(h, size >= h.data_start ? size - h.data_start : 0, path);
-    if (::lseek(fd, off_t(h.data_start), SEEK_SET) < 0)
-        throw Error("cannot read " + path + ": " + std::strerror(errno));
+    file.seek(h.data_start);
 
     MaskGrid grid;
     grid.rows = int(h.rows);

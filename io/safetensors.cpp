@@ -1,9 +1,6 @@
 // safetensors reader and writer. See io/safetensors.hpp.
 #include "io/safetensors.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -14,6 +11,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json_limits.hpp"
+#include "io/platform.hpp"
 
 namespace attnviz {
 
@@ -44,17 +42,6 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
     for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
     return r + "]";
 }
-
-struct Mapping {
-    void* addr = MAP_FAILED;
-    std::size_t size = 0;
-    Mapping() = default;
-    Mapping(const Mapping&) = delete;
-    Mapping& operator=(const Mapping&) = delete;
-    ~Mapping() {
-        if (addr != MAP_FAILED) ::munmap(addr, size);
-    }
-};
 
 /// nlohmann-json keeps the last of two equal keys; safetensors readers disagree on which wins, so a
 /// key twice in any object of the header is refused, naming it.
@@ -223,19 +210,12 @@ SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const void> owner, const 
 }
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-    std::uint64_t size = 0;
-    const int fd = open_regular_file(path, size);
-    auto mapping = std::make_shared<Mapping>();
-    if (size >= 8) {
-        mapping->addr = ::mmap(nullptr, std::size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
-        mapping->size = std::size_t(size);
-    }
-    const int err = errno;
-    ::close(fd);
+    const platform::ReadFile file = platform::ReadFile::open(path);
+    const std::uint64_t size = file.size();
     if (size < 8)
         throw Error(path + ": truncated (" + std::to_string(size) + " bytes, no safetensors header)");
-    if (mapping->addr == MAP_FAILED) throw Error("cannot map " + path + ": " + std::strerror(err));
-    const auto* base = static_cast<const unsigned char*>(mapping->addr);
+    std::shared_ptr<const void> mapping = file.map();
+    const auto* base = static_cast<const unsigned char*>(mapping.get());
     return parse(mapping, base, size, path);
 }
 
@@ -263,9 +243,9 @@ SafetensorsTable open_safetensors_dir(const std::string& dir) {
         table.files.push_back(std::move(f));
     };
     const std::string single = dir + "/model.safetensors", index = dir + "/model.safetensors.index.json";
-    if (::access(single.c_str(), F_OK) == 0) {
+    if (platform::exists(single)) {
         add(single);
-    } else if (::access(index.c_str(), F_OK) == 0) {
+    } else if (platform::exists(index)) {
         const json j = parse_json_limited(read_file(index, 64ull << 20), index, "the file");
         if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
             throw Error(index + ": field 'weight_map' is missing or not an object");

@@ -15,6 +15,7 @@
 #include "io/tokenizer.hpp"
 
 #include "io/json_limits.hpp"
+#include "io/platform.hpp"
 #include "io/tokenizer_text.hpp"
 
 #include <pcre2.h>
@@ -291,27 +292,25 @@ using tokenizer_text::NormForm;
 // ------------------------------------------------------------------------------------------------
 
 std::string read_capped(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw Error("cannot read " + path + ": not a regular file");
-    if (std::uint64_t(st.st_size) > kMaxTokenizerFileBytes)
-        throw Error(path + ": file is " + std::to_string(std::uint64_t(st.st_size) >> 20) +
+    platform::ReadFile f = platform::ReadFile::open(path);
+    if (f.size() > kMaxTokenizerFileBytes)
+        throw Error(path + ": file is " + std::to_string(f.size() >> 20) +
                     " MiB, larger than the 64 MiB accepted for tokenizer files");
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("cannot read " + path + ": " + std::strerror(errno));
-    std::string data(std::size_t(st.st_size), '\0');
-    f.read(data.data(), std::streamsize(data.size()));
-    data.resize(std::size_t(f.gcount()));
-    if (f.bad()) throw Error("cannot read " + path + ": read error");
+    std::string data(std::size_t(f.size()), '\0');
+    std::size_t got = 0;
+    while (got < data.size()) {
+        const std::size_t r = f.read(data.data() + got, data.size() - got);
+        if (r == 0) break;
+        got += r;
+    }
+    data.resize(got);
     char extra;
-    if (f.read(&extra, 1) && f.gcount() == 1)
-        throw Error("cannot read " + path + ": the file grew while it was being read");
+    if (f.read(&extra, 1) == 1) throw Error("cannot read " + path + ": the file grew while it was being read");
     return data;
 }
 
 bool is_regular_file(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    return platform::is_regular_file(path);
 }
 
 /// Parses JSON after checking size, nesting depth and memory (io/json_limits.hpp).

@@ -2,7 +2,6 @@
 #include "io/train_commands.hpp"
 #include "io/bpe_train.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +25,7 @@
 #include "io/json_limits.hpp"
 #include "io/model_loader.hpp"
 #include "io/npy.hpp"
+#include "io/platform.hpp"
 #include "io/safetensors.hpp"
 #include "io/task_text.hpp"
 
@@ -420,7 +420,7 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
             bpe.emplace();
             text.learned = &*bpe;
             // Learning merges from a long text without spaces takes a while: say how far it is.
-            const bool tty = isatty(2) != 0;
+            const bool tty = platform::stderr_is_terminal();
             const auto b0 = std::chrono::steady_clock::now();
             auto last = b0;
             text.progress = [&, path = text.path](int merges, int most) {
@@ -530,7 +530,7 @@ int train_main(int argc, char** argv) {
     TrainOptions o = setup.o;
     if (setup.init) o.init = &*setup.init;
 
-    const bool tty = isatty(2) != 0;
+    const bool tty = platform::stderr_is_terminal();
     const auto t0 = std::chrono::steady_clock::now();
     const double tokens_per_step = double(o.batch) * double(c.context);
     const std::vector<HeadScore>& scores = setup.info->scores;

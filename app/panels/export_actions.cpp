@@ -3,13 +3,13 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "app/panels/export_actions.hpp"
 
-#include <sys/stat.h>
 #include <cstdlib>
 
 #include "core/error.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/npy.hpp"
+#include "io/platform.hpp"
 
 namespace attnviz::app {
 
@@ -52,8 +52,7 @@ std::string normalize_export_dir(const std::string& dir) {
 namespace {
 
 bool path_exists(const std::string& path) {
-    struct stat st;
-    return ::stat(path.c_str(), &st) == 0;
+    return platform::exists(path);
 }
 
 // dir/name, or dir/stem-2.ext, dir/stem-3.ext, ... when the name is taken (two exports in a second).

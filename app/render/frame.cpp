@@ -1,9 +1,7 @@
 #include "app/render/frame.hpp"
 
-#ifndef GL_GLEXT_PROTOTYPES
-#define GL_GLEXT_PROTOTYPES 1
-#endif
-#include <GL/gl.h>
+#include "app/render/gl.hpp"  // first: on Windows it brings windows.h
+
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
 

@@ -6,6 +6,11 @@ struct ImDrawData;
 
 namespace attnviz::render {
 
+/// Makes the GL functions app/render calls callable (app/render/gl.hpp); call once after the context
+/// is made current. Returns false, naming the first missing function in `*missing`, when the driver
+/// lacks one.
+bool load_gl_functions(const char** missing);
+
 /// Viewport to the framebuffer and a clear to the app's background colour.
 void begin_gl_frame(int fb_w, int fb_h);
 /// ImGui's draw data into the back buffer (the OpenGL 3 backend).

@@ -2,11 +2,7 @@
 // offscreen RGBA8 target that ImGui shows with ImGui::Image. See heatmap_texture.hpp.
 #include "app/render/heatmap_texture.hpp"
 
-#ifndef GL_GLEXT_PROTOTYPES
-#define GL_GLEXT_PROTOTYPES 1
-#endif
-#include <GL/gl.h>
-#include <GL/glext.h>
+#include "app/render/gl.hpp"
 
 #include <algorithm>
 #include <string>
