@@ -64,10 +64,7 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     if (n > s.max_positions)
         throw Error(std::to_string(n) + " tokens are more than the model's " +
                     std::to_string(s.max_positions) + " positions");
-    for (int id : r.ids)
-        if (id >= s.vocab_size)
-            throw Error("the tokenizer gives id " + std::to_string(id) +
-                        ", outside the model's vocabulary of " + std::to_string(s.vocab_size));
+    check_ids_in_vocab(*model.tokenizer, r.ids, s.vocab_size);
     ModelRunOptions o;
     o.keep_layers = true;
     o.all_logits = false;

@@ -51,7 +51,7 @@ struct Input {
     std::shared_ptr<const Tokenizer> tokenizer;
 };
 
-Input read_input(const CliArgs& args, const std::string& dir) {
+Input read_input(const CliArgs& args, const std::string& dir, int vocab) {
     if (args.has("--text") == args.has("--ids"))
         throw UsageError("give the input with exactly one of --text TEXT or --ids 1,2,3");
     Input in;
@@ -59,6 +59,7 @@ Input read_input(const CliArgs& args, const std::string& dir) {
         in.tokenizer = Tokenizer::load_dir(dir);
         in.ids = in.tokenizer->encode_for_model(*args.get("--text")).ids;  // with [CLS]/<s>... as the model wants
         if (in.ids.empty()) throw TextError("--text gives no tokens");
+        check_ids_in_vocab(*in.tokenizer, in.ids, vocab);
     } else {
         in.ids = parse_ids(*args.get("--ids"));
         try {
@@ -127,7 +128,7 @@ int model_dump_main(int argc, char** argv) {
 
     const ModelWeights model = load_model_dir(dir);
     const ModelSpec& s = model.spec;
-    const Input in = read_input(args, dir);
+    const Input in = read_input(args, dir, model.spec.vocab_size);
     if (args.has("--layer")) {
         run.keep_heads.assign(std::size_t(s.n_layer), false);
         for (const std::string& l : args.all("--layer"))
@@ -242,7 +243,7 @@ int generate_main(int argc, char** argv) {
     const std::string dir = *args.get("--model");
     const ModelWeights model = load_model_dir(dir);
     run.keep_heads.assign(std::size_t(model.spec.n_layer), false);
-    Input in = read_input(args, dir);
+    Input in = read_input(args, dir, model.spec.vocab_size);
     if (in.ids.size() + std::size_t(count) > std::size_t(model.spec.max_positions))
         throw Error(std::to_string(in.ids.size()) + " prompt tokens + " + std::to_string(count) +
                     " new ones are more than the model's " + std::to_string(model.spec.max_positions) +
@@ -319,7 +320,7 @@ int model_render_main(int argc, char** argv) {
     const ModelWeights model = load_model_dir(dir);
     const ModelSpec& s = model.spec;
     const int layer = args.has("--layer") ? cli_int("--layer", *args.get("--layer"), 0, s.n_layer - 1) : 0;
-    const Input in = read_input(args, dir);
+    const Input in = read_input(args, dir, model.spec.vocab_size);
     const int n = int(in.ids.size());
     if (n > s.max_positions)
         throw Error(std::to_string(n) + " tokens are more than the model's " +

@@ -2291,4 +2291,12 @@ bool Tokenizer::is_special(int id) const {
     return it != impl_->entries.end() && it->second.special;
 }
 
+void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids, int vocab) {
+    for (int id : ids)
+        if (id < 0 || id >= vocab)
+            throw TextError("the text has a token this model was not trained on: '" + tokenizer.token_label(id) +
+                            "' (id " + std::to_string(id) + "; the model knows ids 0.." + std::to_string(vocab - 1) +
+                            "). A model trained on its own small language knows only its words");
+}
+
 }  // namespace attnviz

@@ -118,4 +118,9 @@ constexpr std::size_t kMaxTokenizerFileBytes = std::size_t{64} << 20;
 /// Longest text encode() accepts: 4 MiB.
 constexpr std::size_t kMaxTokenizeTextBytes = std::size_t{4} << 20;
 
+/// Throws TextError when a text's ids (this tokenizer's) hold a token the model has no row for
+/// ([0, vocab)), naming the token: a model trained here on its own small language (the story model)
+/// knows only that language's words.
+void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids, int vocab);
+
 }  // namespace attnviz
