@@ -16,11 +16,12 @@ tour="$src/assets/tours/first-hour.json"
 [ -f "$src/assets/scenes/story.json" ] ||
   fail "assets/scenes/story.json is missing: the tour's adjective-head and pronoun-head steps open it (with assets/models/story, from the story branch); this test does not skip them"
 
-# A first launch (no workspace, nothing on the command line) opens the tour's step 1 and its panel.
+# A first launch (no workspace, nothing on the command line) opens the tour's step 1 and its panel: the
+# story model's adjective head on the seeds' sentence.
 XDG_CONFIG_HOME="$tmp/first-launch" "$bin" --state-log "$log" >"$tmp/first.out" 2>&1 &
 app_pid=$!
 wait_for "the first launch to open the tour" \
-  's.get("tour") and s["tour"]["step"] == 1 and s["tour"]["open"] and s["tour"]["on_screen"] and s["stage"] == "one_hot"'
+  's.get("tour") and s["tour"]["step"] == 1 and s["tour"]["open"] and s["tour"]["on_screen"] and s["stage"] == "weights" and s["model_active"] and s["pinned_row"] == 3'
 kill "$app_pid"
 wait "$app_pid" 2>/dev/null || true
 app_pid=""
