@@ -453,11 +453,15 @@ void draw_stage_view(AppState& state) {
     }
 
     const bool rows_are_queries = st.rows.kind == Axis::Kind::QueryTokens;
-    const bool show_pin = rows_are_queries && state.pinned_row >= 0 && state.pinned_row < st.n_rows();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float strip_h = !show_pin    ? 0.0f
-                          : presenting ? std::clamp(avail.y * 0.3f, 8.0f * fs, 16.0f * fs)
-                                       : std::clamp(avail.y * 0.4f, 12.5f * fs, 22.5f * fs);
+    // In presentation mode on a short screen (a projector at a large UI scale) the picture keeps the
+    // room: the pinned row stays outlined on it, and its bar chart comes back on a taller window.
+    const bool room_for_pin = !presenting || avail.y >= 36.0f * fs;
+    const bool show_pin = rows_are_queries && state.pinned_row >= 0 && state.pinned_row < st.n_rows();
+    const bool show_pin_strip = show_pin && room_for_pin;
+    const float strip_h = !show_pin_strip ? 0.0f
+                          : presenting    ? std::min(avail.y * 0.3f, 16.0f * fs)
+                                          : std::clamp(avail.y * 0.4f, 12.5f * fs, 22.5f * fs);
 
     std::map<std::string, HeatmapViewState>& zoom = views(state).stage.zoom;  // per stage name
     const CachedMatrix& cm = cached_stage(tr, state.trace_generation, si);
@@ -491,7 +495,7 @@ void draw_stage_view(AppState& state) {
     }
     if (r.row_label_clicked >= 0 && rows_are_queries) toggle_pin(r.row_label_clicked);
 
-    if (show_pin && state.pinned_row < int(cm.M->rows())) {
+    if (show_pin_strip && state.pinned_row < int(cm.M->rows())) {
         const int row = state.pinned_row;
         const bool linked = is_attention_matrix(st) && st.head >= 0;
         // The key the linked Kᵀ view outlines: the hovered one, else the strongest for this query.
