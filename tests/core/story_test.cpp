@@ -162,9 +162,12 @@ TEST(Story, TheTaskReportsTheTwoScoresAndAnnotatesItsProbe) {
                                                "adjective_noun", "pronoun_antecedent"}));
     for (const TaskInfo& t : task_registry()) {  // only the story task reports the two new scores
         if (t.name == "story") continue;
-        for (HeadScore k : t.scores)
+        for (HeadScore k : t.scores) {
             EXPECT_TRUE(k != HeadScore::AdjectiveNoun && k != HeadScore::PronounAntecedent) << t.name;
-        if (t.name != "modadd") EXPECT_EQ(t.scores, all_head_scores()) << t.name;  // modadd declares none
+        }
+        if (t.name != "modadd") {
+            EXPECT_EQ(t.scores, all_head_scores()) << t.name;  // modadd declares none
+        }
     }
     TaskRequest r;
     r.context = 32;
