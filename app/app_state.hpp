@@ -31,7 +31,8 @@ enum class MainView { Stage, HeadsGrid, Compare, Model, Lines, Interventions };
 struct ModelUi {
     bool active = false;  // a model is open and its layer is the trace on screen
     std::string name, dir, description;
-    std::string text = "The cat sat on the mat because it";  // what the model reads (the text box)
+    static constexpr const char* kDefaultText = "The cat sat on the mat because it";
+    std::string text = kDefaultText;  // what the model reads (the text box)
     int layer = 0, n_layer = 0, n_head = 0, n_kv_head = 0, n = 0;
     std::vector<bool> kept_heads;  // per layer: its per-head stages are in the last run
     /// Word classes of the folder's story_grammar.json (the head labels' adjective→noun; null: none).
@@ -74,6 +75,7 @@ struct ModelUi {
     bool cancel_load = false;          // a model still loading must not replace the scene just opened
     int append_request = 0;            // 1 = greedy, 2 = sampled
     std::uint64_t run_generation = 0;  // increments with every finished run
+    bool run_failed = false;           // the last run failed (its line is in the status bar)
 };
 
 /// The guided tour (io/tour.hpp; app/tour_player.hpp applies its steps, the Start here panel shows it).

@@ -357,6 +357,7 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     const ModelSpec& s = model.weights->spec;
     const bool same_shape = m.active && m.n_layer == s.n_layer && m.n_head == s.n_head;
     m.active = true;
+    m.run_failed = false;
     m.name = model.name;
     m.dir = model.dir;
     m.description = model.tokenizer->description();
@@ -389,6 +390,9 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
             state.set_status(one_line(e.what()) + " (the head labels go without adjective→noun)", true);
         }
     }
+    // A model trained here on its own small language cannot read the app's default English sentence:
+    // opened without a text of its own, it reads the seeds' sentence of that language instead.
+    if (m.grammar && m.text == ModelUi::kDefaultText) m.text = "a fluffy blue creature roamed the verdant forest.";
 }
 
 void ModelSession::resume_model(AppState& state) {

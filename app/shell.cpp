@@ -319,8 +319,10 @@ void Shell::model_frame() {
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
         compute_error_shown_ = false;
+        state.model.run_failed = false;
     } else if (!ev.run_error.empty()) {
         compute_error_shown_ = true;
+        state.model.run_failed = true;  // (a screenshot run then shows the error instead of waiting)
     }
 }
 
@@ -585,7 +587,7 @@ void Shell::end_frame(int fb_w, int fb_h) {
     // A scene's model still loading (or its first run not yet on screen) is not ready either.
     const bool model_pending = !state.model.open_request.empty() || state.model.loading ||
                                !state.model.resume.dir.empty() ||
-                               (state.model.active && state.model.run_generation == 0);
+                               (state.model.active && state.model.run_generation == 0 && !state.model.run_failed);
     const bool ready = !state.updating && !view_cache().busy() && !model_pending &&
                        state.requested_lab.empty() &&
                        (state.trace ? startup_applied_ : (!state.issues.empty() || state.status_is_error));

@@ -75,6 +75,13 @@ std::vector<int> read_ids(const CliArgs& args, Tokens& tokens, const ModelSpec& 
         throw UsageError("give the input with exactly one of --text TEXT or --ids 1,2,3");
     const std::vector<int> ids =
         args.has("--text") ? encode_flag(tokens, "--text", *args.get("--text")) : parse_ids(*args.get("--ids"));
+    if (args.has("--text")) {
+        try {
+            check_ids_in_vocab(*tokens.get(true), ids, s.vocab_size);
+        } catch (const TextError& e) {
+            throw UsageError(std::string("--text: ") + e.what());
+        }
+    }
     for (int id : ids)
         if (id >= s.vocab_size)
             throw UsageError("--ids: token id " + std::to_string(id) + " is outside the model's vocabulary (0.." +

@@ -498,14 +498,21 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
 
     // --- labels ----------------------------------------------------------------------------
     const ImU32 hot_col = ImGui::GetColorU32(ImGuiCol_PlotHistogramHovered);
+    // With every k-th label shown, the pinned (highlighted) row and column keep theirs: a learner told
+    // to look at a word finds it. Their neighbours closer than k give way, so no two labels meet.
+    auto labelled = [](int i, int stride, int hot) {
+        if (stride <= 1 || hot < 0) return i % std::max(1, stride) == 0;
+        if (i == hot) return true;
+        return i % stride == 0 && std::abs(i - hot) >= stride;
+    };
     if (row_labels) {
         // Row labels, right-aligned against the image; every k-th when rows are small.
         const int rs = label_stride(px_row, line);
         result.label_stride = rs;
         const ImVec2 clip_a(left.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
         dl->PushClipRect(clip_a, clip_b, true);
-        for (int r = (r_first / rs) * rs; r <= r_last; r += rs) {
-            if (r < r_first) continue;
+        for (int r = r_first; r <= r_last; ++r) {
+            if (!labelled(r, rs, opt.highlight.row)) continue;
             const std::string full = thinned_label(row_axis, r, rs);
             const std::string s = fit_text(full, row_label_w - 8);
             ++result.labels_shown;
@@ -522,8 +529,8 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         const int cs = vertical_cols ? label_stride(px_col, line) : 1;
         const ImVec2 top_a(img_min.x - line, img_min.y - col_label_h), top_b(img_max.x + line, img_min.y);
         dl->PushClipRect(top_a, top_b, true);
-        for (int c = (c_first / cs) * cs; c <= c_last; c += cs) {
-            if (c < c_first) continue;
+        for (int c = c_first; c <= c_last; ++c) {
+            if (!labelled(c, cs, opt.highlight.col)) continue;
             const bool hot = c == result.col || c == opt.highlight.col;
             const ImU32 col = hot ? hot_col : text_col;
             if (vertical_cols) {
