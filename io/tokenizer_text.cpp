@@ -2,7 +2,6 @@
 #include "io/tokenizer_text.hpp"
 
 #include <unicode/brkiter.h>
-#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/utext.h>
@@ -51,34 +50,6 @@ bool is_chinese_char(char32_t c) {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
            (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) ||
            (c >= 0x2B920 && c <= 0x2CEAF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
-
-std::string unicode_normalize(std::string_view s, NormForm form) {
-    UErrorCode status = U_ZERO_ERROR;
-    const icu::Normalizer2* n = nullptr;
-    switch (form) {
-        case NormForm::NFC:
-            n = icu::Normalizer2::getNFCInstance(status);
-            break;
-        case NormForm::NFD:
-            n = icu::Normalizer2::getNFDInstance(status);
-            break;
-        case NormForm::NFKC:
-            n = icu::Normalizer2::getNFKCInstance(status);
-            break;
-        case NormForm::NFKD:
-            n = icu::Normalizer2::getNFKDInstance(status);
-            break;
-    }
-    if (U_FAILURE(status) || !n) throw Error("Unicode normalization is not available (ICU data missing)");
-    const icu::UnicodeString in = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), int32_t(s.size())));
-    if (n->isNormalized(in, status) && U_SUCCESS(status)) return std::string(s);
-    status = U_ZERO_ERROR;
-    const icu::UnicodeString out = n->normalize(in, status);
-    if (U_FAILURE(status)) throw TextError("cannot normalize this text to Unicode normal form");
-    std::string r;
-    out.toUTF8String(r);
-    return r;
 }
 
 std::string lowercase(std::string_view s) {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/platform.hpp"
+
 namespace attnviz::tokenizer_text {
 
 bool is_white_space(char32_t c);       // Unicode White_Space (Rust's char::is_whitespace); not U+180E
@@ -17,8 +19,11 @@ bool is_bert_punctuation(char32_t c);  // ASCII punctuation (incl. $+<=>^`|~) or
 bool is_numeric(char32_t c);           // Unicode N* (Rust's char::is_numeric)
 bool is_chinese_char(char32_t c);      // the CJK ideograph blocks BERT puts spaces around
 
-enum class NormForm { NFC, NFD, NFKC, NFKD };
-std::string unicode_normalize(std::string_view s, NormForm form);
+/// The Unicode normal forms: the platform's one normalizer (io/platform.hpp: ICU, or Windows' own).
+using NormForm = platform::NormForm;
+inline std::string unicode_normalize(std::string_view s, NormForm form) {
+    return platform::normalize(s, form);
+}
 
 /// Every character to its full Unicode lower case, one by one (Rust's char::to_lowercase).
 std::string lowercase(std::string_view s);
