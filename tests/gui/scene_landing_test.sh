@@ -14,6 +14,8 @@ wait model_active == true && model_runs >= 1 && updating == false && weights_che
 expect model_layer == 1 && head == 0 && stage == weights && note_shown == true && scene_title == "$title"
 # File ▸ Back to the single layer
 click widget menu_File 0.5 0.5
+frames 3
+wait widgets.menu_single_layer != null
 click widget menu_single_layer 0.5 0.5
 wait model_active == false && weights_checksum != "" && updating == false
 expect scene_title != "$title" && note_shown == false && scene_path == ""
