@@ -80,6 +80,7 @@ for k, step in enumerate(steps, start=1):
     if k < len(steps):
         out.append("click widget tour_next 0.5 0.5")
 # Help ▸ Tour after the last step starts the tour again at step 1.
-out += ["click widget menu_Help 0.5 0.5", "frames 2", "click widget menu_tour 0.5 0.5",
+out += ["click widget menu_Help 0.5 0.5", "frames 2", "wait widgets.menu_tour != null",
+        "click widget menu_tour 0.5 0.5",
         "wait tour.step == 1 && tour.on_screen == true && tour.open == true", "quit"]
 print("\n".join(out))
