@@ -144,12 +144,12 @@ nlohmann::json state_json(const AppState& state) {
     j["temperature"] = state.config.temperature;
     j["generation"] = state.trace_generation;
     j["updating"] = state.updating;
-    j["view"] = state.view == MainView::Stage       ? "stage"
-                : state.view == MainView::HeadsGrid ? "heads"
-                : state.view == MainView::Model     ? "model"
-                : state.view == MainView::Lines     ? "lines"
+    j["view"] = state.view == MainView::Stage           ? "stage"
+                : state.view == MainView::HeadsGrid     ? "heads"
+                : state.view == MainView::Model         ? "model"
+                : state.view == MainView::Lines         ? "lines"
                 : state.view == MainView::Interventions ? "interventions"
-                                                    : "compare";
+                                                        : "compare";
     j["model_active"] = state.model.active;
     j["model_name"] = state.model.name;
     j["model_layer"] = state.model.layer;
@@ -161,7 +161,8 @@ nlohmann::json state_json(const AppState& state) {
     // The next-token panel's rows: probability at T, the model's own, the chance sampling draws it.
     nlohmann::json next = nlohmann::json::array();
     for (const ModelUi::Candidate& c : state.model.top)
-        next.push_back({{"id", c.id}, {"text", c.text}, {"p", c.p}, {"p_model", c.p_model}, {"p_sample", c.p_sample}});
+        next.push_back(
+            {{"id", c.id}, {"text", c.text}, {"p", c.p}, {"p_model", c.p_model}, {"p_sample", c.p_sample}});
     j["next_tokens"] = next;
     j["sample_kept"] = state.model.sample_kept;
     j["sample_cut"] = state.model.sample_cut;
@@ -271,7 +272,8 @@ nlohmann::json state_json(const AppState& state) {
     nlohmann::json heads = nlohmann::json::array();
     if (state.trace)
         for (const HeadLabel& l : head_labels_of(state, state.trace))
-            heads.push_back({{"type", head_type_name(l.type)}, {"short", head_type_short(l.type)}, {"score", l.score}});
+            heads.push_back(
+                {{"type", head_type_name(l.type)}, {"short", head_type_short(l.type)}, {"score", l.score}});
     j["head_labels"] = heads;
     return j;
 }

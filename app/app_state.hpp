@@ -37,7 +37,7 @@ struct ModelUi {
     std::vector<bool> kept_heads;  // per layer: its per-head stages are in the last run
     /// Word classes of the folder's story_grammar.json (the head labels' adjective→noun; null: none).
     std::shared_ptr<const WordClassTable> grammar;
-    std::string note;              // what is summarised at this length ("" = nothing)
+    std::string note;  // what is summarised at this length ("" = nothing)
     // Loading (File ▸ Open model…): phase and fraction for the progress bar.
     bool loading = false;
     std::string load_phase;
@@ -99,23 +99,25 @@ struct InterventionsUi {
     std::vector<std::string> ablated;  // heads knocked out together, "L.H", sorted
     bool patching = false;             // the patching tab is open
     std::string clean_text, corrupt_text, answer, wrong;  // patching: two texts, two single tokens
-    int target = -1;                   // the token attributed (id; -1 = the most likely next token)
+    int target = -1;  // the token attributed (id; -1 = the most likely next token)
     // --- results ----------------------------------------------------------------------------------
     struct Bar {
         int id = 0;
         std::string text;
         double p = 0, p_base = 0;  // with the heads ablated, and without (the ghost)
     };
-    std::string for_text;   // the text the results below belong to ("" = none yet)
-    int n = 0;              // its tokens
+    std::string for_text;  // the text the results below belong to ("" = none yet)
+    int n = 0;             // its tokens
     double base_loss = 0, base_repeat_loss = 0, loss = 0, repeat_loss = 0;
     int repeat_count = 0;   // predictions that repeat an earlier pair of tokens (what induction copies)
     std::vector<Bar> bars;  // the ten most likely next tokens with the heads ablated
-    std::vector<std::vector<double>> importance;  // [L][H] Δloss of each head ablated alone (empty: computing)
-    std::vector<std::vector<double>> importance_repeat;  // [L][H] Δ repeat loss alike (small models with repeats)
-    double importance_ms = 0;                     // its background computation (wall ms)
-    double importance_shown_ms = -1;              // from opening the panel to the grid on screen
-    std::string importance_mode;                  // "zero" / "mean": the mode the grid was computed in
+    std::vector<std::vector<double>>
+        importance;  // [L][H] Δloss of each head ablated alone (empty: computing)
+    std::vector<std::vector<double>>
+        importance_repeat;            // [L][H] Δ repeat loss alike (small models with repeats)
+    double importance_ms = 0;         // its background computation (wall ms)
+    double importance_shown_ms = -1;  // from opening the panel to the grid on screen
+    std::string importance_mode;      // "zero" / "mean": the mode the grid was computed in
     // patching (metric m = logit(answer) − logit(wrong) at the last position)
     double m_clean = 0, m_corrupt = 0;
     std::vector<std::vector<double>> patched;  // [L][H] (m_patched − m_corrupt) / (m_clean − m_corrupt)
@@ -125,7 +127,7 @@ struct InterventionsUi {
     double target_logit = 0, parts_sum = 0;
     std::vector<std::pair<std::string, double>> parts;  // "embed", "L.H", "attn_bias.L", "mlp.L", "ln_f_bias"
     struct LensRow {
-        std::string layer;  // "embed", "0", "1", …
+        std::string layer;                                // "embed", "0", "1", …
         std::vector<std::pair<std::string, double>> top;  // token, probability
     };
     std::vector<LensRow> lens;

@@ -162,8 +162,8 @@ Options options_from(const CliArgs& args) {
         else if (*v == "interventions")
             o.view = MainView::Interventions;
         else
-            throw UsageError{"--view: expected stage, heads, compare, model, lines or interventions, got '" + *v +
-                             "'"};
+            throw UsageError{"--view: expected stage, heads, compare, model, lines or interventions, got '" +
+                             *v + "'"};
     }
     o.lab = args.get_or("--lab", "");
     o.model = args.get_or("--model", "");

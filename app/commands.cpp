@@ -100,7 +100,8 @@ std::vector<Command> make_commands() {
          [](Shell& s) { s.request_quit(); }, nullptr},
         // View (the menu's other entries, views and UI scale, are drawn by the shell)
         {"presentation", "View", "Presentation", GLFW_KEY_F11, 0, false, true, "F11",
-         "presentation mode: side panels, pipeline strip and status bar fold away, the picture fills the window",
+         "presentation mode: side panels, pipeline strip and status bar fold away, the picture fills the "
+         "window",
          [](Shell& s) { s.state.presentation = !s.state.presentation; }, nullptr,
          [](const Shell& s) { return s.state.presentation; }},
         {"toggle_controls", "View", "Controls panel", GLFW_KEY_B, C, false, true, "Ctrl+B",

@@ -23,7 +23,8 @@ struct Command {
     const char* help;     // one line for Help ▸ Keyboard shortcuts
     std::function<void(Shell&)> run;
     std::function<bool(const Shell&)> enabled;  // nullptr = always
-    std::function<bool(const Shell&)> checked = nullptr;  // a toggle's state (a tick in the menu); nullptr = none
+    std::function<bool(const Shell&)> checked =
+        nullptr;  // a toggle's state (a tick in the menu); nullptr = none
 };
 
 /// Every command, in menu order.

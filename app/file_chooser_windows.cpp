@@ -83,7 +83,8 @@ class WindowsChooser final : public FileChooser {
         HRESULT hr = CoCreateInstance(save ? CLSID_FileSaveDialog : CLSID_FileOpenDialog, nullptr,
                                       CLSCTX_INPROC_SERVER, save ? IID_IFileSaveDialog : IID_IFileOpenDialog,
                                       reinterpret_cast<void**>(&dialog));
-        if (FAILED(hr) || !dialog) return chooser_result(ChooseResult::Status::Unavailable, "", hresult_text(hr));
+        if (FAILED(hr) || !dialog)
+            return chooser_result(ChooseResult::Status::Unavailable, "", hresult_text(hr));
 
         FILEOPENDIALOGOPTIONS options = 0;
         dialog->GetOptions(&options);
@@ -107,7 +108,8 @@ class WindowsChooser final : public FileChooser {
             names.push_back(L"All files");
             specs.push_back(L"*.*");
             std::vector<COMDLG_FILTERSPEC> table;
-            for (std::size_t i = 0; i < names.size(); ++i) table.push_back({names[i].c_str(), specs[i].c_str()});
+            for (std::size_t i = 0; i < names.size(); ++i)
+                table.push_back({names[i].c_str(), specs[i].c_str()});
             dialog->SetFileTypes(UINT(table.size()), table.data());
             dialog->SetFileTypeIndex(1);
             if (save && !request.filters.empty() && !request.filters.front().patterns.empty()) {
@@ -132,7 +134,8 @@ class WindowsChooser final : public FileChooser {
         if (hr == HRESULT_FROM_WIN32(ERROR_CANCELLED) || stop.load()) {
             r = chooser_result(ChooseResult::Status::Cancelled);
         } else if (FAILED(hr)) {
-            r = chooser_result(ChooseResult::Status::Failed, "", "the file dialog failed: " + hresult_text(hr));
+            r = chooser_result(ChooseResult::Status::Failed, "",
+                               "the file dialog failed: " + hresult_text(hr));
         } else {
             IShellItem* item = nullptr;
             PWSTR path = nullptr;
@@ -143,7 +146,8 @@ class WindowsChooser final : public FileChooser {
                     if (c == '\\') c = '/';
                 r = chooser_result(ChooseResult::Status::Chosen, p);
             } else {
-                r = chooser_result(ChooseResult::Status::Failed, "", "the file dialog gave no file system path");
+                r = chooser_result(ChooseResult::Status::Failed, "",
+                                   "the file dialog gave no file system path");
             }
             CoTaskMemFree(path);
             if (item) item->Release();

@@ -36,7 +36,8 @@ std::vector<HeadLabel> compute_labels(const AppState& state, const Trace& tr) {
 
 }  // namespace
 
-const std::vector<HeadLabel>& head_labels_of(const AppState& state, const std::shared_ptr<const Trace>& trace) {
+const std::vector<HeadLabel>& head_labels_of(const AppState& state,
+                                             const std::shared_ptr<const Trace>& trace) {
     static const std::vector<HeadLabel> none;
     if (!trace) return none;
     auto& entries = views(state).head_labels.entries;
@@ -65,12 +66,14 @@ std::string head_label_tooltip(const HeadLabel& label) {
         const HeadTypeScore& t = label.scores[std::size_t(k)];
         char buf[128];
         if (t.defined)
-            std::snprintf(buf, sizeof buf, "\n  %s  %.2f  (%.2f)", head_type_name(HeadType(k)), t.score, t.uniform);
+            std::snprintf(buf, sizeof buf, "\n  %s  %.2f  (%.2f)", head_type_name(HeadType(k)), t.score,
+                          t.uniform);
         else
             std::snprintf(buf, sizeof buf, "\n  %s  n/a%s", head_type_name(HeadType(k)),
-                          HeadType(k) == HeadType::Induction       ? " (no token repeats)"
-                          : HeadType(k) == HeadType::AdjectiveNoun ? " (no grammar, or no adjective before a noun)"
-                                                                   : "");
+                          HeadType(k) == HeadType::Induction ? " (no token repeats)"
+                          : HeadType(k) == HeadType::AdjectiveNoun
+                              ? " (no grammar, or no adjective before a noun)"
+                              : "");
         s += buf;
     }
     s += "\nA label needs a score of at least 0.4 and 1.5× the even spread's; else \"broad\".";

@@ -24,7 +24,8 @@ struct HeadLabelCache {
 
 /// One label per head of `trace` (empty: no per-head weights kept, cross-attention, or a text over
 /// 2048 tokens, where the O(n²) scores per head would stall a frame).
-const std::vector<HeadLabel>& head_labels_of(const AppState& state, const std::shared_ptr<const Trace>& trace);
+const std::vector<HeadLabel>& head_labels_of(const AppState& state,
+                                             const std::shared_ptr<const Trace>& trace);
 
 /// "prev 0.93" ("broad" alone when no type stands out).
 std::string head_label_text(const HeadLabel& label);

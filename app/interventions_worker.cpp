@@ -27,7 +27,8 @@ std::string heads_text(const std::vector<HeadRef>& heads) {
 std::vector<InterventionsUi::Bar> top_bars(const RowVec& logits, const RowVec& base, const Tokenizer& tok) {
     const Vec p = next_token_probs(logits, 1.0), pb = next_token_probs(base, 1.0);
     std::vector<InterventionsUi::Bar> bars;
-    for (const TokenProb& t : top_tokens(p, 10)) bars.push_back({t.id, tok.token_label(t.id), t.p, double(pb(t.id))});
+    for (const TokenProb& t : top_tokens(p, 10))
+        bars.push_back({t.id, tok.token_label(t.id), t.p, double(pb(t.id))});
     return bars;
 }
 
@@ -47,7 +48,8 @@ std::vector<bool> repeated_pairs(const std::vector<int>& ids) {
     std::vector<bool> mask(std::size_t(std::max(0, n - 1)), false);
     for (int i = 1; i + 1 < n; ++i)
         for (int j = 0; j < i; ++j)
-            if (ids[std::size_t(j)] == ids[std::size_t(i)] && ids[std::size_t(j) + 1] == ids[std::size_t(i) + 1]) {
+            if (ids[std::size_t(j)] == ids[std::size_t(i)] &&
+                ids[std::size_t(j) + 1] == ids[std::size_t(i) + 1]) {
                 mask[std::size_t(i)] = true;
                 break;
             }
@@ -211,7 +213,8 @@ InterventionsWorker::Result InterventionsWorker::run(const Job& job) {
             // resumes mid-model and reports only the text's loss).
             const ModelSpec& s = model.spec;
             if (v.repeat_count > 0 && s.n_layer * s.n_head <= kRepeatSweepHeads) {
-                v.importance_repeat.assign(std::size_t(s.n_layer), std::vector<double>(std::size_t(s.n_head)));
+                v.importance_repeat.assign(std::size_t(s.n_layer),
+                                           std::vector<double>(std::size_t(s.n_head)));
                 for (int l = 0; l < s.n_layer; ++l)
                     for (int h = 0; h < s.n_head; ++h)
                         v.importance_repeat[std::size_t(l)][std::size_t(h)] =
@@ -232,10 +235,12 @@ InterventionsWorker::Result InterventionsWorker::run(const Job& job) {
             break;
         }
         case Patch: {
-            const std::vector<int> a = encode(job.clean, "the clean text"), b = encode(job.corrupt, "the corrupt text");
+            const std::vector<int> a = encode(job.clean, "the clean text"),
+                                   b = encode(job.corrupt, "the corrupt text");
             if (a.size() != b.size())
-                throw Error("the clean text is " + std::to_string(a.size()) + " tokens and the corrupt text " +
-                            std::to_string(b.size()) + ": patching needs the same number of tokens");
+                throw Error("the clean text is " + std::to_string(a.size()) +
+                            " tokens and the corrupt text " + std::to_string(b.size()) +
+                            ": patching needs the same number of tokens");
             const int answer = single_token(tok, job.answer, "the answer");
             const int wrong = single_token(tok, job.wrong, "the wrong answer");
             const CleanRun ca = clean_run(model, a, o), cb = clean_run(model, b, o);
@@ -323,7 +328,8 @@ void InterventionsWorker::frame(AppState& state, const LoadedModel* model, bool 
     std::array<std::optional<Job>, kKinds> want;
     want[Base] = make(Base);
     if (!heads.empty()) want[Ablate] = make(Ablate);
-    if (iv.patching && !iv.corrupt_text.empty() && !iv.answer.empty() && !iv.wrong.empty()) want[Patch] = make(Patch);
+    if (iv.patching && !iv.corrupt_text.empty() && !iv.answer.empty() && !iv.wrong.empty())
+        want[Patch] = make(Patch);
     want[Attribute] = make(Attribute);
 
     // Finished results that still answer the current choices.

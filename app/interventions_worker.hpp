@@ -58,15 +58,15 @@ class InterventionsWorker {
         LoadedModel model;
         std::string text;
         AblationMode mode = AblationMode::Zero;
-        std::vector<HeadRef> heads;                        // Ablate
-        std::string clean, corrupt, answer, wrong;         // Patch
-        int target = -1;                                   // Attribute
+        std::vector<HeadRef> heads;                 // Ablate
+        std::string clean, corrupt, answer, wrong;  // Patch
+        int target = -1;                            // Attribute
         std::shared_ptr<std::atomic<bool>> cancel;
     };
     struct Result {
         Kind kind = Base;
-        std::string key;    // what the result answers (compared with the current choices)
-        std::string error;  // one line, or ""
+        std::string key;         // what the result answers (compared with the current choices)
+        std::string error;       // one line, or ""
         InterventionsUi values;  // the fields this kind fills
     };
     void submit(Job job);

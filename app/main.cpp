@@ -31,8 +31,8 @@
 #include "io/commands.hpp"
 #include "io/files.hpp"
 #include "io/intervention_commands.hpp"
-#include "io/platform.hpp"
 #include "io/model_commands.hpp"
+#include "io/platform.hpp"
 #include "io/tokenize_command.hpp"
 #include "io/train_commands.hpp"
 
@@ -72,7 +72,8 @@ int main(int argc_in, char** argv_in) {
     if (argc >= 2 && std::strcmp(argv[1], "grad") == 0) return attnviz::run_grad_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "ablate") == 0)
         return attnviz::run_ablate_command(argc - 1, argv + 1);
-    if (argc >= 2 && std::strcmp(argv[1], "patch") == 0) return attnviz::run_patch_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::strcmp(argv[1], "patch") == 0)
+        return attnviz::run_patch_command(argc - 1, argv + 1);
     if (argc >= 2 && std::strcmp(argv[1], "attribute") == 0)
         return attnviz::run_attribute_command(argc - 1, argv + 1);
 
@@ -139,7 +140,7 @@ int main(int argc_in, char** argv_in) {
     }
     g_window_ready = true;
     attnviz::platform::release_own_console();  // the window is open: a console of our own only
-    glfwFocusWindow(window);  // ImGui 1.86 reads the mouse only while the window has focus
+    glfwFocusWindow(window);                   // ImGui 1.86 reads the mouse only while the window has focus
     glfwSwapInterval(vsync ? 1 : 0);
 
     IMGUI_CHECKVERSION();

@@ -89,8 +89,8 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     for (int id : r.ids) tokens->push_back(model.tokenizer->token_label(id));
     r.tokens = std::move(tokens);
     for (int l = 0; l < s.n_layer; ++l)
-        r.layers.push_back(
-            std::make_shared<const Trace>(model_layer_trace(s, r.forward, l, r.tokens, model.weights, model.vocab)));
+        r.layers.push_back(std::make_shared<const Trace>(
+            model_layer_trace(s, r.forward, l, r.tokens, model.weights, model.vocab)));
     return r;
 }
 
@@ -392,7 +392,8 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     }
     // A model trained here on its own small language cannot read the app's default English sentence:
     // opened without a text of its own, it reads the seeds' sentence of that language instead.
-    if (m.grammar && m.text == ModelUi::kDefaultText) m.text = "a fluffy blue creature roamed the verdant forest.";
+    if (m.grammar && m.text == ModelUi::kDefaultText)
+        m.text = "a fluffy blue creature roamed the verdant forest.";
 }
 
 void ModelSession::resume_model(AppState& state) {

@@ -315,7 +315,8 @@ void Shell::model_frame() {
         quit_ = true;
     }
     if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
-    interventions_->frame(state, session_->loaded_model(), state.view == MainView::Interventions, now_seconds());
+    interventions_->frame(state, session_->loaded_model(), state.view == MainView::Interventions,
+                          now_seconds());
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
         compute_error_shown_ = false;
@@ -450,9 +451,7 @@ void Shell::draw_layout() {
     const float strip_buttons_h = style.WindowPadding.y * 2.0f + ImGui::GetFrameHeight();
     const float strip_full_h = strip_buttons_h + style.ItemSpacing.y + (line + 2.0f) +
                                (line + (13.0f * s + 1.0f) * 2.0f + 7.5f) + style.ScrollbarSize + 6.0f;
-    const float strip_h = !show_strip                    ? 0.0f
-                          : strip_full_h > 0.2f * ws.y ? strip_buttons_h
-                                                       : strip_full_h;
+    const float strip_h = !show_strip ? 0.0f : strip_full_h > 0.2f * ws.y ? strip_buttons_h : strip_full_h;
     const float body_h = ws.y - status_h;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
@@ -504,7 +503,8 @@ void Shell::draw_layout() {
                             body_h - strip_h - explain_h);
     } else if (state.tour.open) {
         // The right side folded away (presentation mode): the tour sits over the view's lower right corner.
-        const float tour_w = std::min(390.0f * s, ws.x * 0.3f), tour_h = std::min(300.0f * s, (body_h - strip_h) * 0.45f);
+        const float tour_w = std::min(390.0f * s, ws.x * 0.3f),
+                    tour_h = std::min(300.0f * s, (body_h - strip_h) * 0.45f);
         draw_tour_panel(state, wp.x + ws.x - tour_w, wp.y + body_h - tour_h, tour_w, tour_h);
     }
 
@@ -585,9 +585,9 @@ void Shell::end_frame(int fb_w, int fb_h) {
     // Zoom-out levels still computing on a worker thread: keep frames coming to show them at once.
     if (view_cache().busy()) state.redraw_soon = true;
     // A scene's model still loading (or its first run not yet on screen) is not ready either.
-    const bool model_pending = !state.model.open_request.empty() || state.model.loading ||
-                               !state.model.resume.dir.empty() ||
-                               (state.model.active && state.model.run_generation == 0 && !state.model.run_failed);
+    const bool model_pending =
+        !state.model.open_request.empty() || state.model.loading || !state.model.resume.dir.empty() ||
+        (state.model.active && state.model.run_generation == 0 && !state.model.run_failed);
     const bool ready = !state.updating && !view_cache().busy() && !model_pending &&
                        state.requested_lab.empty() &&
                        (state.trace ? startup_applied_ : (!state.issues.empty() || state.status_is_error));

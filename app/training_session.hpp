@@ -152,7 +152,8 @@ struct TrainingSnapshot {
     std::string preparing;  // while the run's task is being made (status Running, no trainer yet)
     std::string preset;     // of the setup
     std::string task;       // task name
-    std::vector<std::pair<std::string, std::string>> task_files;  // saved beside a checkpoint: a tokenizer (a text's BPE), a story grammar
+    std::vector<std::pair<std::string, std::string>>
+        task_files;  // saved beside a checkpoint: a tokenizer (a text's BPE), a story grammar
     std::string first_label, repeat_label;
     TrainConfig config;
     long step = 0, total_steps = 0;

@@ -30,7 +30,8 @@ void read_gemma(const ConfigFields& c, const std::string&, ModelSpec& s) {
     const bool has_activation = c.present("hidden_activation");
     const std::string field = has_activation ? "hidden_activation" : "hidden_act";
     const std::string act = c.string(field, "gelu_pytorch_tanh");
-    const bool tanh_form = act == "gelu_pytorch_tanh" || act == "gelu_new" || (!has_activation && act == "gelu");
+    const bool tanh_form =
+        act == "gelu_pytorch_tanh" || act == "gelu_new" || (!has_activation && act == "gelu");
     if (!tanh_form) c.fail(field, "'" + act + "' is not supported (only gelu_pytorch_tanh)");
     if (c.present("rope_scaling")) {
         const std::string kind = c.kind("rope_scaling");

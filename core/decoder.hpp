@@ -134,7 +134,7 @@ struct DecoderShape {
     MlpKind mlp = MlpKind::None;
     PositionKind positions = PositionKind::Learned;
     double eps = 1e-5;
-    double theta = 10000.0;  // RoPE's base, and the sinusoids'
+    double theta = 10000.0;    // RoPE's base, and the sinusoids'
     double embed_scale = 1.0;  // token embeddings times this (Gemma: √d); the trainer's models keep 1
 };
 
@@ -209,7 +209,8 @@ struct ForwardOptions {
     bool skip_logits = false;  // stop after the final norm (A.f): the caller unembeds what it needs
 };
 
-/// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wpe[0..n) or sinusoids, per sequence).
+/// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wpe[0..n) or sinusoids, per
+/// sequence).
 template <typename T>
 nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const int* ids, int S, int n) {
     using namespace nn;

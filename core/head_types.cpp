@@ -9,24 +9,36 @@ namespace attnviz {
 
 const char* head_type_name(HeadType type) {
     switch (type) {
-        case HeadType::PreviousToken: return "previous-token";
-        case HeadType::Induction: return "induction";
-        case HeadType::AdjectiveNoun: return "adjective→noun";
-        case HeadType::FirstToken: return "first-token (sink)";
-        case HeadType::Self: return "self";
-        case HeadType::Broad: return "broad";
+        case HeadType::PreviousToken:
+            return "previous-token";
+        case HeadType::Induction:
+            return "induction";
+        case HeadType::AdjectiveNoun:
+            return "adjective→noun";
+        case HeadType::FirstToken:
+            return "first-token (sink)";
+        case HeadType::Self:
+            return "self";
+        case HeadType::Broad:
+            return "broad";
     }
     return "?";
 }
 
 const char* head_type_short(HeadType type) {
     switch (type) {
-        case HeadType::PreviousToken: return "prev";
-        case HeadType::Induction: return "induct";
-        case HeadType::AdjectiveNoun: return "adj→noun";
-        case HeadType::FirstToken: return "first";
-        case HeadType::Self: return "self";
-        case HeadType::Broad: return "broad";
+        case HeadType::PreviousToken:
+            return "prev";
+        case HeadType::Induction:
+            return "induct";
+        case HeadType::AdjectiveNoun:
+            return "adj→noun";
+        case HeadType::FirstToken:
+            return "first";
+        case HeadType::Self:
+            return "self";
+        case HeadType::Broad:
+            return "broad";
     }
     return "?";
 }
@@ -102,8 +114,8 @@ HeadLabel classify_head(const Mat& P, const std::vector<int>& ids, const std::ve
                         const HeadLabelRule& rule) {
     const int n = int(P.rows());
     if (P.cols() != n || int(ids.size()) != n || (!classes.empty() && int(classes.size()) != n))
-        throw Error("classify_head: weights are " + std::to_string(P.rows()) + "×" + std::to_string(P.cols()) +
-                    " for " + std::to_string(ids.size()) + " tokens");
+        throw Error("classify_head: weights are " + std::to_string(P.rows()) + "×" +
+                    std::to_string(P.cols()) + " for " + std::to_string(ids.size()) + " tokens");
     HeadLabel label;
     label.scores = type_scores(P, ids, classes);
     // The even-spread head on the same text: causal when P is (nothing above the diagonal), else full.
@@ -116,7 +128,8 @@ HeadLabel classify_head(const Mat& P, const std::vector<int>& ids, const std::ve
             }
     Mat U(n, n);  // [n, n]
     for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) U(i, j) = causal ? (j <= i ? 1.0f / float(i + 1) : 0.0f) : 1.0f / float(n);
+        for (int j = 0; j < n; ++j)
+            U(i, j) = causal ? (j <= i ? 1.0f / float(i + 1) : 0.0f) : 1.0f / float(n);
     const auto uniform = type_scores(U, ids, classes);
     double best = -1;
     for (int k = 0; k < kScoredHeadTypes; ++k) {

@@ -40,7 +40,8 @@ HeadRef parse_head(const std::string& text, const ModelSpec& s) {
         return true;
     };
     HeadRef h;
-    if (dot == std::string::npos || !number(text.substr(0, dot), h.layer) || !number(text.substr(dot + 1), h.head))
+    if (dot == std::string::npos || !number(text.substr(0, dot), h.layer) ||
+        !number(text.substr(dot + 1), h.head))
         throw Error("head '" + text + "' is not LAYER.HEAD (e.g. 1.4)");
     check_head(h, s);
     return h;
@@ -64,8 +65,8 @@ void check_ids(const ModelSpec& s, const std::vector<int>& ids) {
     const int n = int(ids.size());
     if (n == 0) throw Error("the model needs at least one token");
     if (n > s.max_positions)
-        throw Error(std::to_string(n) + " tokens are more than the model's " + std::to_string(s.max_positions) +
-                    " positions");
+        throw Error(std::to_string(n) + " tokens are more than the model's " +
+                    std::to_string(s.max_positions) + " positions");
     for (int id : ids)
         if (id < 0 || id >= s.vocab_size)
             throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
@@ -106,8 +107,8 @@ std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<floa
     std::vector<double> sum(std::size_t(S), 0.0);
     for (int r0 = 0; r0 < S * n; r0 += block) {
         const int rows = std::min(block, S * n - r0);
-        nn::linear_forward(rows, f.data() + long(r0) * d, long(d), w.unembed, static_cast<const float*>(nullptr),
-                           us, logits.data(), long(V), threads);
+        nn::linear_forward(rows, f.data() + long(r0) * d, long(d), w.unembed,
+                           static_cast<const float*>(nullptr), us, logits.data(), long(V), threads);
         for (int r = 0; r < rows; ++r) {
             const int row = r0 + r, s = row / n, i = row % n;
             if (i == n - 1) {  // the last position predicts nothing in the text
@@ -140,7 +141,8 @@ void ablate_block(nn::Block<float>& z, AblationMode mode) {
         return;
     }
     // Row mean in double, then every row set to it.
-    const Eigen::RowVectorXd mean = z.cast<double>().colwise().sum() / double(std::max<Eigen::Index>(1, z.rows()));
+    const Eigen::RowVectorXd mean =
+        z.cast<double>().colwise().sum() / double(std::max<Eigen::Index>(1, z.rows()));
     const RowVec m = mean.cast<float>();
     for (Eigen::Index r = 0; r < z.rows(); ++r) z.row(r) = m;
 }
@@ -169,13 +171,15 @@ int batch_heads(int n, int h) {
 
 std::uint64_t intervention_bytes(const ModelSpec& s, int n) {
     const std::uint64_t N = std::uint64_t(std::max(0, n)), f = 4, L = std::uint64_t(s.n_layer);
-    const std::uint64_t d = std::uint64_t(s.d_model), h = std::uint64_t(s.n_head), g = std::uint64_t(s.n_kv_head),
-                        dh = std::uint64_t(s.d_head), ff = std::uint64_t(s.d_ff), V = std::uint64_t(s.vocab_size);
+    const std::uint64_t d = std::uint64_t(s.d_model), h = std::uint64_t(s.n_head),
+                        g = std::uint64_t(s.n_kv_head), dh = std::uint64_t(s.d_head),
+                        ff = std::uint64_t(s.d_ff), V = std::uint64_t(s.vocab_size);
     const std::uint64_t clean = ((2 * L + 1) * N * d + L * N * h * dh) * f;  // resid, mlp_out, z
     // The batched forward of S sequences: per row the residuals and norms (≈ 8·d), q | k | v, the heads'
     // outputs, the MLP's hidden layer; S·h weight matrices n×n; the last logits and the loss's block.
     const std::uint64_t S = std::uint64_t(batch_heads(n, s.n_head)), rows = S * N;
-    const std::uint64_t forward = (rows * (8 * d + (2 * h + 2 * g) * dh + 3 * ff) + S * h * N * N + S * V) * f;
+    const std::uint64_t forward =
+        (rows * (8 * d + (2 * h + 2 * g) * dh + 3 * ff) + S * h * N * N + S * V) * f;
     return 2 * clean + forward + (std::uint64_t(1) << 25) + V * f;
 }
 
@@ -219,7 +223,8 @@ CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const
     run.resid[0] = x0;
     ForwardHooks<float> hooks;
     for (int l = 0; l < L; ++l)
-        for (HookStage st : {HookStage::head_output, HookStage::mlp_out, HookStage::resid_post}) hooks.add(st, l);
+        for (HookStage st : {HookStage::head_output, HookStage::mlp_out, HookStage::resid_post})
+            hooks.add(st, l);
     hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
         const std::size_t l = std::size_t(pt.layer);
         if (pt.stage == HookStage::head_output)  // from several threads: each its own columns
@@ -239,8 +244,9 @@ CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const
     return run;
 }
 
-InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean, const std::vector<HeadRef>& heads,
-                               AblationMode mode, const InterventionOptions& o) {
+InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean,
+                               const std::vector<HeadRef>& heads, AblationMode mode,
+                               const InterventionOptions& o) {
     if (heads.empty()) return {clean.loss, clean.last_logits, clean.token_loss};
     const ModelSpec& s = model.spec;
     int first = s.n_layer;
@@ -253,14 +259,16 @@ InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean,
     ForwardHooks<float> hooks;
     for (const HeadRef& h : heads) hooks.add(HookStage::head_output, h.layer);
     hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
-        if (std::find(heads.begin(), heads.end(), HeadRef{pt.layer, pt.head}) != heads.end()) ablate_block(v, mode);
+        if (std::find(heads.begin(), heads.end(), HeadRef{pt.layer, pt.head}) != heads.end())
+            ablate_block(v, mode);
     };
     const M<float> x = clean.resid[std::size_t(first)];
     SeqActs<float> A;
     run_from(p, first, x, 1, hooks, o, A);
     Mat last;  // [1, V]
     std::vector<std::vector<double>> tokens;
-    const double loss = sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    const double loss =
+        sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
     return {loss, last.row(0), std::move(tokens[0])};
 }
 
@@ -284,7 +292,8 @@ Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean,
             const M<float> x = repeat_rows(clean.resid[std::size_t(l)], S);
             SeqActs<float> A;
             run_from(p, l, x, S, hooks, o, A);
-            const std::vector<double> ls = sequence_losses(p.w, A.f, S, n, clean.ids, std::max(1, o.threads), o.loss_from);
+            const std::vector<double> ls =
+                sequence_losses(p.w, A.f, S, n, clean.ids, std::max(1, o.threads), o.loss_from);
             for (int q = 0; q < S; ++q) loss(l, j0 + q) = ls[std::size_t(q)];
             done += S;
             if (o.progress) o.progress(done, L * h);
@@ -318,7 +327,8 @@ InterventionResult run_patched(const ModelWeights& model, const CleanRun& source
     run_from(p, first, x, 1, hooks, o, A);
     Mat last;  // [1, V]
     std::vector<std::vector<double>> tokens;
-    const double loss = sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    const double loss =
+        sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
     return {loss, last.row(0), std::move(tokens[0])};
 }
 
@@ -351,8 +361,12 @@ PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const C
             run_from(p, l, x, S, hooks, o, A);
             // m needs two logits of each last row: two dot products, not the whole unembedding
             const int d = s.d_model;
-            const Eigen::RowVectorXd ua = Eigen::Map<const RowVec>(model.lm_head.data + long(answer) * model.lm_head.stride, d).cast<double>(),
-                                     uw = Eigen::Map<const RowVec>(model.lm_head.data + long(wrong) * model.lm_head.stride, d).cast<double>();
+            const Eigen::RowVectorXd ua = Eigen::Map<const RowVec>(
+                                              model.lm_head.data + long(answer) * model.lm_head.stride, d)
+                                              .cast<double>(),
+                                     uw = Eigen::Map<const RowVec>(
+                                              model.lm_head.data + long(wrong) * model.lm_head.stride, d)
+                                              .cast<double>();
             for (int q = 0; q < S; ++q) {
                 const Eigen::RowVectorXd f = A.f.row(long(q) * n + n - 1).cast<double>();
                 r.m_patched(l, j0 + q) = f.dot(ua) - f.dot(uw);
@@ -361,15 +375,17 @@ PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const C
             if (o.progress) o.progress(done, L * h);
         }
     const double span = r.m_clean - r.m_corrupt;
-    r.patched_fraction = span != 0 ? Eigen::MatrixXd((r.m_patched.array() - r.m_corrupt) / span)
-                                   : Eigen::MatrixXd::Constant(L, h, std::numeric_limits<double>::quiet_NaN());
+    r.patched_fraction = span != 0
+                             ? Eigen::MatrixXd((r.m_patched.array() - r.m_corrupt) / span)
+                             : Eigen::MatrixXd::Constant(L, h, std::numeric_limits<double>::quiet_NaN());
     return r;
 }
 
 namespace {
 
 /// The final norm's linear part with the whole residual x's scale, on a part p: [d] → [d].
-Eigen::VectorXd norm_linear(const ModelWeights& model, const Eigen::VectorXd& x, const Eigen::VectorXd& part) {
+Eigen::VectorXd norm_linear(const ModelWeights& model, const Eigen::VectorXd& x,
+                            const Eigen::VectorXd& part) {
     const NormKind kind = norm_kind(model.spec);
     if (kind == NormKind::None) return part;
     const int d = model.spec.d_model;
@@ -393,11 +409,13 @@ Attribution direct_logit_attribution(const ModelWeights& model, const CleanRun& 
     const Eigen::Index last = n - 1;
     const Eigen::VectorXd x = run.resid[std::size_t(L)].row(last).transpose().cast<double>();
     const Eigen::VectorXd u =
-        Eigen::Map<const Eigen::VectorXf>(model.lm_head.data + long(target) * model.lm_head.stride, d).cast<double>();
+        Eigen::Map<const Eigen::VectorXf>(model.lm_head.data + long(target) * model.lm_head.stride, d)
+            .cast<double>();
     Attribution a;
     a.target = target;
     a.logit = double(run.last_logits(target));
-    auto add = [&](AttributionPart::Kind kind, int layer, int head, std::string name, const Eigen::VectorXd& part) {
+    auto add = [&](AttributionPart::Kind kind, int layer, int head, std::string name,
+                   const Eigen::VectorXd& part) {
         AttributionPart pt;
         pt.kind = kind;
         pt.layer = layer;
@@ -414,8 +432,9 @@ Attribution direct_logit_attribution(const ModelWeights& model, const CleanRun& 
         for (int j = 0; j < h; ++j) {
             const Eigen::VectorXd zj =
                 run.z[std::size_t(l)].row(last).segment(j * dh, dh).transpose().cast<double>();  // [dh]
-            const Eigen::VectorXd part = b.o.out_in ? Eigen::VectorXd(W.middleCols(j * dh, dh).cast<double>() * zj)
-                                                    : Eigen::VectorXd(W.middleRows(j * dh, dh).cast<double>().transpose() * zj);
+            const Eigen::VectorXd part =
+                b.o.out_in ? Eigen::VectorXd(W.middleCols(j * dh, dh).cast<double>() * zj)
+                           : Eigen::VectorXd(W.middleRows(j * dh, dh).cast<double>().transpose() * zj);
             add(AttributionPart::Kind::Head, l, j, head_name({l, j}), part);
         }
         if (b.o.bias)

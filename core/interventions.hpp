@@ -90,8 +90,9 @@ struct InterventionResult {
 double mean_loss(const std::vector<double>& token_loss, int from);
 
 /// The text of `clean` run with the listed heads ablated together (empty list: the clean run's values).
-InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean, const std::vector<HeadRef>& heads,
-                               AblationMode mode, const InterventionOptions& o = {});
+InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean,
+                               const std::vector<HeadRef>& heads, AblationMode mode,
+                               const InterventionOptions& o = {});
 
 /// Every head ablated alone: the loss of each run, [n_layer, n_head] (row l, column h); with
 /// o.loss_from > 0, the loss of the predictions i ≥ loss_from.
@@ -123,7 +124,7 @@ struct AttributionPart {
 };
 struct Attribution {
     int target = 0;
-    double logit = 0;      // the model's logit of the target at the last position
+    double logit = 0;  // the model's logit of the target at the last position
     double parts_sum = 0;  // Σ parts (equals logit up to float rounding: |Σ − logit| ≤ 1e-4·max(1, |logit|))
     std::vector<AttributionPart> parts;
 };
@@ -140,7 +141,7 @@ Attribution direct_logit_attribution(const ModelWeights& model, const CleanRun& 
 /// The logit lens at the last position: the residual after the embeddings (layer −1) and after each
 /// block (layers 0..n_layer−1) through the final norm and the unembedding, its top k tokens.
 struct LensRow {
-    int layer = -1;  // −1: the embeddings
+    int layer = -1;             // −1: the embeddings
     std::vector<int> ids;       // top k, most likely first (ties: lower id first)
     std::vector<double> probs;  // their softmax probabilities
 };

@@ -17,43 +17,65 @@ const std::vector<LabMask>& all_lab_masks() {
 
 const char* lab_mask_name(LabMask mask) {
     switch (mask) {
-        case LabMask::Causal: return "causal";
-        case LabMask::Bidirectional: return "bidirectional";
-        case LabMask::Window: return "sliding window";
-        case LabMask::Padding: return "padding";
-        case LabMask::Prefix: return "prefix LM";
+        case LabMask::Causal:
+            return "causal";
+        case LabMask::Bidirectional:
+            return "bidirectional";
+        case LabMask::Window:
+            return "sliding window";
+        case LabMask::Padding:
+            return "padding";
+        case LabMask::Prefix:
+            return "prefix LM";
     }
     return "?";
 }
 
 const char* lab_mask_example(LabMask mask) {
     switch (mask) {
-        case LabMask::Causal: return "GPT, Llama";
-        case LabMask::Bidirectional: return "BERT, an encoder";
-        case LabMask::Window: return "Mistral, Longformer";
-        case LabMask::Padding: return "a padded batch";
-        case LabMask::Prefix: return "UniLM, T5's LM variant";
+        case LabMask::Causal:
+            return "GPT, Llama";
+        case LabMask::Bidirectional:
+            return "BERT, an encoder";
+        case LabMask::Window:
+            return "Mistral, Longformer";
+        case LabMask::Padding:
+            return "a padded batch";
+        case LabMask::Prefix:
+            return "UniLM, T5's LM variant";
     }
     return "";
 }
 
 Mat lab_mask_visible(LabMask mask, int n, const MaskLabParams& p) {
-    if (p.window < 1) throw ConfigError("window: a query must see at least 1 key (got " + std::to_string(p.window) + ")");
+    if (p.window < 1)
+        throw ConfigError("window: a query must see at least 1 key (got " + std::to_string(p.window) + ")");
     if (p.padding < 0 || p.padding > n - 1)
-        throw ConfigError("padding: from 0 to " + std::to_string(n - 1) + " [PAD] keys for " + std::to_string(n) +
-                          " tokens (got " + std::to_string(p.padding) + ")");
+        throw ConfigError("padding: from 0 to " + std::to_string(n - 1) + " [PAD] keys for " +
+                          std::to_string(n) + " tokens (got " + std::to_string(p.padding) + ")");
     if (p.prefix < 0 || p.prefix > n)
-        throw ConfigError("prefix: from 0 to " + std::to_string(n) + " keys (got " + std::to_string(p.prefix) + ")");
+        throw ConfigError("prefix: from 0 to " + std::to_string(n) + " keys (got " +
+                          std::to_string(p.prefix) + ")");
     Mat v = Mat::Zero(n, n);  // [n, n]
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
             bool see = false;
             switch (mask) {
-                case LabMask::Causal: see = j <= i; break;
-                case LabMask::Bidirectional: see = true; break;
-                case LabMask::Window: see = j <= i && j > i - p.window; break;
-                case LabMask::Padding: see = j < n - p.padding; break;
-                case LabMask::Prefix: see = j < p.prefix || j <= i; break;
+                case LabMask::Causal:
+                    see = j <= i;
+                    break;
+                case LabMask::Bidirectional:
+                    see = true;
+                    break;
+                case LabMask::Window:
+                    see = j <= i && j > i - p.window;
+                    break;
+                case LabMask::Padding:
+                    see = j < n - p.padding;
+                    break;
+                case LabMask::Prefix:
+                    see = j < p.prefix || j <= i;
+                    break;
             }
             v(i, j) = see ? 1.0f : 0.0f;
         }
@@ -62,7 +84,8 @@ Mat lab_mask_visible(LabMask mask, int n, const MaskLabParams& p) {
 
 MaskLab mask_lab(const MaskLabParams& p) {
     const int n = int(p.scaled.rows());
-    if (n == 0 || p.scaled.cols() != n) throw ConfigError("the masks lab needs a square matrix of scores (self-attention)");
+    if (n == 0 || p.scaled.cols() != n)
+        throw ConfigError("the masks lab needs a square matrix of scores (self-attention)");
     MaskLab lab;
     const float neg_inf = -std::numeric_limits<float>::infinity();
     for (LabMask mask : all_lab_masks()) {
@@ -93,10 +116,11 @@ MaskLab mask_lab(const MaskLabParams& p) {
     }
     const MaskPanel& pad = lab.panels[3];
     if (p.padding > 0) {
-        std::snprintf(b, sizeof b,
-                      "padding: the %d [PAD] key%s get%s weight exactly 0 in every row, so padding a sentence "
-                      "does not change what its real tokens compute (%d visible pairs)",
-                      p.padding, p.padding == 1 ? "" : "s", p.padding == 1 ? "s" : "", pad.visible_pairs);
+        std::snprintf(
+            b, sizeof b,
+            "padding: the %d [PAD] key%s get%s weight exactly 0 in every row, so padding a sentence "
+            "does not change what its real tokens compute (%d visible pairs)",
+            p.padding, p.padding == 1 ? "" : "s", p.padding == 1 ? "s" : "", pad.visible_pairs);
         lab.findings.push_back(b);
     }
     return lab;

@@ -54,29 +54,42 @@ void check_norm(const Norm& n, int d, bool bias_required, const std::string& wha
 
 const char* kind_name(NormKind k) {
     switch (k) {
-        case NormKind::LayerNorm: return "layernorm";
-        case NormKind::RMSNorm: return "rmsnorm";
-        case NormKind::None: return "none";
-        case NormKind::Auto: break;
+        case NormKind::LayerNorm:
+            return "layernorm";
+        case NormKind::RMSNorm:
+            return "rmsnorm";
+        case NormKind::None:
+            return "none";
+        case NormKind::Auto:
+            break;
     }
     return "auto";
 }
 const char* kind_name(MlpKind k) {
     switch (k) {
-        case MlpKind::Gelu: return "gelu";
-        case MlpKind::SwiGLU: return "swiglu";
-        case MlpKind::GeGLU: return "geglu";
-        case MlpKind::None: return "none";
-        case MlpKind::Auto: break;
+        case MlpKind::Gelu:
+            return "gelu";
+        case MlpKind::SwiGLU:
+            return "swiglu";
+        case MlpKind::GeGLU:
+            return "geglu";
+        case MlpKind::None:
+            return "none";
+        case MlpKind::Auto:
+            break;
     }
     return "auto";
 }
 const char* kind_name(PositionKind k) {
     switch (k) {
-        case PositionKind::Learned: return "learned";
-        case PositionKind::Sinusoidal: return "sinusoidal";
-        case PositionKind::Rope: return "rope";
-        case PositionKind::Auto: break;
+        case PositionKind::Learned:
+            return "learned";
+        case PositionKind::Sinusoidal:
+            return "sinusoidal";
+        case PositionKind::Rope:
+            return "rope";
+        case PositionKind::Auto:
+            break;
     }
     return "auto";
 }

@@ -112,7 +112,10 @@ template <typename Kind>
 std::string kind_names(const std::vector<Kind>& allowed, bool or_last = true) {
     std::string out;
     for (std::size_t i = 0; i < allowed.size(); ++i)
-        out += std::string(i == 0 ? "" : (or_last && i + 1 == allowed.size()) ? " or " : ", ") + kind_name(allowed[i]);
+        out += std::string(i == 0                                 ? ""
+                           : (or_last && i + 1 == allowed.size()) ? " or "
+                                                                  : ", ") +
+               kind_name(allowed[i]);
     return out;
 }
 

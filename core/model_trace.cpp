@@ -382,7 +382,8 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
 
     // The next token: the final norm, the last position's logits and their softmax (T = 1; the
     // sampling knobs are drawn on it by the app).
-    if (fwd->ln_f.rows() == n) add_stage(t, spec, "ln_f", -1, alias(fwd->ln_f), q_tok, d_model, ValueKind::Signed, 8 * nd);
+    if (fwd->ln_f.rows() == n)
+        add_stage(t, spec, "ln_f", -1, alias(fwd->ln_f), q_tok, d_model, ValueKind::Signed, 8 * nd);
     if (fwd->logits.rows() > 0 && fwd->logits.cols() == spec.vocab_size) {
         const MatPtr logits = fwd->logits.rows() == 1
                                   ? alias(fwd->logits)

@@ -8,7 +8,8 @@
 
 namespace attnviz {
 
-SamplingDistribution sampling_distribution(const RowVec& logits, double temperature, int top_k, double top_p) {
+SamplingDistribution sampling_distribution(const RowVec& logits, double temperature, int top_k,
+                                           double top_p) {
     if (logits.size() == 0) throw Error("sampling: no logits");
     if (!(temperature >= 0) || !std::isfinite(temperature)) throw ConfigError("temperature must be >= 0");
     if (top_k < 0) throw ConfigError("top-k must be >= 0");

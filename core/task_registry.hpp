@@ -20,7 +20,8 @@ namespace attnviz {
 /// The head scores of core/tasks.hpp's HeadScores, by name (metrics.csv, summary.json). Every task
 /// reports the first four (all_head_scores); a task with annotations (story) also the last two.
 enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken, AdjectiveNoun, PronounAntecedent };
-const char* head_score_name(HeadScore score);  // "previous_token", ..., "adjective_noun", "pronoun_antecedent"
+const char* head_score_name(
+    HeadScore score);  // "previous_token", ..., "adjective_noun", "pronoun_antecedent"
 double head_score_value(const HeadScores& scores, HeadScore score);
 const std::vector<HeadScore>& all_head_scores();  // the four every task reports
 

@@ -71,9 +71,9 @@ double pronoun_antecedent_score(const MatT<float>& P, const SequenceAnnotations&
 
 /// [layer][head] scores of the model on the probe batch (rows of ids, each ≤ context tokens); with
 /// `annotations` (one per probe row) also adjective_noun and pronoun_antecedent.
-std::vector<std::vector<HeadScores>> head_scores(const Params<float>& params,
-                                                 const std::vector<std::vector<int>>& probe,
-                                                 const std::vector<SequenceAnnotations>* annotations = nullptr);
+std::vector<std::vector<HeadScores>> head_scores(
+    const Params<float>& params, const std::vector<std::vector<int>>& probe,
+    const std::vector<SequenceAnnotations>* annotations = nullptr);
 
 /// HeadScores of one attention pattern P [n, n] over ids [n]; `counts` receives how many query
 /// positions defined each score (previous, induction, first, same).

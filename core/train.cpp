@@ -168,7 +168,8 @@ std::vector<double> next_token_logits(const Params<float>& params, const std::ve
         throw ConfigError("next_token_logits: 1 to " + std::to_string(c.context) + " ids, not " +
                           std::to_string(ids.size()));
     for (int id : ids)
-        if (id < 0 || id >= c.vocab_size) throw ConfigError("next_token_logits: an id outside the vocabulary");
+        if (id < 0 || id >= c.vocab_size)
+            throw ConfigError("next_token_logits: an id outside the vocabulary");
     SeqActs<float> A;
     const LayoutIdx idx = layout_index(c, params.layout);
     const DecoderWeights<float> w = train_weights(params, idx);

@@ -140,7 +140,8 @@ Params<float> load_train_checkpoint(const std::string& dir) {
 
 namespace attnviz {
 
-std::string words_tokenizer_json(const std::vector<std::string>& tokens, int first_free_id, bool prefix_space) {
+std::string words_tokenizer_json(const std::vector<std::string>& tokens, int first_free_id,
+                                 bool prefix_space) {
     // Vocabulary in the byte-level spelling (" cat" -> "Ġcat"), id by id; merges in rank order.
     std::vector<std::pair<std::string, int>> vocab;
     std::unordered_map<std::string, int> id_of;

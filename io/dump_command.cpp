@@ -19,9 +19,9 @@
 #include "io/cli.hpp"
 #include "io/commands.hpp"
 #include "io/files.hpp"
-#include "io/platform.hpp"
 #include "io/model_commands.hpp"
 #include "io/npy.hpp"
+#include "io/platform.hpp"
 #include "io/scene.hpp"
 
 namespace attnviz {

@@ -95,9 +95,11 @@ void check_replaceable(const std::string& path) {
     const DWORD a = attributes_of(path);
     if (a == INVALID_FILE_ATTRIBUTES) return;
     if (a & FILE_ATTRIBUTE_DIRECTORY)
-        throw Error("cannot write " + path + ": it is a directory, not a regular file; choose another file name");
+        throw Error("cannot write " + path +
+                    ": it is a directory, not a regular file; choose another file name");
     if (a & FILE_ATTRIBUTE_REPARSE_POINT)
-        throw Error("cannot write " + path + ": it is a symbolic link, not a regular file; choose another file name");
+        throw Error("cannot write " + path +
+                    ": it is a symbolic link, not a regular file; choose another file name");
 }
 
 StagedFile::StagedFile(const std::string& path, const std::function<bool(std::string& chunk)>& next)
@@ -114,7 +116,8 @@ StagedFile::StagedFile(const std::string& path, const std::function<bool(std::st
     for (int attempt = 0; attempt < 100 && h == INVALID_HANDLE_VALUE; ++attempt) {
         tmp = folder_of(path) + "/." + name_of(path) + ".tmp-";
         for (int i = 0; i < 6; ++i) tmp += kChars[gen() % 36];
-        h = CreateFileW(widen(tmp).c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
+        h = CreateFileW(widen(tmp).c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL,
+                        nullptr);
         if (h == INVALID_HANDLE_VALUE && GetLastError() != ERROR_FILE_EXISTS) fail(last_error_text());
     }
     if (h == INVALID_HANDLE_VALUE) fail("no free temporary name");
@@ -198,13 +201,15 @@ void make_dirs(const std::string& path) {
         const std::size_t end = next == std::string::npos ? path.size() : next;
         const std::string partial = path.substr(0, end);
         // Skip "", ".", "..", a drive ("C:") and the start of a UNC path ("\\server").
-        const bool skip = partial.empty() || partial == "." || partial == ".." ||
-                          (partial.size() == 2 && partial[1] == ':') || end <= 1 ||
-                          (partial.rfind("\\\\", 0) == 0 && partial.find_first_of("/\\", 2) == std::string::npos);
+        const bool skip =
+            partial.empty() || partial == "." || partial == ".." ||
+            (partial.size() == 2 && partial[1] == ':') || end <= 1 ||
+            (partial.rfind("\\\\", 0) == 0 && partial.find_first_of("/\\", 2) == std::string::npos);
         if (!skip && !CreateDirectoryW(widen(partial).c_str(), nullptr)) {
             const DWORD err = GetLastError();
             const DWORD a = attributes_of(partial);
-            if (err != ERROR_ALREADY_EXISTS || a == INVALID_FILE_ATTRIBUTES || !(a & FILE_ATTRIBUTE_DIRECTORY)) {
+            if (err != ERROR_ALREADY_EXISTS || a == INVALID_FILE_ATTRIBUTES ||
+                !(a & FILE_ATTRIBUTE_DIRECTORY)) {
                 throw Error("cannot create directory " + path + ": " +
                             (err == ERROR_ALREADY_EXISTS ? std::string(std::strerror(ENOTDIR))
                                                          : platform::win::error_text(err)));

@@ -31,7 +31,8 @@ std::vector<unsigned char> load_bytes(const char* path) {
 // Debian's fonts-dejavu-core and fonts-droid-fallback (shipped beside attnviz.exe on Windows).
 const char* const kRegular[] = {"dejavu/DejaVuSans.ttf"};
 const char* const kBold[] = {"dejavu/DejaVuSans-Bold.ttf"};
-const char* const kFallback[] = {"droid/DroidSansFallbackFull.ttf", "../opentype/noto/NotoSansCJK-Regular.ttc"};
+const char* const kFallback[] = {"droid/DroidSansFallbackFull.ttf",
+                                 "../opentype/noto/NotoSansCJK-Regular.ttc"};
 
 template <std::size_t N>
 std::vector<unsigned char> load_first(const char* const (&paths)[N]) {

@@ -73,8 +73,8 @@ std::vector<int> encode_flag(Tokens& tokens, const std::string& flag, const std:
 std::vector<int> read_ids(const CliArgs& args, Tokens& tokens, const ModelSpec& s) {
     if (args.has("--text") == args.has("--ids"))
         throw UsageError("give the input with exactly one of --text TEXT or --ids 1,2,3");
-    const std::vector<int> ids =
-        args.has("--text") ? encode_flag(tokens, "--text", *args.get("--text")) : parse_ids(*args.get("--ids"));
+    const std::vector<int> ids = args.has("--text") ? encode_flag(tokens, "--text", *args.get("--text"))
+                                                    : parse_ids(*args.get("--ids"));
     if (args.has("--text")) {
         try {
             check_ids_in_vocab(*tokens.get(true), ids, s.vocab_size);
@@ -84,8 +84,9 @@ std::vector<int> read_ids(const CliArgs& args, Tokens& tokens, const ModelSpec& 
     }
     for (int id : ids)
         if (id >= s.vocab_size)
-            throw UsageError("--ids: token id " + std::to_string(id) + " is outside the model's vocabulary (0.." +
-                             std::to_string(s.vocab_size - 1) + ")");
+            throw UsageError("--ids: token id " + std::to_string(id) +
+                             " is outside the model's vocabulary (0.." + std::to_string(s.vocab_size - 1) +
+                             ")");
     if (int(ids.size()) > s.max_positions)
         throw UsageError("the text is " + std::to_string(ids.size()) + " tokens, more than the model's " +
                          std::to_string(s.max_positions) + " positions");
@@ -98,8 +99,8 @@ int one_token(Tokens& tokens, const std::string& flag, const std::string& text, 
     if (ids.size() != 1) {
         std::string parts;
         for (int id : ids) parts += (parts.empty() ? "" : " | ") + tokens.get(true)->token_label(id);
-        throw UsageError(flag + " " + shown(text) + " is " + std::to_string(ids.size()) + " tokens (" + parts +
-                         "), not one");
+        throw UsageError(flag + " " + shown(text) + " is " + std::to_string(ids.size()) + " tokens (" +
+                         parts + "), not one");
     }
     if (ids[0] >= s.vocab_size)
         throw UsageError(flag + " " + shown(text) + " is token " + std::to_string(ids[0]) +
@@ -146,7 +147,8 @@ const std::vector<CliOption>& ablate_options() {
         {"--ids", "1,2,3", "token ids instead of --text", false},
         {"--mode", "zero|mean", "zero: z(l, h) set to 0; mean: to its mean over the positions (default zero)",
          false},
-        {"--heads", "L.H,...", "ablate these heads together (default: every head alone, one at a time)", false},
+        {"--heads", "L.H,...", "ablate these heads together (default: every head alone, one at a time)",
+         false},
         {"--out", "OUT.json", "JSON file to write (whole or not at all)", false},
         {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
     };
@@ -180,7 +182,8 @@ int ablate_main(int argc, char** argv) {
         std::size_t pos = 0;
         while (true) {
             const std::size_t comma = list->find(',', pos);
-            std::string item = list->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+            std::string item =
+                list->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
             while (!item.empty() && item.front() == ' ') item.erase(item.begin());  // "1.0, 1.3" as typed
             while (!item.empty() && item.back() == ' ') item.pop_back();
             try {
@@ -208,8 +211,10 @@ int ablate_main(int argc, char** argv) {
         const Eigen::MatrixXd loss = ablation_sweep(model, clean, mode, o);
         for (int l = 0; l < s.n_layer; ++l)
             for (int h = 0; h < s.n_head; ++h)
-                list.push_back(
-                    {{"layer", l}, {"head", h}, {"loss", loss(l, h)}, {"delta_loss", loss(l, h) - clean.loss}});
+                list.push_back({{"layer", l},
+                                {"head", h},
+                                {"loss", loss(l, h)},
+                                {"delta_loss", loss(l, h) - clean.loss}});
     } else {
         const InterventionResult r = run_ablated(model, clean, heads, mode, o);
         ojson names = ojson::array();
@@ -223,7 +228,8 @@ int ablate_main(int argc, char** argv) {
     }
     j["heads"] = std::move(list);
     write_json(out, j);
-    std::cout << "wrote " << out << " (loss " << clean.loss << ", " << (heads.empty() ? s.n_layer * s.n_head : 1)
+    std::cout << "wrote " << out << " (loss " << clean.loss << ", "
+              << (heads.empty() ? s.n_layer * s.n_head : 1)
               << (heads.empty() ? " heads ablated one at a time" : " run with the heads together") << ")\n";
     return 0;
 }
@@ -247,7 +253,8 @@ const std::vector<CliOption>& patch_options() {
 int patch_main(int argc, char** argv) {
     const auto& options = patch_options();
     const CliArgs args = parse_cli(argc, argv, options);
-    const std::vector<std::string> required = {"--model", "--clean", "--corrupt", "--answer", "--wrong", "--out"};
+    const std::vector<std::string> required = {"--model",  "--clean", "--corrupt",
+                                               "--answer", "--wrong", "--out"};
     if (args.has("--help")) {
         std::cout << cli_usage("attnviz patch", options, required);
         return 0;
@@ -265,8 +272,8 @@ int patch_main(int argc, char** argv) {
         throw UsageError("--clean is " + std::to_string(clean_ids.size()) + " tokens and --corrupt is " +
                          std::to_string(corrupt_ids.size()) + ": patching needs the same number of tokens");
     if (int(clean_ids.size()) > s.max_positions)
-        throw UsageError("the texts are " + std::to_string(clean_ids.size()) + " tokens, more than the model's " +
-                         std::to_string(s.max_positions) + " positions");
+        throw UsageError("the texts are " + std::to_string(clean_ids.size()) +
+                         " tokens, more than the model's " + std::to_string(s.max_positions) + " positions");
     const int answer = one_token(tokens, "--answer", *args.get("--answer"), s);
     const int wrong = one_token(tokens, "--wrong", *args.get("--wrong"), s);
     if (answer == wrong)

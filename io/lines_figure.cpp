@@ -161,7 +161,8 @@ Drawing plan_figure(const LinesInput& in, const LinesOptions& lo, const FigureOp
     auto row_text = [&](const std::string& t, float right_edge, float y, bool left, bool lit) {
         const float w = font.width(t, f.label_px);
         const float x = left ? right_edge - w : right_edge;
-        d.texts.push_back({x, y + (asc - desc) * 0.5f, t, f.label_px, hover && !lit ? kGrey : kInk, lit && hover});
+        d.texts.push_back(
+            {x, y + (asc - desc) * 0.5f, t, f.label_px, hover && !lit ? kGrey : kInk, lit && hover});
     };
     for (std::size_t i = 0; i < in.queries.size(); ++i)
         row_text(in.queries[i], x_off + L.left_x - 6 * f.s, L.query_y[i], true,
@@ -190,8 +191,8 @@ LinesInput lines_input(const Trace& trace, const std::string& title) {
 }
 
 Rgb8 head_colour(int head) {
-    static const Rgb8 kTableau[10] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},
-                                      {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
+    static const Rgb8 kTableau[10] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
+                                      {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
                                       {188, 189, 34},  {23, 190, 207}};
     return kTableau[((head % 10) + 10) % 10];
 }
@@ -266,29 +267,33 @@ std::string render_lines_figure_svg(const LinesInput& in, const LinesOptions& li
                                     const FigureOptions& options) {
     using namespace lines_detail;
     const Drawing d = plan_figure(in, lines, options);
-    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                      std::to_string(d.width) + "\" height=\"" + std::to_string(d.height) + "\" viewBox=\"0 0 " +
-                      std::to_string(d.width) + " " + std::to_string(d.height) + "\">\n";
+    std::string out =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+        std::to_string(d.width) + "\" height=\"" + std::to_string(d.height) + "\" viewBox=\"0 0 " +
+        std::to_string(d.width) + " " + std::to_string(d.height) + "\">\n";
     out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
     char buf[256];
     for (const Swatch& s : d.swatches) {
-        std::snprintf(buf, sizeof buf, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
+        std::snprintf(buf, sizeof buf,
+                      "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
                       double(s.x), double(s.y), double(s.w), double(s.h), hex(s.colour).c_str());
         out += buf;
     }
     out += "<g stroke-linecap=\"round\">\n";
     for (const LineSegment& l : d.lines) {
-        std::snprintf(buf, sizeof buf,
-                      "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"%.3f\" "
-                      "stroke-opacity=\"%.4f\"/>\n",
-                      double(l.x0), double(l.y0), double(l.x1), double(l.y1), hex(l.colour).c_str(),
-                      double(l.width), double(l.opacity));
+        std::snprintf(
+            buf, sizeof buf,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"%.3f\" "
+            "stroke-opacity=\"%.4f\"/>\n",
+            double(l.x0), double(l.y0), double(l.x1), double(l.y1), hex(l.colour).c_str(), double(l.width),
+            double(l.opacity));
         out += buf;
     }
     out += "</g>\n<g font-family=\"DejaVu Sans, Verdana, sans-serif\">\n";
     for (const Text& t : d.texts) {
-        std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" fill=\"%s\"%s", double(t.x),
-                      double(t.y), double(t.px), hex(t.colour).c_str(), t.bold ? " font-weight=\"bold\"" : "");
+        std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" fill=\"%s\"%s",
+                      double(t.x), double(t.y), double(t.px), hex(t.colour).c_str(),
+                      t.bold ? " font-weight=\"bold\"" : "");
         out += buf;
         out += " xml:space=\"preserve\">" + xml(t.text) + "</text>\n";
     }

@@ -17,10 +17,10 @@ namespace attnviz {
 
 /// What the lines show: every head's weights [n, m] (row i = query i, column j = key j) and the labels.
 struct LinesInput {
-    std::vector<Mat> weights;           // [h][n, m]
-    std::vector<std::string> queries;   // [n]
-    std::vector<std::string> keys;      // [m]
-    std::string title;                  // e.g. "attention lines · layer 1" (figures only)
+    std::vector<Mat> weights;          // [h][n, m]
+    std::vector<std::string> queries;  // [n]
+    std::vector<std::string> keys;     // [m]
+    std::string title;                 // e.g. "attention lines · layer 1" (figures only)
 };
 
 /// The weights of every head of `trace` (its "weights" stage) with its token labels.
@@ -54,8 +54,8 @@ struct LineSegment {
 };
 
 struct LinesLayout {
-    float left_x = 0, right_x = 0;  // x of the line ends at the query and key columns
-    float width = 0, height = 0;    // the whole drawing: labels + gap + labels, rows
+    float left_x = 0, right_x = 0;      // x of the line ends at the query and key columns
+    float width = 0, height = 0;        // the whole drawing: labels + gap + labels, rows
     std::vector<float> query_y, key_y;  // centre y of each token's row
     std::vector<LineSegment> lines;     // weakest first (the strongest drawn on top), ties in head,
                                         // query, key order

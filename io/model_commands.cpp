@@ -57,7 +57,8 @@ Input read_input(const CliArgs& args, const std::string& dir, int vocab) {
     Input in;
     if (args.has("--text")) {
         in.tokenizer = Tokenizer::load_dir(dir);
-        in.ids = in.tokenizer->encode_for_model(*args.get("--text")).ids;  // with [CLS]/<s>... as the model wants
+        in.ids =
+            in.tokenizer->encode_for_model(*args.get("--text")).ids;  // with [CLS]/<s>... as the model wants
         if (in.ids.empty()) throw TextError("--text gives no tokens");
         check_ids_in_vocab(*in.tokenizer, in.ids, vocab);
     } else {

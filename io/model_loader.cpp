@@ -89,8 +89,10 @@ void read_attnviz_options(const ConfigReader& c, ModelSpec& s) {
         if (!kind_from_name(v, allowed, kind))
             c.fail(field, "'" + v + "' is not supported (" + kind_names(allowed, false) + ")");
     };
-    choice("attnviz_norm", std::vector<NormKind>{NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None}, &s.norm);
-    choice("attnviz_mlp", std::vector<MlpKind>{MlpKind::Gelu, MlpKind::SwiGLU, MlpKind::GeGLU, MlpKind::None}, &s.mlp);
+    choice("attnviz_norm", std::vector<NormKind>{NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None},
+           &s.norm);
+    choice("attnviz_mlp", std::vector<MlpKind>{MlpKind::Gelu, MlpKind::SwiGLU, MlpKind::GeGLU, MlpKind::None},
+           &s.mlp);
     choice("attnviz_positions",
            std::vector<PositionKind>{PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::Rope},
            &s.positions);

@@ -47,13 +47,13 @@ std::string narrow(std::wstring_view w) {
 
 std::string error_text(unsigned long code) {
     wchar_t* buf = nullptr;
-    const DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM |
-                                       FORMAT_MESSAGE_IGNORE_INSERTS,
-                                   nullptr, DWORD(code), 0, reinterpret_cast<wchar_t*>(&buf), 0, nullptr);
+    const DWORD n = FormatMessageW(
+        FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr,
+        DWORD(code), 0, reinterpret_cast<wchar_t*>(&buf), 0, nullptr);
     std::string text = n && buf ? narrow(std::wstring_view(buf, n)) : "error " + std::to_string(code);
     if (buf) LocalFree(buf);
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' ||
-                             text.back() == '.'))
+    while (!text.empty() &&
+           (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '.'))
         text.pop_back();
     for (char& c : text)
         if (c == '\r' || c == '\n') c = ' ';
@@ -211,7 +211,8 @@ void ReadFile::seek(std::uint64_t offset) {
 
 std::shared_ptr<const void> ReadFile::map() const {
     if (size_ == 0) throw Error("cannot map " + path_ + ": the file is empty");
-    HANDLE mapping = CreateFileMappingW(reinterpret_cast<HANDLE>(handle_), nullptr, PAGE_READONLY, 0, 0, nullptr);
+    HANDLE mapping =
+        CreateFileMappingW(reinterpret_cast<HANDLE>(handle_), nullptr, PAGE_READONLY, 0, 0, nullptr);
     if (!mapping) throw Error("cannot map " + path_ + ": " + win::last_error_text());
     const void* view = MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, 0);
     const std::string err = view ? "" : win::last_error_text();
@@ -224,7 +225,8 @@ std::string rename_path(const std::string& from, const std::string& to) {
     const std::wstring wfrom = win::widen(from), wto = win::widen(to);
     // rename(2) replaces an empty directory with a directory; MoveFileExW never replaces one.
     if (is_directory(from) && is_directory(to)) (void)RemoveDirectoryW(wto.c_str());
-    if (MoveFileExW(wfrom.c_str(), wto.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return "";
+    if (MoveFileExW(wfrom.c_str(), wto.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        return "";
     return win::last_error_text();
 }
 

@@ -305,7 +305,8 @@ std::string read_capped(const std::string& path) {
     }
     data.resize(got);
     char extra;
-    if (f.read(&extra, 1) == 1) throw Error("cannot read " + path + ": the file grew while it was being read");
+    if (f.read(&extra, 1) == 1)
+        throw Error("cannot read " + path + ": the file grew while it was being read");
     return data;
 }
 
@@ -2294,8 +2295,9 @@ bool Tokenizer::is_special(int id) const {
 void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids, int vocab) {
     for (int id : ids)
         if (id < 0 || id >= vocab)
-            throw TextError("the text has a token this model was not trained on: '" + tokenizer.token_label(id) +
-                            "' (id " + std::to_string(id) + "; the model knows ids 0.." + std::to_string(vocab - 1) +
+            throw TextError("the text has a token this model was not trained on: '" +
+                            tokenizer.token_label(id) + "' (id " + std::to_string(id) +
+                            "; the model knows ids 0.." + std::to_string(vocab - 1) +
                             "). A model trained on its own small language knows only its words");
 }
 

@@ -2,7 +2,6 @@
 #include "io/train_commands.hpp"
 #include "io/bpe_train.hpp"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -496,7 +495,8 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
             for (const auto& file : files) written = written || file.first == name;
             // (a task without a tokenizer of its own is saved with a tokenizer.json)
             if (check_only && !info->file_option() && std::string(name) == "tokenizer.json") written = true;
-            if (check_only && info->file_option() && !args.has("--bpe") && std::string(name) == "tokenizer.json")
+            if (check_only && info->file_option() && !args.has("--bpe") &&
+                std::string(name) == "tokenizer.json")
                 written = true;
             if (check_only && args.has("--bpe") && std::string(name) != "tokenizer.json") written = true;
             if (!written && !same_model && fs::exists(fs::symlink_status(out + "/" + name, ec)))

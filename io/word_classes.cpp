@@ -28,13 +28,15 @@ std::string word_key(const std::string& token) {
     return s;
 }
 
-WordClassTable word_class_table(const std::vector<std::string>& adjectives, const std::vector<std::string>& nouns,
-                                const std::vector<std::string>& names, const std::vector<std::string>& pronouns) {
+WordClassTable word_class_table(const std::vector<std::string>& adjectives,
+                                const std::vector<std::string>& nouns, const std::vector<std::string>& names,
+                                const std::vector<std::string>& pronouns) {
     WordClassTable t;
-    const std::pair<const std::vector<std::string>*, WordClass> lists[] = {{&adjectives, WordClass::Adjective},
-                                                                           {&nouns, WordClass::Noun},
-                                                                           {&names, WordClass::Name},
-                                                                           {&pronouns, WordClass::Pronoun}};
+    const std::pair<const std::vector<std::string>*, WordClass> lists[] = {
+        {&adjectives, WordClass::Adjective},
+        {&nouns, WordClass::Noun},
+        {&names, WordClass::Name},
+        {&pronouns, WordClass::Pronoun}};
     for (const auto& [words, cls] : lists)
         for (const std::string& w : *words) {
             const std::string k = word_key(w);

@@ -18,8 +18,9 @@ struct WordClassTable {
 };
 
 /// A table from lists of words (a later list wins for a word in two).
-WordClassTable word_class_table(const std::vector<std::string>& adjectives, const std::vector<std::string>& nouns,
-                                const std::vector<std::string>& names, const std::vector<std::string>& pronouns);
+WordClassTable word_class_table(const std::vector<std::string>& adjectives,
+                                const std::vector<std::string>& nouns, const std::vector<std::string>& names,
+                                const std::vector<std::string>& pronouns);
 
 /// Reads the four lists of a story_grammar.json's text (other keys are ignored; a missing list is
 /// empty). Throws Error, one line naming `name` and the key, on anything else.

@@ -113,9 +113,9 @@ std::string export_lines(const LinesInput& input, const LinesOptions& lines, Exp
         throw Error("the lines view exports as PNG or SVG only");
     const std::string folder = normalize_export_dir(dir);
     make_dirs(folder);
-    const std::string path = unique_path(
-        folder, export_file_name("lines", lines.head, timestamp.empty() ? timestamp_for_filename() : timestamp,
-                                 kind));
+    const std::string path =
+        unique_path(folder, export_file_name("lines", lines.head,
+                                             timestamp.empty() ? timestamp_for_filename() : timestamp, kind));
     FigureOptions fo;
     fo.scale = (scale == 1 || scale == 2 || scale == 4) ? scale : 1;
     if (kind == ExportKind::Png)

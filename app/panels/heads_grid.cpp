@@ -168,7 +168,8 @@ void draw_heads_grid(AppState& state) {
         state.label_stats["head_tile_" + std::to_string(h)] = {r.labels_shown, r.labels_cut, r.label_stride};
         // The title band: the head's type in a sentence, with every type's score.
         if (h < int(head_labels.size()) &&
-            ImGui::IsMouseHoveringRect(pos, ImVec2(pos.x + tile_w, pos.y + title_h)) && ImGui::IsWindowHovered())
+            ImGui::IsMouseHoveringRect(pos, ImVec2(pos.x + tile_w, pos.y + title_h)) &&
+            ImGui::IsWindowHovered())
             ImGui::SetTooltip("head %d: %s", h, head_label_tooltip(head_labels[std::size_t(h)]).c_str());
         if (h == state.head) {
             dl->AddRect(ImVec2(r.img_x - 4, r.img_y - 4),

@@ -422,7 +422,8 @@ void draw_stage_view(AppState& state) {
     if (st.head >= 0) shape += "   head " + std::to_string(st.head) + " of " + std::to_string(tr.heads);
     // The head's type on this text (core/head_types.hpp), as the heads grid and model view show it.
     const std::vector<HeadLabel>& types = head_labels_of(state, state.trace);
-    const HeadLabel* type = st.head >= 0 && st.head < int(types.size()) ? &types[std::size_t(st.head)] : nullptr;
+    const HeadLabel* type =
+        st.head >= 0 && st.head < int(types.size()) ? &types[std::size_t(st.head)] : nullptr;
     if (type) shape += ": " + head_label_text(*type);
     same_line_if_fits(ImGui::CalcTextSize(shape.c_str()).x + ImGui::GetStyle().ItemSpacing.x +
                       ImGui::CalcTextSize("(?)").x);  // the shape keeps its (?) beside it
@@ -469,8 +470,8 @@ void draw_stage_view(AppState& state) {
     opt.height = std::max((presenting ? 10.0f : 14.0f) * fs, avail.y - strip_h);  // 224 px at UI scale 1
     opt.highlight.row = show_pin ? state.pinned_row : -1;
     if (presenting) {
-        opt.min_fill = 1.0f;       // cells stretch to fill a wide projector screen
-        opt.axis_titles = false;   // (the tokens say what the axes are)
+        opt.min_fill = 1.0f;      // cells stretch to fill a wide projector screen
+        opt.axis_titles = false;  // (the tokens say what the axes are)
         opt.compact_colorbar = true;
     }
     const HeatmapResult r =

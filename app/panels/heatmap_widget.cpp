@@ -273,8 +273,8 @@ void draw_colorbar(const ColorRange& range, float w, float h, bool show_masked, 
         if (two_lines) {
             dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, "masked");
             dl->AddText(ImVec2(p.x + bar_w + 6, y + line), text_col, "(\u2212\u221e)");
-            layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize("masked").x, 2 * line, p.x,
-                          p.x + w + 0.5f);
+            layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize("masked").x,
+                          2 * line, p.x, p.x + w + 0.5f);
         } else {
             dl->AddText(ImVec2(p.x + bar_w + 6, y), text_col, legend);
             layout_record(layout_id + ".masked", p.x, y, bar_w + 6 + ImGui::CalcTextSize(legend).x, line, p.x,
@@ -334,11 +334,12 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     // caption beside them -- what draw_colorbar draws, so a wide screen gives the rest to the picture.
     float colorbar_w = 0;
     if (opt.colorbar) {
-        float text_w =
-            cm.has_masked ? ImGui::CalcTextSize(opt.compact_colorbar ? "masked" : "masked (\u2212\u221e)").x : 0.0f;
+        float text_w = cm.has_masked
+                           ? ImGui::CalcTextSize(opt.compact_colorbar ? "masked" : "masked (\u2212\u221e)").x
+                           : 0.0f;
         for (float f : {1.0f, 0.5f, 0.0f}) {
-            const std::string tick =
-                range.mode == ScaleMode::Row ? colorbar_tick(range, f) : format_value(colorbar_value(range, f));
+            const std::string tick = range.mode == ScaleMode::Row ? colorbar_tick(range, f)
+                                                                  : format_value(colorbar_value(range, f));
             text_w = std::max(text_w, ImGui::CalcTextSize(tick.c_str()).x);
         }
         colorbar_w = std::max(60.0f, text_w + 34) +
@@ -595,8 +596,8 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     // beside a short, wide image it reaches below it.
     float colorbar_h = 0.0f;
     if (opt.colorbar) {
-        colorbar_h =
-            std::max(img.h, 3.5f * line + (cm.has_masked ? (opt.compact_colorbar ? 2.6f : 1.6f) * line : 0.0f));
+        colorbar_h = std::max(
+            img.h, 3.5f * line + (cm.has_masked ? (opt.compact_colorbar ? 2.6f : 1.6f) * line : 0.0f));
         ImGui::SetCursorScreenPos(ImVec2(img_max.x + 12, img_min.y));
         draw_colorbar(range, colorbar_w - 12, colorbar_h, cm.has_masked, std::string(id) + ".colorbar",
                       !opt.compact_colorbar);

@@ -234,15 +234,15 @@ struct HeatmapOptions {
     bool row_labels = true;       // with labels: the row labels (left)
     bool col_labels = true;       // with labels: the column labels (top)
     bool axis_titles = true;
-    bool colorbar = true;         // colour bar + masked legend
+    bool colorbar = true;           // colour bar + masked legend
     bool compact_colorbar = false;  // narrower: no caption, the masked legend on two lines (presentation)
-    bool numbers = true;          // values inside cells when they are large enough
-    bool interactive = true;      // wheel zoom, drag pan, double-click reset
-    float min_fill = 0.3f;        // see fit_image()
-    bool row_label_click = true;  // row labels are clickable (reports row_label_clicked, "pin" tip)
-    bool center = true;           // centre the picture horizontally when narrower than the region
-    render::Highlight highlight;  // outline a row and/or column
-    const char* title = nullptr;  // drawn above the image (e.g. "head 2"), optional
+    bool numbers = true;            // values inside cells when they are large enough
+    bool interactive = true;        // wheel zoom, drag pan, double-click reset
+    float min_fill = 0.3f;          // see fit_image()
+    bool row_label_click = true;    // row labels are clickable (reports row_label_clicked, "pin" tip)
+    bool center = true;             // centre the picture horizontally when narrower than the region
+    render::Highlight highlight;    // outline a row and/or column
+    const char* title = nullptr;    // drawn above the image (e.g. "head 2"), optional
 };
 
 struct HeatmapResult {

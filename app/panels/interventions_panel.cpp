@@ -77,8 +77,10 @@ std::string head_grid(AppState& state, const char* id, const std::vector<std::ve
     ImFont* small = app_font(FontRole::Small);
     for (int h = 0; h < H; ++h) {
         const std::string t = std::to_string(h);
-        dl->AddText(ImVec2(o.x + label_w + h * (cell + 3.0f) + cell * 0.5f - ImGui::CalcTextSize(t.c_str()).x * 0.5f, o.y),
-                    ImGui::GetColorU32(ImGuiCol_TextDisabled), t.c_str());
+        dl->AddText(
+            ImVec2(o.x + label_w + h * (cell + 3.0f) + cell * 0.5f - ImGui::CalcTextSize(t.c_str()).x * 0.5f,
+                   o.y),
+            ImGui::GetColorU32(ImGuiCol_TextDisabled), t.c_str());
     }
     const float top = o.y + ImGui::GetTextLineHeightWithSpacing();
     for (int l = 0; l < L; ++l) {
@@ -89,31 +91,37 @@ std::string head_grid(AppState& state, const char* id, const std::vector<std::ve
         for (int h = 0; h < H; ++h) {
             const ImVec2 p0(o.x + label_w + h * (cell + 3.0f), y), p1(p0.x + cell, y + cell_h);
             const std::string name = std::to_string(l) + "." + std::to_string(h);
-            const bool known = std::size_t(l) < values.size() && std::size_t(h) < values[std::size_t(l)].size();
+            const bool known =
+                std::size_t(l) < values.size() && std::size_t(h) < values[std::size_t(l)].size();
             const double v = known ? values[std::size_t(l)][std::size_t(h)] : 0.0;
             const bool finite = known && std::isfinite(v);
-            dl->AddRectFilled(p0, p1, finite ? rgb(value_rgb(range, float(v))) : IM_COL32(50, 52, 60, 255), 3.0f);
-            const bool dark_text = finite && std::fabs(float(v)) < 0.55f * std::max(std::fabs(range.lo), std::fabs(range.hi)) &&
-                                   range.map == ColorMap::Diverging;
+            dl->AddRectFilled(p0, p1, finite ? rgb(value_rgb(range, float(v))) : IM_COL32(50, 52, 60, 255),
+                              3.0f);
+            const bool dark_text =
+                finite && std::fabs(float(v)) < 0.55f * std::max(std::fabs(range.lo), std::fabs(range.hi)) &&
+                range.map == ColorMap::Diverging;
             const ImU32 ink = dark_text ? IM_COL32(20, 20, 20, 255) : IM_COL32(240, 240, 240, 255);
             dl->AddText(small, small->FontSize, ImVec2(p0.x + 4.0f, p0.y + 2.0f), ink, name.c_str());
             // The Δ repeat loss in the corner, where known and where it fits.
-            if (repeat && std::size_t(l) < repeat->size() && std::size_t(h) < (*repeat)[std::size_t(l)].size()) {
+            if (repeat && std::size_t(l) < repeat->size() &&
+                std::size_t(h) < (*repeat)[std::size_t(l)].size()) {
                 const std::string r = "rep " + signed_text((*repeat)[std::size_t(l)][std::size_t(h)]);
                 const float rw = small->CalcTextSizeA(small->FontSize, 1e9f, 0, r.c_str()).x;
                 if (rw + ImGui::CalcTextSize(name.c_str()).x + 10.0f < cell)
-                    dl->AddText(small, small->FontSize, ImVec2(p1.x - rw - 3.0f, p0.y + 2.0f), ink, r.c_str());
+                    dl->AddText(small, small->FontSize, ImVec2(p1.x - rw - 3.0f, p0.y + 2.0f), ink,
+                                r.c_str());
             }
             const std::string num = !known ? "…" : finite ? signed_text(v) : "n/a";
             dl->AddText(ImVec2(p0.x + 4.0f, p1.y - ImGui::GetTextLineHeight() - 2.0f), ink, num.c_str());
             ImGui::SetCursorScreenPos(p0);
             const std::string bid = std::string("##") + id + name;
             if (ImGui::InvisibleButton(bid.c_str(), ImVec2(cell, cell_h)) && clickable) clicked = name;
-            state.widget_rects[std::string(id) + "_" + std::to_string(l) + "_" + std::to_string(h)] = {p0.x, p0.y, cell,
-                                                                                                     cell_h};
+            state.widget_rects[std::string(id) + "_" + std::to_string(l) + "_" + std::to_string(h)] = {
+                p0.x, p0.y, cell, cell_h};
             const bool off = clickable && is_ablated(iv, name);
             if (off) {
-                dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), IM_COL32(255, 210, 80, 255), 3.0f, 0, 3.0f);
+                dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1),
+                            IM_COL32(255, 210, 80, 255), 3.0f, 0, 3.0f);
                 dl->AddLine(p0, p1, IM_COL32(255, 210, 80, 200), 2.0f);
                 dl->AddLine(ImVec2(p1.x, p0.y), ImVec2(p0.x, p1.y), IM_COL32(255, 210, 80, 200), 2.0f);
             }
@@ -121,15 +129,16 @@ std::string head_grid(AppState& state, const char* id, const std::vector<std::ve
                 dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 220), 3.0f, 0, 1.5f);
                 if (clickable) {
                     std::string rep;
-                    if (repeat && std::size_t(l) < repeat->size() && std::size_t(h) < (*repeat)[std::size_t(l)].size())
+                    if (repeat && std::size_t(l) < repeat->size() &&
+                        std::size_t(h) < (*repeat)[std::size_t(l)].size())
                         rep = ", repeat loss " + signed_text((*repeat)[std::size_t(l)][std::size_t(h)], 3);
-                    ImGui::SetTooltip("head %s: loss %s%s when knocked out alone.\nClick to %s it.", name.c_str(),
-                                      finite ? signed_text(v, 3).c_str() : "not known yet", rep.c_str(),
-                                      off ? "restore" : "knock out");
-                }
-                else
-                    ImGui::SetTooltip("head %s: %s of the clean-vs-corrupt difference restored by patching it",
-                                      name.c_str(), finite ? signed_text(v, 3).c_str() : "n/a");
+                    ImGui::SetTooltip("head %s: loss %s%s when knocked out alone.\nClick to %s it.",
+                                      name.c_str(), finite ? signed_text(v, 3).c_str() : "not known yet",
+                                      rep.c_str(), off ? "restore" : "knock out");
+                } else
+                    ImGui::SetTooltip(
+                        "head %s: %s of the clean-vs-corrupt difference restored by patching it",
+                        name.c_str(), finite ? signed_text(v, 3).c_str() : "n/a");
             }
         }
     }
@@ -149,8 +158,9 @@ void loss_line(const char* what, double base, double now, bool ablated, const ch
         ImGui::Text("→ %.3f", now);
         ImGui::SameLine(0, 6);
         const double d = now - base;
-        ImGui::TextColored(d > 0.005 ? ImVec4(1.0f, 0.45f, 0.4f, 1) : d < -0.005 ? ImVec4(0.45f, 0.75f, 1.0f, 1)
-                                                                             : ImVec4(0.7f, 0.7f, 0.7f, 1),
+        ImGui::TextColored(d > 0.005    ? ImVec4(1.0f, 0.45f, 0.4f, 1)
+                           : d < -0.005 ? ImVec4(0.45f, 0.75f, 1.0f, 1)
+                                        : ImVec4(0.7f, 0.7f, 0.7f, 1),
                            "(%s)", signed_text(d).c_str());
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
@@ -170,12 +180,14 @@ void intervention_bars(const InterventionsUi& iv, bool ablated) {
     for (const InterventionsUi::Bar& b : iv.bars) {
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float h = ImGui::GetTextLineHeight();
-        dl->AddText(mono, mono->FontSize, ImVec2(p.x, p.y), ImGui::GetColorU32(ImGuiCol_Text), shown_text(b.text).c_str());
+        dl->AddText(mono, mono->FontSize, ImVec2(p.x, p.y), ImGui::GetColorU32(ImGuiCol_Text),
+                    shown_text(b.text).c_str());
         const float x0 = p.x + label_w;
         dl->AddRectFilled(ImVec2(x0, p.y + 1), ImVec2(x0 + std::max(1.0f, float(b.p) * bar_w), p.y + h - 1),
                           IM_COL32(64, 168, 168, 255), 2.0f);
         if (ablated)
-            dl->AddRect(ImVec2(x0, p.y + 1), ImVec2(x0 + std::max(1.0f, float(b.p_base) * bar_w), p.y + h - 1),
+            dl->AddRect(ImVec2(x0, p.y + 1),
+                        ImVec2(x0 + std::max(1.0f, float(b.p_base) * bar_w), p.y + h - 1),
                         IM_COL32(235, 235, 235, 170), 2.0f, 0, 1.5f);
         char pct[48];
         if (ablated)
@@ -214,7 +226,8 @@ void attribution_chart(AppState& state) {
     double top = 1e-9;
     for (const auto& p : iv.parts) top = std::max(top, std::fabs(p.second));
     const float label_w = ImGui::CalcTextSize("attn_bias.00 ").x;
-    const float half = std::max(40.0f, (ImGui::GetContentRegionAvail().x - label_w - ImGui::GetFontSize() * 3.5f) * 0.5f);
+    const float half =
+        std::max(40.0f, (ImGui::GetContentRegionAvail().x - label_w - ImGui::GetFontSize() * 3.5f) * 0.5f);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     for (const auto& [name, value] : iv.parts) {
         const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -222,7 +235,8 @@ void attribution_chart(AppState& state) {
         dl->AddText(ImVec2(p.x, p.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), name.c_str());
         const float mid = p.x + label_w + half;
         const float w = float(value / top) * half;
-        dl->AddRectFilled(ImVec2(std::min(mid, mid + w), p.y + 2), ImVec2(std::max(mid, mid + w), p.y + h - 2),
+        dl->AddRectFilled(ImVec2(std::min(mid, mid + w), p.y + 2),
+                          ImVec2(std::max(mid, mid + w), p.y + h - 2),
                           value >= 0 ? IM_COL32(214, 96, 77, 255) : IM_COL32(67, 147, 195, 255));
         dl->AddLine(ImVec2(mid, p.y), ImVec2(mid, p.y + h), IM_COL32(200, 200, 200, 120));
         char num[24];
@@ -284,9 +298,9 @@ void ablate_tab(AppState& state) {
         for (double v : row)
             if (std::isfinite(v)) a = std::max(a, std::fabs(v));
     const ColorRange range{ColorMap::Diverging, -float(a), float(a), ScaleMode::Max};
-    const std::string clicked = head_grid(state, "interv_head", iv.importance, range, true,
-                                          ImGui::GetContentRegionAvail().x,
-                                          iv.importance_repeat.empty() ? nullptr : &iv.importance_repeat);
+    const std::string clicked =
+        head_grid(state, "interv_head", iv.importance, range, true, ImGui::GetContentRegionAvail().x,
+                  iv.importance_repeat.empty() ? nullptr : &iv.importance_repeat);
     if (!clicked.empty()) toggle(iv, clicked);
     if (iv.importance.empty()) {
         ImGui::TextDisabled("computing every head's Δloss…");
@@ -305,10 +319,12 @@ void ablate_tab(AppState& state) {
                 }
         ImGui::PushTextWrapPos(0.0f);
         if (iv.ablated.empty() && !best.empty())
-            ImGui::TextColored(ImVec4(1.0f, 0.83f, 0.4f, 1.0f), "Try head %s: knocked out alone, it raises the %s by %.2f. Click it.",
+            ImGui::TextColored(ImVec4(1.0f, 0.83f, 0.4f, 1.0f),
+                               "Try head %s: knocked out alone, it raises the %s by %.2f. Click it.",
                                best.c_str(), by_repeat ? "repeat loss" : "loss", best_v);
-        ImGui::TextDisabled("%s ablation%s; grid computed in %.1f ms in the background", iv.importance_mode.c_str(),
-                            by_repeat ? " (corner: Δ repeat loss)" : "", iv.importance_ms);
+        ImGui::TextDisabled("%s ablation%s; grid computed in %.1f ms in the background",
+                            iv.importance_mode.c_str(), by_repeat ? " (corner: Δ repeat loss)" : "",
+                            iv.importance_ms);
         ImGui::PopTextWrapPos();
     }
     ImGui::Spacing();
@@ -329,7 +345,8 @@ void ablate_tab(AppState& state) {
     if (iv.repeat_count > 0) {
         const std::string label = "repeat loss (" + std::to_string(iv.repeat_count) + " repeated pairs)";
         loss_line(label.c_str(), iv.base_repeat_loss, iv.repeat_loss, ablated,
-                  "the loss on the predictions whose pair of tokens occurred earlier in the text: what an induction "
+                  "the loss on the predictions whose pair of tokens occurred earlier in the text: what an "
+                  "induction "
                   "head can copy");
     } else {
         ImGui::TextDisabled("repeat loss: no pair of tokens repeats in this text");
@@ -350,7 +367,8 @@ void patch_tab(AppState& state) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled(
         "Activation patching: run the corrupt text, but take one head's output z from the clean text's run. "
-        "If that restores the answer (m = logit(answer) − logit(wrong) at the last position), the head carries "
+        "If that restores the answer (m = logit(answer) − logit(wrong) at the last position), the head "
+        "carries "
         "what differs. Both texts must have the same number of tokens.");
     ImGui::PopTextWrapPos();
     const float label_w = ImGui::GetFontSize() * 6.5f;
@@ -381,7 +399,8 @@ void patch_tab(AppState& state) {
         return;
     }
     ImGui::Text("m clean %.3f, m corrupt %.3f", iv.m_clean, iv.m_corrupt);
-    ImGui::TextDisabled("each cell: (m patched − m corrupt) / (m clean − m corrupt); 1 = the head restores it all");
+    ImGui::TextDisabled(
+        "each cell: (m patched − m corrupt) / (m clean − m corrupt); 1 = the head restores it all");
     const ColorRange range{ColorMap::Diverging, -1.0f, 1.0f, ScaleMode::Max};
     head_grid(state, "interv_patch", iv.patched, range, false, ImGui::GetContentRegionAvail().x * 0.6f);
 }

@@ -92,9 +92,10 @@ void draw_lab_masks(AppState& state, LabContext& ctx) {
     ImGui::SameLine();
     ImGui::SliderInt("prefix k", &s.params.prefix, 0, n);
     ImGui::PopItemWidth();
-    help_marker("Sliding window: each query sees itself and the w − 1 keys before it. [PAD]: the last keys "
-                "are padding of a batch (their rows are computed but thrown away). Prefix k: the first k "
-                "keys are seen by every query, the rest causally.");
+    help_marker(
+        "Sliding window: each query sees itself and the w − 1 keys before it. [PAD]: the last keys "
+        "are padding of a batch (their rows are computed but thrown away). Prefix k: the first k "
+        "keys are seen by every query, the rest causally.");
     s.params.window = std::clamp(s.params.window, 1, std::max(1, n));
     s.params.padding = std::clamp(s.params.padding, 0, std::max(0, n - 1));
     s.params.prefix = std::clamp(s.params.prefix, 0, n);
@@ -136,14 +137,15 @@ void draw_lab_masks(AppState& state, LabContext& ctx) {
                       lab_mask_example(p.mask), p.visible_pairs, n * n);
         const std::string key = "masks/" + std::to_string(s.gen) + "/" + std::to_string(k);
         const ImVec2 room = ImGui::GetContentRegionAvail();  // the child's inside, below its padding
-        const HeatmapResult r = lab_heatmap(lab_mask_name(p.mask), s.views[k], key, p.weights, ValueKind::Probability,
-                                            scaled->rows, scaled->cols, title, room.x, room.y - 4);
+        const HeatmapResult r =
+            lab_heatmap(lab_mask_name(p.mask), s.views[k], key, p.weights, ValueKind::Probability,
+                        scaled->rows, scaled->cols, title, room.x, room.y - 4);
         hatch_hidden(r, s.views[k], p.visible);
         if (r.hovered && r.row >= 0 && r.col >= 0) {
             ImGui::BeginTooltip();
             if (p.visible(r.row, r.col) > 0.5f)
-                ImGui::Text("query %d sees key %d: score %.3f, weight %.3f", r.row, r.col, double(S(r.row, r.col)),
-                            double(p.weights(r.row, r.col)));
+                ImGui::Text("query %d sees key %d: score %.3f, weight %.3f", r.row, r.col,
+                            double(S(r.row, r.col)), double(p.weights(r.row, r.col)));
             else
                 ImGui::Text("query %d may not see key %d: score −∞, weight exactly 0", r.row, r.col);
             ImGui::EndTooltip();

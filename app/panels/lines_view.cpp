@@ -27,7 +27,8 @@ constexpr const char* kLinesHelp =
     "it looks; on the right, who looks at it. Weights below 1 % are not drawn.";
 
 ImU32 line_colour(const LineSegment& l) {
-    return IM_COL32(l.colour.r, l.colour.g, l.colour.b, int(std::lround(255.0f * std::clamp(l.opacity, 0.0f, 1.0f))));
+    return IM_COL32(l.colour.r, l.colour.g, l.colour.b,
+                    int(std::lround(255.0f * std::clamp(l.opacity, 0.0f, 1.0f))));
 }
 
 std::string lines_title(const AppState& state, const LinesOptions& o) {
@@ -57,8 +58,9 @@ void draw_lines_view(AppState& state) {
     LinesViewState& v = views(state).lines;
     const Trace& t = *state.trace;
     if (!t.get("weights", 0)) {
-        ImGui::TextDisabled("This trace has no attention weights to draw (at this length the layer's heads "
-                            "are summarised: pick the layer again to compute them).");
+        ImGui::TextDisabled(
+            "This trace has no attention weights to draw (at this length the layer's heads "
+            "are summarised: pick the layer again to compute them).");
         return;
     }
     // --- the row of choices --------------------------------------------------------------------------
@@ -78,7 +80,8 @@ void draw_lines_view(AppState& state) {
     }
     if (ImGui::SmallButton("PNG")) export_lines_now(state, o, ExportKind::Png);
     remember_item_rect(state, "lines_export_png");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Export this picture as PNG (export scale, folder: Export panel)");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Export this picture as PNG (export scale, folder: Export panel)");
     ImGui::SameLine();
     if (ImGui::SmallButton("SVG")) export_lines_now(state, o, ExportKind::Svg);
     remember_item_rect(state, "lines_export_svg");
@@ -88,7 +91,8 @@ void draw_lines_view(AppState& state) {
         ImGui::SameLine();
         const Rgb8 c = head_colour(h);
         const bool shown = v.all_heads || h == o.head;
-        ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, shown ? 0.85f : 0.25f));
+        ImGui::PushStyleColor(ImGuiCol_Button,
+                              ImVec4(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, shown ? 0.85f : 0.25f));
         const std::string label = std::to_string(h) + "##lines_head";
         if (ImGui::SmallButton(label.c_str())) {
             state.head = h;
@@ -132,7 +136,8 @@ void draw_lines_view(AppState& state) {
     }
     ImDrawList* dl = ImGui::GetWindowDrawList();
     for (const LineSegment& l : L.lines)
-        dl->AddLine(ImVec2(x0 + l.x0, origin.y + l.y0), ImVec2(x0 + l.x1, origin.y + l.y1), line_colour(l), l.width);
+        dl->AddLine(ImVec2(x0 + l.x0, origin.y + l.y0), ImVec2(x0 + l.x1, origin.y + l.y1), line_colour(l),
+                    l.width);
 
     // Token labels, each a hover target; the hovered one is lit and the others dimmed.
     int hover_side = 0, hover_token = -1;
@@ -142,11 +147,15 @@ void draw_lines_view(AppState& state) {
         const float right_edge = x0 + L.left_x - 6.0f;
         const float left_edge = x0 + L.right_x + 6.0f;
         const ImVec2 box0(side == 1 ? x0 : left_edge - 2.0f, origin.y + y - o.row_height * 0.5f);
-        const ImVec2 box1(side == 1 ? right_edge + 2.0f : left_edge + label_w, origin.y + y + o.row_height * 0.5f);
+        const ImVec2 box1(side == 1 ? right_edge + 2.0f : left_edge + label_w,
+                          origin.y + y + o.row_height * 0.5f);
         ImGui::SetCursorScreenPos(box0);
         const std::string id = (side == 1 ? "##q" : "##k") + std::to_string(index);
-        ImGui::InvisibleButton(id.c_str(), ImVec2(std::max(1.0f, box1.x - box0.x), std::max(1.0f, box1.y - box0.y)));
-        if (index < 64) remember_item_rect(state, std::string(side == 1 ? "lines_query_" : "lines_key_") + std::to_string(index));
+        ImGui::InvisibleButton(id.c_str(),
+                               ImVec2(std::max(1.0f, box1.x - box0.x), std::max(1.0f, box1.y - box0.y)));
+        if (index < 64)
+            remember_item_rect(
+                state, std::string(side == 1 ? "lines_query_" : "lines_key_") + std::to_string(index));
         const bool lit = hovering && v.hover_side == side && v.hover_token == index;
         if (ImGui::IsItemHovered()) {
             hover_side = side;
@@ -155,7 +164,8 @@ void draw_lines_view(AppState& state) {
         if (lit) dl->AddRectFilled(box0, box1, IM_COL32(255, 255, 255, 40), 3.0f);
         const ImU32 col = ImGui::GetColorU32(hovering && !lit ? ImGuiCol_TextDisabled : ImGuiCol_Text);
         const float ty = origin.y + y - mono->FontSize * 0.5f;
-        dl->AddText(mono, mono->FontSize, ImVec2(side == 1 ? right_edge - w : left_edge, ty), col, text.c_str());
+        dl->AddText(mono, mono->FontSize, ImVec2(side == 1 ? right_edge - w : left_edge, ty), col,
+                    text.c_str());
     };
     for (std::size_t i = 0; i < in.queries.size(); ++i) label(in.queries[i], 1, int(i), L.query_y[i]);
     for (std::size_t j = 0; j < in.keys.size(); ++j) label(in.keys[j], 2, int(j), L.key_y[j]);
@@ -165,8 +175,10 @@ void draw_lines_view(AppState& state) {
     // Column titles.
     dl->AddText(ImVec2(x0, origin.y + L.height + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), "queries");
     const char* keys = "keys";
-    dl->AddText(ImVec2(x0 + L.right_x + 6.0f, origin.y + L.height + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + L.height + ImGui::GetTextLineHeightWithSpacing() + 4.0f));
+    dl->AddText(ImVec2(x0 + L.right_x + 6.0f, origin.y + L.height + 4.0f),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
+    ImGui::SetCursorScreenPos(
+        ImVec2(origin.x, origin.y + L.height + ImGui::GetTextLineHeightWithSpacing() + 4.0f));
     ImGui::Dummy(ImVec2(1, 1));
     scroll_with_wheel(false);
     ImGui::EndChild();

@@ -93,7 +93,8 @@ void draw_model_view(AppState& state) {
     ImGui::PopFont();
     float cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap - type_h);
     const bool show_types = cell >= type_w * 0.75f;
-    if (!show_types) cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap);
+    if (!show_types)
+        cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap);
     // (never shorter than a line of text: the layer labels sit one per row; the grid scrolls instead)
     cell = std::clamp(cell, std::max(18.0f, ImGui::GetTextLineHeight()), 220.0f);
     const float pitch = cell + gap + (show_types ? type_h : 0.0f);  // one layer's row
@@ -159,9 +160,10 @@ void draw_model_view(AppState& state) {
                 const std::string t = head_label_text(*type);
                 const float tw = std::min(ImGui::CalcTextSize(t.c_str()).x, cell);
                 dl->PushClipRect(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y + type_h), true);
-                dl->AddText(ImVec2(p0.x + (cell - tw) * 0.5f, p1.y + 1.0f),
-                            ImGui::GetColorU32(type->type == HeadType::Broad ? ImGuiCol_TextDisabled : ImGuiCol_Text),
-                            t.c_str());
+                dl->AddText(
+                    ImVec2(p0.x + (cell - tw) * 0.5f, p1.y + 1.0f),
+                    ImGui::GetColorU32(type->type == HeadType::Broad ? ImGuiCol_TextDisabled : ImGuiCol_Text),
+                    t.c_str());
                 dl->PopClipRect();
                 ImGui::PopFont();
             }

@@ -86,8 +86,9 @@ void draw_next_token_panel(AppState& state) {
         }
         ImGui::TextDisabled("model");
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("softmax(logits): the model's probability at T = 1; the bars: the chance that "
-                              "sampling draws the token");
+            ImGui::SetTooltip(
+                "softmax(logits): the model's probability at T = 1; the bars: the chance that "
+                "sampling draws the token");
         for (std::size_t r = 0; r < m.top.size(); ++r) {
             const ModelUi::Candidate& c = m.top[r];
             const bool pickable = c.p_sample > 0;
@@ -140,8 +141,8 @@ void draw_next_token_panel(AppState& state) {
             double shown = 0;
             for (const auto& c : m.top) shown += c.p_sample;
             ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextDisabled("+ %d more tokens can be drawn (%.1f%% together)", m.sample_kept - int(m.top.size()),
-                                std::max(0.0, 1.0 - shown) * 100.0);
+            ImGui::TextDisabled("+ %d more tokens can be drawn (%.1f%% together)",
+                                m.sample_kept - int(m.top.size()), std::max(0.0, 1.0 - shown) * 100.0);
             ImGui::PopTextWrapPos();
         }
     }

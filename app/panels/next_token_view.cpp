@@ -40,10 +40,11 @@ void draw_next_token_view(AppState& state) {
     }
     NextTokenViewState& v = views(state).next_token;
     const float T = std::max(0.05f, m.temperature);
-    if (v.generation != state.trace_generation || v.temperature != T || v.top_k != m.top_k || v.top_p != m.top_p) {
+    if (v.generation != state.trace_generation || v.temperature != T || v.top_k != m.top_k ||
+        v.top_p != m.top_p) {
         try {
-            v.dist = sampling_distribution(logits_stage->stored_matrix()->row(0), double(T), std::max(0, m.top_k),
-                                           double(std::clamp(m.top_p, 0.01f, 1.0f)));
+            v.dist = sampling_distribution(logits_stage->stored_matrix()->row(0), double(T),
+                                           std::max(0, m.top_k), double(std::clamp(m.top_p, 0.01f, 1.0f)));
         } catch (const std::exception& e) {
             ImGui::TextDisabled("%s", e.what());
             return;
@@ -80,8 +81,8 @@ void draw_next_token_view(AppState& state) {
     ImGui::SliderFloat("##nt_p", &m.top_p, 0.05f, 1.0f, m.top_p >= 1.0f ? "top-p off" : "top-p = %.2f");
     remember_item_rect(state, "next_token_top_p");
     char summary[160];
-    std::snprintf(summary, sizeof summary, "sampling can draw %d of %d tokens, %.1f %% of the probability", cut.kept,
-                  V, v.kept_mass * 100.0);
+    std::snprintf(summary, sizeof summary, "sampling can draw %d of %d tokens, %.1f %% of the probability",
+                  cut.kept, V, v.kept_mass * 100.0);
     ImGui::TextDisabled("%s", summary);
 
     // --- the bars ---------------------------------------------------------------------------------
@@ -93,13 +94,15 @@ void draw_next_token_view(AppState& state) {
     float label_w = ImGui::GetFontSize() * 4.0f;
     const auto& vocab = logits_stage->cols;
     for (int r = 0; r < rows && r < V; ++r)
-        label_w = std::max(label_w, mono->CalcTextSizeA(mono->FontSize, 1e9f, 0,
-                                                        shown_token(vocab.label(cut.order[std::size_t(r)])).c_str())
-                                            .x +
-                                        10.0f);
+        label_w =
+            std::max(label_w, mono->CalcTextSizeA(mono->FontSize, 1e9f, 0,
+                                                  shown_token(vocab.label(cut.order[std::size_t(r)])).c_str())
+                                      .x +
+                                  10.0f);
     const float pct_w = ImGui::CalcTextSize("100.0 %  Σ 100 %").x + 10.0f;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float bar_x = origin.x + label_w, bar_w = std::max(60.0f, ImGui::GetContentRegionAvail().x - label_w - pct_w);
+    const float bar_x = origin.x + label_w,
+                bar_w = std::max(60.0f, ImGui::GetContentRegionAvail().x - label_w - pct_w);
     double top = 0;
     for (int r = 0; r < rows && r < V; ++r) {
         const int id = cut.order[std::size_t(r)];
@@ -136,16 +139,18 @@ void draw_next_token_view(AppState& state) {
                               double(T), p1, kept ? "" : "\nsampling cannot draw it");
         if (r + 1 == cut.kept) {  // the cut-off: below this line sampling never draws
             const float ly = y + row_h;
-            dl->AddLine(ImVec2(origin.x, ly), ImVec2(bar_x + bar_w + pct_w, ly), IM_COL32(255, 200, 80, 255), 2.0f);
+            dl->AddLine(ImVec2(origin.x, ly), ImVec2(bar_x + bar_w + pct_w, ly), IM_COL32(255, 200, 80, 255),
+                        2.0f);
             char cut_text[96];
             const bool by_p = cut.cut == SamplingCut::TopP;
             std::snprintf(cut_text, sizeof cut_text, "%s cut: %d token%s, %.1f %%",
-                          by_p ? "top-p" : (cut.cut == SamplingCut::TopK ? "top-k" : "no"), cut.kept, cut.kept == 1 ? "" : "s",
-                          v.kept_mass * 100.0);
+                          by_p ? "top-p" : (cut.cut == SamplingCut::TopK ? "top-k" : "no"), cut.kept,
+                          cut.kept == 1 ? "" : "s", v.kept_mass * 100.0);
             const ImVec2 ts = ImGui::CalcTextSize(cut_text);
-            dl->AddRectFilled(ImVec2(bar_x + bar_w - ts.x - 6.0f, ly - ts.y - 2.0f), ImVec2(bar_x + bar_w, ly),
-                              IM_COL32(40, 40, 46, 230));
-            dl->AddText(ImVec2(bar_x + bar_w - ts.x - 3.0f, ly - ts.y - 1.0f), IM_COL32(255, 200, 80, 255), cut_text);
+            dl->AddRectFilled(ImVec2(bar_x + bar_w - ts.x - 6.0f, ly - ts.y - 2.0f),
+                              ImVec2(bar_x + bar_w, ly), IM_COL32(40, 40, 46, 230));
+            dl->AddText(ImVec2(bar_x + bar_w - ts.x - 3.0f, ly - ts.y - 1.0f), IM_COL32(255, 200, 80, 255),
+                        cut_text);
             state.widget_rects["next_token_cut"] = {origin.x, ly - 1.0f, bar_x + bar_w - origin.x, 2.0f};
         }
     }

@@ -239,9 +239,9 @@ void draw_pipeline_strip(AppState& state) {
         if (!state.model.active || from >= to) return;
         const bool each = L <= 8;
         for (int k = from; k < to; k = each ? k + 1 : to) {
-            const std::string label = each || to - from == 1 ? "block " + std::to_string(k)
-                                                             : "blocks " + std::to_string(from) + "–" +
-                                                                   std::to_string(to - 1);
+            const std::string label = each || to - from == 1
+                                          ? "block " + std::to_string(k)
+                                          : "blocks " + std::to_string(from) + "–" + std::to_string(to - 1);
             const int target = each ? k : (to <= current_layer ? current_layer - 1 : current_layer + 1);
             ImGui::PushFont(small);
             const float w = ImGui::CalcTextSize(label.c_str()).x + pad * 2.0f;

@@ -13,9 +13,10 @@ void draw_compare_view(AppState& state);  // compare_view.cpp
 void draw_model_view(AppState& state);    // model_view.cpp: every layer × head of a real model
 void draw_lines_view(AppState& state);
 /// A model's `probs` stage: the next-token distribution with T, top-k and top-p drawn on it.
-void draw_next_token_view(AppState& state);  // next_token_view.cpp    // lines_view.cpp: queries joined to keys, BertViz's head view
+void draw_next_token_view(AppState& state);  // next_token_view.cpp    // lines_view.cpp: queries joined to
+                                             // keys, BertViz's head view
 void draw_interventions_panel(AppState& state);  // interventions_panel.cpp: ablate, patch, attribute
-void shutdown_compare_view();             // compare_view.cpp: drops cached results
+void shutdown_compare_view();                    // compare_view.cpp: drops cached results
 
 /// Index into state.trace->stages of the stage under the cursor, or -1.
 int current_stage_index(const AppState& state);

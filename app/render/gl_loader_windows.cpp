@@ -11,11 +11,11 @@ namespace attnviz::render {
 
 bool load_gl_functions(const char** missing) {
     if (missing) *missing = nullptr;
-#define ATTNVIZ_GL_LOAD(name, type)                                                   \
-    attnviz_##name = reinterpret_cast<type>(glfwGetProcAddress(#name));               \
-    if (!attnviz_##name) {                                                            \
-        if (missing) *missing = #name;                                                \
-        return false;                                                                 \
+#define ATTNVIZ_GL_LOAD(name, type)                                     \
+    attnviz_##name = reinterpret_cast<type>(glfwGetProcAddress(#name)); \
+    if (!attnviz_##name) {                                              \
+        if (missing) *missing = #name;                                  \
+        return false;                                                   \
     }
     ATTNVIZ_GL_FUNCTIONS(ATTNVIZ_GL_LOAD)
 #undef ATTNVIZ_GL_LOAD

@@ -15,34 +15,34 @@
 #include <GL/glext.h>
 
 // X(name, pointer type): every function app/render calls beyond OpenGL 1.1.
-#define ATTNVIZ_GL_FUNCTIONS(X) \
-    X(glActiveTexture, PFNGLACTIVETEXTUREPROC) \
-    X(glAttachShader, PFNGLATTACHSHADERPROC) \
-    X(glBindFramebuffer, PFNGLBINDFRAMEBUFFERPROC) \
-    X(glBindVertexArray, PFNGLBINDVERTEXARRAYPROC) \
+#define ATTNVIZ_GL_FUNCTIONS(X)                                  \
+    X(glActiveTexture, PFNGLACTIVETEXTUREPROC)                   \
+    X(glAttachShader, PFNGLATTACHSHADERPROC)                     \
+    X(glBindFramebuffer, PFNGLBINDFRAMEBUFFERPROC)               \
+    X(glBindVertexArray, PFNGLBINDVERTEXARRAYPROC)               \
     X(glCheckFramebufferStatus, PFNGLCHECKFRAMEBUFFERSTATUSPROC) \
-    X(glCompileShader, PFNGLCOMPILESHADERPROC) \
-    X(glCreateProgram, PFNGLCREATEPROGRAMPROC) \
-    X(glCreateShader, PFNGLCREATESHADERPROC) \
-    X(glDeleteFramebuffers, PFNGLDELETEFRAMEBUFFERSPROC) \
-    X(glDeleteProgram, PFNGLDELETEPROGRAMPROC) \
-    X(glDeleteShader, PFNGLDELETESHADERPROC) \
-    X(glDeleteVertexArrays, PFNGLDELETEVERTEXARRAYSPROC) \
-    X(glFramebufferTexture2D, PFNGLFRAMEBUFFERTEXTURE2DPROC) \
-    X(glGenFramebuffers, PFNGLGENFRAMEBUFFERSPROC) \
-    X(glGenVertexArrays, PFNGLGENVERTEXARRAYSPROC) \
-    X(glGetProgramInfoLog, PFNGLGETPROGRAMINFOLOGPROC) \
-    X(glGetProgramiv, PFNGLGETPROGRAMIVPROC) \
-    X(glGetShaderInfoLog, PFNGLGETSHADERINFOLOGPROC) \
-    X(glGetShaderiv, PFNGLGETSHADERIVPROC) \
-    X(glGetUniformLocation, PFNGLGETUNIFORMLOCATIONPROC) \
-    X(glLinkProgram, PFNGLLINKPROGRAMPROC) \
-    X(glShaderSource, PFNGLSHADERSOURCEPROC) \
-    X(glUniform1f, PFNGLUNIFORM1FPROC) \
-    X(glUniform1i, PFNGLUNIFORM1IPROC) \
-    X(glUniform2f, PFNGLUNIFORM2FPROC) \
-    X(glUniform2i, PFNGLUNIFORM2IPROC) \
-    X(glUniform4f, PFNGLUNIFORM4FPROC) \
+    X(glCompileShader, PFNGLCOMPILESHADERPROC)                   \
+    X(glCreateProgram, PFNGLCREATEPROGRAMPROC)                   \
+    X(glCreateShader, PFNGLCREATESHADERPROC)                     \
+    X(glDeleteFramebuffers, PFNGLDELETEFRAMEBUFFERSPROC)         \
+    X(glDeleteProgram, PFNGLDELETEPROGRAMPROC)                   \
+    X(glDeleteShader, PFNGLDELETESHADERPROC)                     \
+    X(glDeleteVertexArrays, PFNGLDELETEVERTEXARRAYSPROC)         \
+    X(glFramebufferTexture2D, PFNGLFRAMEBUFFERTEXTURE2DPROC)     \
+    X(glGenFramebuffers, PFNGLGENFRAMEBUFFERSPROC)               \
+    X(glGenVertexArrays, PFNGLGENVERTEXARRAYSPROC)               \
+    X(glGetProgramInfoLog, PFNGLGETPROGRAMINFOLOGPROC)           \
+    X(glGetProgramiv, PFNGLGETPROGRAMIVPROC)                     \
+    X(glGetShaderInfoLog, PFNGLGETSHADERINFOLOGPROC)             \
+    X(glGetShaderiv, PFNGLGETSHADERIVPROC)                       \
+    X(glGetUniformLocation, PFNGLGETUNIFORMLOCATIONPROC)         \
+    X(glLinkProgram, PFNGLLINKPROGRAMPROC)                       \
+    X(glShaderSource, PFNGLSHADERSOURCEPROC)                     \
+    X(glUniform1f, PFNGLUNIFORM1FPROC)                           \
+    X(glUniform1i, PFNGLUNIFORM1IPROC)                           \
+    X(glUniform2f, PFNGLUNIFORM2FPROC)                           \
+    X(glUniform2i, PFNGLUNIFORM2IPROC)                           \
+    X(glUniform4f, PFNGLUNIFORM4FPROC)                           \
     X(glUseProgram, PFNGLUSEPROGRAMPROC)
 
 #define ATTNVIZ_GL_DECLARE(name, type) extern type attnviz_##name;

@@ -17,7 +17,8 @@ StageText embed_text(const ModelWords& w) {
                 "Each token's row of the embedding table: the residual stream block 0 reads. This model "
                 "has no position vector to add: RoPE rotates Q and K inside every head instead."};
     const bool learned = pos == PositionKind::Learned;
-    return {"Token + position embeddings  x₀", std::string("x₀[t] = W_E[id_t] + ") + (learned ? "W_P[t]" : "PE(t)"),
+    return {"Token + position embeddings  x₀",
+            std::string("x₀[t] = W_E[id_t] + ") + (learned ? "W_P[t]" : "PE(t)"),
             std::string("Each token's row of the embedding table plus the vector of its position (") +
                 (learned ? "a learned table" : "sinusoids") +
                 "): the residual stream that block 0 reads and every block adds to."};
@@ -110,8 +111,8 @@ std::vector<StageEntry> block_stages() {
     using K = ValueKind;
     // name, phase, kind, kind varies, role, per head, layer text, model text, explain, record
     return {
-        {"embed", "embed", K::Signed, false, "token and position embeddings: the residual stream's start", false,
-         nullptr, embed_text, nullptr, nullptr},
+        {"embed", "embed", K::Signed, false, "token and position embeddings: the residual stream's start",
+         false, nullptr, embed_text, nullptr, nullptr},
         {"ln_1", "embed", K::Signed, false, "the block's input normalised before attention", false, nullptr,
          ln_1_text, nullptr, nullptr},
         {"attn_out", "combine", K::Signed, false, "the heads projected back to d_model by W_O", false,
@@ -126,8 +127,8 @@ std::vector<StageEntry> block_stages() {
          nullptr, resid_post_text, nullptr, nullptr},
         {"ln_f", "output", K::Signed, false, "the last block's output normalised", false, nullptr, ln_f_text,
          nullptr, nullptr},
-        {"logits", "output", K::Signed, false, "one score per vocabulary token for the next token", false, nullptr,
-         logits_text, nullptr, nullptr},
+        {"logits", "output", K::Signed, false, "one score per vocabulary token for the next token", false,
+         nullptr, logits_text, nullptr, nullptr},
         {"probs", "output", K::Probability, false, "the next-token distribution sampling draws from", false,
          nullptr, probs_text, nullptr, nullptr},
         {"residual_stream", "combine", K::NonNegative, false, "residual norms for every layer and token",

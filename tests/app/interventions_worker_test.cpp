@@ -1,8 +1,8 @@
 // The Interventions panel's background work (app/interventions_worker.hpp) on the shipped induction
-// model: the numbers it shows are core/interventions.hpp's, the repeat mask is the pairs seen before, and the GUI-thread side turns choices into results: the grid,
-// the induction head's knock-out raising the repeat loss, restoring it, and a corrupt text of another
-// length refused in one line with everything else kept.
-// GCC 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
+// model: the numbers it shows are core/interventions.hpp's, the repeat mask is the pairs seen before, and the
+// GUI-thread side turns choices into results: the grid, the induction head's knock-out raising the repeat
+// loss, restoring it, and a corrupt text of another length refused in one line with everything else kept. GCC
+// 12 false positive inside its AVX-512 intrinsics when Eigen multiplies (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <gtest/gtest.h>
 
@@ -20,8 +20,8 @@ namespace {
 const char* kText = "the quick brown fox jumps over a lazy dog. the quick brown fox jumps over a lazy dog.";
 
 const LoadedModel& induction_model() {
-    static const LoadedModel m =
-        load_model_folder(std::string(ATTNVIZ_TEST_DATA) + "/../../assets/models/induction-2l", [](const char*, float) {});
+    static const LoadedModel m = load_model_folder(
+        std::string(ATTNVIZ_TEST_DATA) + "/../../assets/models/induction-2l", [](const char*, float) {});
     return m;
 }
 
@@ -69,8 +69,8 @@ TEST(InterventionsWorker, KnockingOutTheInductionHeadRaisesTheRepeatLossAndResto
     EXPECT_EQ(iv.lens.size(), 3u);  // the embeddings and the two layers
     // The grid's Δloss of head 1.0 is the core's.
     const CleanRun clean = clean_run(*m.weights, m.tokenizer->encode(kText));
-    EXPECT_NEAR(iv.importance[1][0], run_ablated(*m.weights, clean, {{1, 0}}, AblationMode::Zero).loss - clean.loss,
-                1e-9);
+    EXPECT_NEAR(iv.importance[1][0],
+                run_ablated(*m.weights, clean, {{1, 0}}, AblationMode::Zero).loss - clean.loss, 1e-9);
 
     state.interventions.ablated = {"1.0"};
     settle(w, state, m);
@@ -109,7 +109,8 @@ TEST(InterventionsWorker, KnockingOutTheInductionHeadRaisesTheRepeatLossAndResto
     EXPECT_EQ(iv.ablated, std::vector<std::string>{"1.0"});
     EXPECT_TRUE(iv.error.empty());
     // A corrupt text of the same length patches every head.
-    state.interventions.corrupt_text = "the quick brown fox jumps over a lazy dog. the quick brown dog jumps over a lazy fox.";
+    state.interventions.corrupt_text =
+        "the quick brown fox jumps over a lazy dog. the quick brown dog jumps over a lazy fox.";
     settle(w, state, m);
     EXPECT_TRUE(iv.patch_error.empty()) << iv.patch_error;
     ASSERT_EQ(iv.patched.size(), 2u);

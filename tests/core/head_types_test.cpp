@@ -18,11 +18,12 @@ using WC = WordClass;
 
 // "a fluffy blue creature roamed the verdant forest . a fluffy blue creature": 13 tokens, the last
 // four repeat the first four.
-const std::vector<std::string> kSeedTokens = {"a",       "fluffy", "blue",   "creature", "roamed", "the",     "verdant",
-                                          "forest",  ".",      "a",      "fluffy",   "blue",   "creature"};
-const std::vector<WC> kSeedClasses = {WC::Other, WC::Adjective, WC::Adjective, WC::Noun,      WC::Other,
-                                 WC::Other, WC::Adjective, WC::Noun,      WC::Other,     WC::Other,
-                                 WC::Adjective, WC::Adjective, WC::Noun};
+const std::vector<std::string> kSeedTokens = {"a",      "fluffy",  "blue",    "creature", "roamed",
+                                              "the",    "verdant", "forest",  ".",        "a",
+                                              "fluffy", "blue",    "creature"};
+const std::vector<WC> kSeedClasses = {WC::Other,     WC::Adjective, WC::Adjective, WC::Noun,  WC::Other,
+                                      WC::Other,     WC::Adjective, WC::Noun,      WC::Other, WC::Other,
+                                      WC::Adjective, WC::Adjective, WC::Noun};
 
 Mat uniform_causal_pattern(int n) {
     Mat P = Mat::Zero(n, n);

@@ -29,7 +29,8 @@ std::vector<ModelWeights> models() {
 
 /// The whole forward (run_model) with the listed heads' outputs changed by `edit`.
 template <typename F>
-ModelForward hooked(const ModelWeights& m, const std::vector<int>& ids, const std::vector<HeadRef>& heads, F edit) {
+ModelForward hooked(const ModelWeights& m, const std::vector<int>& ids, const std::vector<HeadRef>& heads,
+                    F edit) {
     ForwardHooks<float> h;
     for (const HeadRef& r : heads) h.add(HookStage::head_output, r.layer);
     h.call = [&](const HookPoint& p, nn::Block<float> v) {
@@ -73,14 +74,15 @@ TEST(Interventions, SweepEqualsWholeForwardsWithAHook) {
             EXPECT_GT(calls, 0);
             for (int l = 0; l < m.spec.n_layer; ++l)
                 for (int j = 0; j < m.spec.n_head; ++j) {
-                    const ModelForward f = hooked(m, ids, {{l, j}}, [&](const HookPoint&, nn::Block<float> v) {
-                        if (mode == AblationMode::Zero) {
-                            v.setZero();
-                        } else {
-                            const RowVec mean = v.colwise().mean();
-                            for (Eigen::Index r = 0; r < v.rows(); ++r) v.row(r) = mean;
-                        }
-                    });
+                    const ModelForward f =
+                        hooked(m, ids, {{l, j}}, [&](const HookPoint&, nn::Block<float> v) {
+                            if (mode == AblationMode::Zero) {
+                                v.setZero();
+                            } else {
+                                const RowVec mean = v.colwise().mean();
+                                for (Eigen::Index r = 0; r < v.rows(); ++r) v.row(r) = mean;
+                            }
+                        });
                     const double want = text_loss(f.logits, ids);
                     EXPECT_NEAR(sweep(l, j), want, 1e-5) << head_name({l, j});
                     const InterventionResult one = run_ablated(m, c, {{l, j}}, mode);
@@ -99,7 +101,8 @@ TEST(Interventions, TokenLossesAndALaterPartOfTheText) {
         EXPECT_DOUBLE_EQ(mean_loss(c.token_loss, 0), c.loss);
         const ModelForward f = run_model(m, ids);
         const Mat tail = f.logits.bottomRows(7);  // predictions of tokens 6..11 (and the last row)
-        EXPECT_NEAR(mean_loss(c.token_loss, 5), text_loss(tail, std::vector<int>(ids.begin() + 5, ids.end())), 1e-6);
+        EXPECT_NEAR(mean_loss(c.token_loss, 5), text_loss(tail, std::vector<int>(ids.begin() + 5, ids.end())),
+                    1e-6);
         EXPECT_TRUE(std::isnan(mean_loss(c.token_loss, 11)));
         InterventionOptions o;
         o.loss_from = 5;  // the repeated half
@@ -119,7 +122,8 @@ TEST(Interventions, HeadsTogetherEqualAWholeForward) {
         const std::vector<int> ids = {2, 7, 1, 8, 2, 8};
         const CleanRun c = clean_run(m, ids);
         const std::vector<HeadRef> heads = {{2, 1}, {0, 0}};
-        const ModelForward f = hooked(m, ids, heads, [](const HookPoint&, nn::Block<float> v) { v.setZero(); });
+        const ModelForward f =
+            hooked(m, ids, heads, [](const HookPoint&, nn::Block<float> v) { v.setZero(); });
         const InterventionResult r = run_ablated(m, c, heads, AblationMode::Zero);
         EXPECT_NEAR(r.loss, text_loss(f.logits, ids), 1e-5);
         const InterventionResult none = run_ablated(m, c, {}, AblationMode::Zero);
@@ -136,9 +140,10 @@ TEST(Interventions, PatchSweepEqualsWholeForwards) {
         EXPECT_NEAR(p.m_clean, logit_difference(clean.last_logits, 4, 7), 0.0);
         for (int l = 0; l < m.spec.n_layer; ++l)
             for (int j = 0; j < m.spec.n_head; ++j) {
-                const ModelForward f = hooked(m, corrupt_ids, {{l, j}}, [&](const HookPoint& pt, nn::Block<float> v) {
-                    v = clean.z[std::size_t(pt.layer)].middleCols(pt.head * dh, dh);
-                });
+                const ModelForward f =
+                    hooked(m, corrupt_ids, {{l, j}}, [&](const HookPoint& pt, nn::Block<float> v) {
+                        v = clean.z[std::size_t(pt.layer)].middleCols(pt.head * dh, dh);
+                    });
                 const double want = double(f.logits(6, 4)) - double(f.logits(6, 7));
                 EXPECT_NEAR(p.m_patched(l, j), want, 1e-5);
                 EXPECT_NEAR(p.patched_fraction(l, j), (want - p.m_corrupt) / (p.m_clean - p.m_corrupt), 1e-4);

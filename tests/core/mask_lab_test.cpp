@@ -52,7 +52,8 @@ TEST(MaskLab, WeightsAreSoftmaxOverTheVisibleKeysOnly) {
             for (int j = 0; j < 6; ++j) {
                 sum += panel.weights(i, j);
                 if (panel.visible(i, j) < 0.5f) {
-                    EXPECT_EQ(panel.weights(i, j), 0.0f) << lab_mask_name(panel.mask) << " (" << i << ", " << j << ")";
+                    EXPECT_EQ(panel.weights(i, j), 0.0f)
+                        << lab_mask_name(panel.mask) << " (" << i << ", " << j << ")";
                 } else {
                     EXPECT_NEAR(panel.weights(i, j), std::exp(double(p.scaled(i, j) - row_max)) / z, 1e-6)
                         << lab_mask_name(panel.mask) << " (" << i << ", " << j << ")";
@@ -75,7 +76,8 @@ TEST(MaskLab, PaddingDoesNotChangeWhatTheRealTokensCompute) {
     const MaskPanel& pad = lab.panels[3];
     ASSERT_EQ(pad.mask, LabMask::Padding);
     for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) EXPECT_NEAR(pad.weights(i, j), real(i, j), 1e-6) << "(" << i << ", " << j << ")";
+        for (int j = 0; j < 4; ++j)
+            EXPECT_NEAR(pad.weights(i, j), real(i, j), 1e-6) << "(" << i << ", " << j << ")";
     EXPECT_NE(lab.findings.size(), 0u);
 }
 

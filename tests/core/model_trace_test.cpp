@@ -45,8 +45,9 @@ TEST(ModelTrace, StageNamesFollowTheDumpManifestThenTheSummaries) {
     const Fixture fx = run(ModelFamily::Gpt2, 2, 2);
     const Trace t = model_layer_trace(fx.model.spec, fx.fwd, 1, labels());
     const std::vector<std::string> expected = {
-        "embed",      "ln_1", "Q",      "K",     "V",               "scores",  "weights", "head_output", "attn_out",
-        "resid_mid",  "ln_2", "mlp_out", "resid_post", "ln_f", "logits", "probs", "residual_stream", "rollout"};
+        "embed",           "ln_1",      "Q",    "K",       "V",          "scores", "weights", "head_output",
+        "attn_out",        "resid_mid", "ln_2", "mlp_out", "resid_post", "ln_f",   "logits",  "probs",
+        "residual_stream", "rollout"};
     EXPECT_EQ(t.stage_names(), expected);
     EXPECT_EQ(t.n, 6);
     EXPECT_EQ(t.heads, 2);

@@ -26,7 +26,8 @@ Md random_matrix(int rows, int cols, unsigned seed) {
 using Forward = std::function<void(const Md&, Md&)>;
 using Backward = std::function<void(const Md& dz, const Md& x, Md& dx)>;
 
-void expect_gradient(const std::string& name, const Forward& fwd, const Backward& bwd, int in_cols, int out_cols) {
+void expect_gradient(const std::string& name, const Forward& fwd, const Backward& bwd, int in_cols,
+                     int out_cols) {
     const Md x = random_matrix(3, in_cols, 7), dz = random_matrix(3, out_cols, 11);
     Md dx;
     bwd(dz, x, dx);
@@ -64,7 +65,8 @@ TEST(NnOps, GegluIsGeluOfTheGateTimesTheLinearBranch) {
     nn::geglu_forward<double>(gu, z);
     nn::gelu_forward<double>(gu.leftCols(3), g);
     for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 3; ++j) EXPECT_DOUBLE_EQ(z(i, j), g(i, j) * gu(i, 3 + j)) << "(" << i << ", " << j << ")";
+        for (int j = 0; j < 3; ++j)
+            EXPECT_DOUBLE_EQ(z(i, j), g(i, j) * gu(i, 3 + j)) << "(" << i << ", " << j << ")";
 }
 
 }  // namespace

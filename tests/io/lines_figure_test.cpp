@@ -19,10 +19,10 @@ namespace {
 LinesInput two_heads() {
     LinesInput in;
     Mat a(3, 3), b(3, 3);
-    a << 1.0f, 0, 0,  //
+    a << 1.0f, 0, 0,    //
         0.9f, 0.1f, 0,  //
         0.005f, 0.8f, 0.195f;
-    b << 1.0f, 0, 0,  //
+    b << 1.0f, 0, 0,    //
         0.5f, 0.5f, 0,  //
         1.0f / 3, 1.0f / 3, 1.0f / 3;
     in.weights = {a, b};
@@ -125,8 +125,9 @@ TEST(LinesFigure, SvgHasOneVectorLinePerSegment) {
     std::smatch m;
     int lines = 0;
     std::string::const_iterator it = svg.begin();
-    const std::regex line_re("<line x1=\"([0-9.]+)\" y1=\"([0-9.]+)\" x2=\"([0-9.]+)\" y2=\"([0-9.]+)\" "
-                             "stroke=\"(#[0-9a-f]{6})\" stroke-width=\"([0-9.]+)\" stroke-opacity=\"([0-9.]+)\"");
+    const std::regex line_re(
+        "<line x1=\"([0-9.]+)\" y1=\"([0-9.]+)\" x2=\"([0-9.]+)\" y2=\"([0-9.]+)\" "
+        "stroke=\"(#[0-9a-f]{6})\" stroke-width=\"([0-9.]+)\" stroke-opacity=\"([0-9.]+)\"");
     double widest = 0;
     while (std::regex_search(it, svg.cend(), m, line_re)) {
         ++lines;

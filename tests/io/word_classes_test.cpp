@@ -14,11 +14,11 @@ TEST(WordClasses, TokensFindTheirWords) {
         R"({"adjectives": ["fluffy", "blue", "verdant"], "nouns": ["creature", "forest"],
             "names": ["Mia"], "pronouns": ["it", "they"], "verbs": ["roamed"]})",
         "story_grammar.json");
-    const std::vector<WordClass> c =
-        word_classes_of(t, {"a", " fluffy", "Ġblue", "▁creature", " roamed", "the", "·verdant", "forest", " Mia", " it"});
+    const std::vector<WordClass> c = word_classes_of(
+        t, {"a", " fluffy", "Ġblue", "▁creature", " roamed", "the", "·verdant", "forest", " Mia", " it"});
     using W = WordClass;
-    EXPECT_EQ(c, (std::vector<W>{W::Other, W::Adjective, W::Adjective, W::Noun, W::Other, W::Other, W::Adjective,
-                                 W::Noun, W::Name, W::Pronoun}));
+    EXPECT_EQ(c, (std::vector<W>{W::Other, W::Adjective, W::Adjective, W::Noun, W::Other, W::Other,
+                                 W::Adjective, W::Noun, W::Name, W::Pronoun}));
     EXPECT_EQ(word_key(" The "), "the");
 }
 
