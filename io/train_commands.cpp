@@ -445,6 +445,11 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     }
     if (info->fits_model) {  // the model fits the task's vocabulary and sequences
         c.vocab_size = task.vocab_size;
+        if (args.has("--context") && task.context > c.context)  // asked for: never changed behind the user's back
+            throw UsageError("--context " + std::to_string(c.context) + " is shorter than the " + task_name +
+                             " task's sequences (" + std::to_string(task.context) + " tokens); give --context " +
+                             std::to_string(task.context) + " or more" +
+                             (option_with_flag(*info, "--length") ? ", or a smaller --length" : ""));
         c.context = std::max(c.context, task.context);
     }
     if (init && (c.vocab_size != init->config.vocab_size || c.context != init->config.context))
