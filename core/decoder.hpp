@@ -1,6 +1,9 @@
 // The one decoder forward: every decoder-only model -- trained here (core/train.cpp, which also runs
 // its backward on the activations kept here) or opened from a Hugging Face folder (core/model.cpp) --
-// goes through decoder_forward(), built from the ops of core/nn_ops.hpp.
+// goes through decoder_forward(), built from the ops of core/nn_ops.hpp. Encoders run through it too:
+// DecoderShape's causal = false (bidirectional attention), post_norm (BERT's blocks), the embeddings'
+// LayerNorm, token types, a position offset and a masked-LM head are options whose defaults are a
+// decoder's.
 //
 // A model is seen through a DecoderWeights view: pointers into the trainer's parameter buffer or into a
 // mapped checkpoint, never a copy. q, k and v are separate linear maps (each possibly a slice of a
@@ -136,6 +139,11 @@ struct DecoderShape {
     double eps = 1e-5;
     double theta = 10000.0;    // RoPE's base, and the sinusoids'
     double embed_scale = 1.0;  // token embeddings times this (Gemma: √d); the trainer's models keep 1
+    // Encoders and encoder–decoders (BERT, BART, T5); the defaults are a decoder's.
+    bool causal = true;        // false: softmax over every key, no mask (bidirectional attention)
+    bool post_norm = false;    // x = LN(x + attn(x)); x = LN(x + mlp(x)) with ln_1, ln_2 (BERT, BART)
+    int position_offset = 0;   // token t reads learned position row t + offset (RoBERTa: pad + 1; BART: 2)
+    MlpKind head_act = MlpKind::GeluErf;  // activation of DecoderWeights::head (Gelu or GeluErf)
 };
 
 template <typename T>
@@ -146,9 +154,14 @@ struct DecoderWeights {
     const T* wpe = nullptr;  // [context, d] (learned positions), row stride wpe_ld
     long wpe_ld = 0;
     std::vector<BlockW<T>> blocks;
-    NormW<T> ln_f;
+    NormW<T> ln_f;               // null w: no final norm (post-norm models without one)
     const T* unembed = nullptr;  // [V, d] nn.Linear layout, row stride unembed_ld (wte's memory when tied)
     long unembed_ld = 0;
+    const T* unembed_b = nullptr;  // [V] added to the logits (BERT's cls.predictions.bias), or null
+    const T* wtt = nullptr;        // [types, d] token-type (segment) embeddings, row stride wtt_ld, or null
+    long wtt_ld = 0;
+    NormW<T> ln_embed;             // LayerNorm of the summed embeddings (BERT, BART), or null w
+    LinearW<T> head;               // d → d then head_act, before ln_f (a masked-LM head's transform), or null w
 };
 
 /// Position tables for n positions: sinusoids [n, d] or RoPE's cos, sin [n, dh/2].
@@ -181,6 +194,7 @@ struct LayerActs {
     nn::M<T> a2;                // [rows, d] ln_2 output (MLP only)
     nn::M<T> xhat2;             // [rows, d]
     std::vector<T> rstd2;       // [rows]
+    // post-norm blocks: xhat, rstd are ln_1's of in + attn; xhat2, rstd2 ln_2's of mid + mlp; a = in
     nn::M<T> pre;               // [rows, f] GELU input, or [rows, 2f] SwiGLU / GeGLU gate | up
     nn::M<T> act;               // [rows, f] GELU output or gated product: the down projection's input
 };
@@ -189,7 +203,8 @@ template <typename T>
 struct SeqActs {
     std::vector<LayerActs<T>> layers;  // n_layer entries (keep_layers), else one reused by every block
     nn::M<T> x_final;                  // [rows, d] residual after the last block
-    nn::M<T> f;                        // [rows, d] ln_f output (or x_final)
+    nn::M<T> head_pre;                 // [rows, d] the head's dense output, before head_act (with a head)
+    nn::M<T> f;                        // [rows, d] ln_f output (or x_final, or the head's activation)
     nn::M<T> fhat;                     // [rows, d]
     std::vector<T> frstd;              // [rows]
     nn::M<T> logits;                   // [rows, V], or [S, V] (the last row of each sequence)
@@ -207,24 +222,36 @@ struct ForwardOptions {
     int first_layer = 0;
     const nn::M<T>* resume = nullptr;
     bool skip_logits = false;  // stop after the final norm (A.f): the caller unembeds what it needs
+    const int* token_types = nullptr;  // [S·n] segment of each token (rows of wtt); null: all 0
 };
 
-/// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wpe[0..n) or sinusoids, per
-/// sequence).
+/// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wtt[types]) (+ wpe[offset +
+/// 0..n) or sinusoids, per sequence), then the embeddings' LayerNorm where the model has one. types
+/// [S·n] may be null (all 0).
 template <typename T>
-nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const int* ids, int S, int n) {
+nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const int* ids, int S, int n,
+                       const int* types = nullptr) {
     using namespace nn;
     const DecoderShape& c = w.shape;
     const int d = c.d_model, rows = S * n;
     M<T> x(rows, d);
     for (int t = 0; t < rows; ++t) x.row(t) = Eigen::Map<const RowT<T>>(w.wte + long(ids[t]) * w.wte_ld, d);
     if (c.embed_scale != 1.0) x *= T(c.embed_scale);
+    if (w.wtt)
+        for (int t = 0; t < rows; ++t)
+            x.row(t) += Eigen::Map<const RowT<T>>(w.wtt + long(types ? types[t] : 0) * w.wtt_ld, d);
     for (int s = 0; s < S; ++s)
         for (int t = 0; t < n; ++t) {
             if (c.positions == PositionKind::Learned)
-                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t) * w.wpe_ld, d);
+                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t + c.position_offset) * w.wpe_ld, d);
             if (c.positions == PositionKind::Sinusoidal) x.row(s * n + t) += tab.sinusoid.row(t);
         }
+    if (w.ln_embed.w) {
+        M<T> y, xhat;  // [rows, d]
+        std::vector<T> rstd;
+        norm_forward(x, w.ln_embed.w, w.ln_embed.b, c.norm == NormKind::RMSNorm, c.eps, y, xhat, rstd);
+        return y;
+    }
     return x;
 }
 
@@ -239,6 +266,7 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
     const int d = c.d_model, V = c.vocab, h = c.n_head, g = c.n_kv_head, dh = c.d_head;
     const int group = h / g, qkv_w = (h + 2 * g) * dh, threads = std::max(1, opt.threads);
     const bool norms = c.norm != NormKind::None, rms = c.norm == NormKind::RMSNorm;
+    const bool pre_norm = norms && !c.post_norm;
     const ForwardHooks<T>* hooks = opt.hooks;
     auto wants = [&](HookStage s, int l) { return hooks && hooks->wants(s, l); };
     auto hook = [&](HookStage s, int l, int head, T* p, int r, int cols, long ld, int seq = -1) {
@@ -251,15 +279,15 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
 
     // embeddings (or the residual the caller resumes from): x [rows, d]
     const int rows = S * n;
-    M<T> x = opt.resume ? *opt.resume : decoder_embed(w, tab, ids, S, n);
+    M<T> x = opt.resume ? *opt.resume : decoder_embed(w, tab, ids, S, n, opt.token_types);
     A.layers.resize(opt.keep_layers ? std::size_t(c.n_layer) : std::size_t(1));
     for (int l = opt.resume ? std::max(0, opt.first_layer) : 0; l < c.n_layer; ++l) {
         if (opt.cancel && opt.cancel->load()) throw Cancelled();
         const BlockW<T>& b = w.blocks[std::size_t(l)];
         LayerActs<T>& L = A.layers[opt.keep_layers ? std::size_t(l) : 0];
         L.in = std::move(x);
-        // ln_1
-        if (norms)
+        // ln_1 (a post-norm block's attention reads its input as it is)
+        if (pre_norm)
             norm_forward(L.in, b.ln_1.w, b.ln_1.b, rms, c.eps, L.a, L.xhat, L.rstd);
         else
             L.a = L.in;
@@ -299,36 +327,47 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             const T* Vh = L.qkv.data() + long(s) * n * qkv_w + (h + g + kv) * dh;
             M<T>& P = L.att[std::size_t(task)];
             P.resize(n, n);
-            attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores);
+            attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores || !c.causal);
             if (hook_scores) hook(HookStage::scores, l, j, P.data(), n, n, n, s);
-            causal_softmax(P, scale);
+            if (c.causal)
+                causal_softmax(P, scale);
+            else
+                full_softmax(P, scale);
             if (hook_weights) hook(HookStage::weights, l, j, P.data(), n, n, n, s);
             T* y = L.y.data() + long(s) * n * h * dh + j * dh;
-            attention_combine(n, dh, P, Vh, qkv_w, y, long(h) * dh);
+            attention_combine(n, dh, P, Vh, qkv_w, y, long(h) * dh, c.causal);
             if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
         });
         // output projection, residual
         M<T> o(rows, d);  // [rows, d]
         linear_forward(rows, L.y.data(), long(h) * dh, b.o.w, b.o.b, b.o.s, o.data(), d, threads);
         hook_all(HookStage::attn_out, l, o);
-        L.mid = L.in + o;
+        if (c.post_norm) {
+            const M<T> sum = L.in + o;  // [rows, d]
+            norm_forward(sum, b.ln_1.w, b.ln_1.b, rms, c.eps, L.mid, L.xhat, L.rstd);
+        } else {
+            L.mid = L.in + o;
+        }
         hook_all(HookStage::resid_mid, l, L.mid);
         if (c.mlp == MlpKind::None) {
             x = L.mid;
             hook_all(HookStage::resid_post, l, x);
             continue;
         }
-        // ln_2, MLP, residual
-        if (norms)
+        // ln_2, MLP, residual (a post-norm block's MLP reads resid_mid as it is)
+        if (pre_norm)
             norm_forward(L.mid, b.ln_2.w, b.ln_2.b, rms, c.eps, L.a2, L.xhat2, L.rstd2);
         else
             L.a2 = L.mid;
         hook_all(HookStage::ln_2, l, L.a2);
         const int f = c.d_ff;
-        if (c.mlp == MlpKind::Gelu) {
+        if (gelu_mlp(c.mlp)) {
             L.pre.resize(rows, f);
             linear_forward(rows, L.a2.data(), d, b.fc.w, b.fc.b, b.fc.s, L.pre.data(), f, threads);
-            gelu_forward(L.pre, L.act);
+            if (c.mlp == MlpKind::GeluErf)
+                gelu_erf_forward(L.pre, L.act);
+            else
+                gelu_forward(L.pre, L.act);
         } else {
             L.pre.resize(rows, 2 * f);
             if (const LinearW<T> fused = adjacent(b.fc, b.up); fused.w) {  // gate | up in one tensor
@@ -345,15 +384,31 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
         }
         linear_forward(rows, L.act.data(), f, b.proj.w, b.proj.b, b.proj.s, o.data(), d, threads);
         hook_all(HookStage::mlp_out, l, o);
-        x = L.mid + o;
+        if (c.post_norm) {
+            const M<T> sum = L.mid + o;  // [rows, d]
+            norm_forward(sum, b.ln_2.w, b.ln_2.b, rms, c.eps, x, L.xhat2, L.rstd2);
+        } else {
+            x = L.mid + o;
+        }
         hook_all(HookStage::resid_post, l, x);
     }
     A.x_final = std::move(x);
-    // ln_f, unembedding: logits [rows, V] (or each sequence's last row) = f·Uᵀ, U = unembed [V, d]
-    if (norms)
-        norm_forward(A.x_final, w.ln_f.w, w.ln_f.b, rms, c.eps, A.f, A.fhat, A.frstd);
+    // a masked-LM head's transform (dense, activation), ln_f, unembedding: logits [rows, V] (or each
+    // sequence's last row) = f·Uᵀ (+ b), U = unembed [V, d]
+    const M<T>* top = &A.x_final;
+    M<T> head_out;  // [rows, d]
+    if (w.head.w) {
+        linear_forward(A.x_final, w.head.w, w.head.b, w.head.s, A.head_pre, threads);
+        if (c.head_act == MlpKind::GeluErf)
+            gelu_erf_forward(A.head_pre, head_out);
+        else
+            gelu_forward(A.head_pre, head_out);
+        top = &head_out;
+    }
+    if (norms && w.ln_f.w)
+        norm_forward(*top, w.ln_f.w, w.ln_f.b, rms, c.eps, A.f, A.fhat, A.frstd);
     else
-        A.f = A.x_final;
+        A.f = *top;
     hook_all(HookStage::ln_f, -1, A.f);
     if (opt.skip_logits) {
         A.logits.resize(0, 0);
@@ -363,12 +418,11 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
     if (opt.last_logits) {
         A.logits.resize(S, V);
         for (int s = 0; s < S; ++s)
-            linear_forward(1, A.f.data() + (long(s) * n + n - 1) * d, d, w.unembed,
-                           static_cast<const T*>(nullptr), us, A.logits.data() + long(s) * V, V, threads);
+            linear_forward(1, A.f.data() + (long(s) * n + n - 1) * d, d, w.unembed, w.unembed_b, us,
+                           A.logits.data() + long(s) * V, V, threads);
     } else {
         A.logits.resize(rows, V);
-        linear_forward(rows, A.f.data(), d, w.unembed, static_cast<const T*>(nullptr), us, A.logits.data(), V,
-                       threads);
+        linear_forward(rows, A.f.data(), d, w.unembed, w.unembed_b, us, A.logits.data(), V, threads);
     }
     hook_all(HookStage::logits, -1, A.logits);
 }

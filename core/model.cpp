@@ -73,6 +73,8 @@ const char* kind_name(MlpKind k) {
             return "swiglu";
         case MlpKind::GeGLU:
             return "geglu";
+        case MlpKind::GeluErf:
+            return "gelu_erf";
         case MlpKind::None:
             return "none";
         case MlpKind::Auto:
@@ -126,11 +128,19 @@ void validate_model(const ModelWeights& m) {
         throw Error("model: expected " + std::to_string(s.n_layer) + " blocks");
     const bool gpt2 = s.family == ModelFamily::Gpt2;
     const int d = s.d_model, qd = s.n_head * s.d_head, kvd = s.n_kv_head * s.d_head;
+    if (s.position_offset < 0 || s.type_vocab < 0) throw Error("model: negative position offset or type count");
     check_ref(m.wte, s.vocab_size, d, "token embedding");
-    if (pk == PositionKind::Learned) check_ref(m.wpe, s.max_positions, d, "position embedding");
+    if (pk == PositionKind::Learned)
+        check_ref(m.wpe, s.max_positions + s.position_offset, d, "position embedding");
+    if (s.type_vocab > 0) check_ref(m.wtt, s.type_vocab, d, "token-type embedding");
     check_ref(m.lm_head, s.vocab_size, d, "unembedding");
     const bool norms = nk != NormKind::None, norm_bias = nk == NormKind::LayerNorm;
-    if (norms) check_norm(m.ln_f, d, norm_bias, "final norm");
+    // A post-norm model may end without a final norm (BART); a masked-LM head has one.
+    if (norms && (!s.post_norm || s.head_transform || m.ln_f.weight)) check_norm(m.ln_f, d, norm_bias, "final norm");
+    if (s.embed_norm) check_norm(m.ln_embed, d, norm_bias, "embedding norm");
+    if (s.head_transform) check_linear(m.head_dense, d, d, false, "masked-LM head dense");
+    if (s.head_transform && !gelu_mlp(s.head_act)) throw Error("model: the masked-LM head's activation must be GELU");
+    if (s.post_norm && !norms) throw Error("model: post-norm blocks need a norm");
     for (int l = 0; l < s.n_layer; ++l) {
         const BlockWeights& b = m.blocks[std::size_t(l)];
         const std::string p = "layer " + std::to_string(l) + " ";
@@ -140,7 +150,7 @@ void validate_model(const ModelWeights& m) {
         check_linear(b.k, d, kvd, gpt2, p + "k");
         check_linear(b.v, d, kvd, gpt2, p + "v");
         check_linear(b.o, qd, d, gpt2, p + "o");
-        if (mk == MlpKind::Gelu) {
+        if (gelu_mlp(mk)) {
             check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
             check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
         } else if (gated_mlp(mk)) {
@@ -315,6 +325,10 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     c.eps = s.norm_eps;
     c.theta = s.rope_theta;
     c.embed_scale = s.embed_scale;
+    c.causal = s.causal;
+    c.post_norm = s.post_norm;
+    c.position_offset = s.position_offset;
+    c.head_act = s.head_act;
     w.wte = m.wte.data;
     w.wte_ld = m.wte.stride;
     w.wpe = m.wpe.data;
@@ -323,6 +337,13 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     w.unembed_ld = m.lm_head.stride;
     w.ln_f = {m.ln_f.weight, m.ln_f.bias};
     auto lin = [](const Linear& L) { return LinearW<float>{L.weight.data, L.bias, linear_shape(L)}; };
+    w.unembed_b = m.lm_bias;
+    if (s.type_vocab > 0) {
+        w.wtt = m.wtt.data;
+        w.wtt_ld = m.wtt.stride;
+    }
+    if (s.embed_norm) w.ln_embed = {m.ln_embed.weight, m.ln_embed.bias};
+    if (s.head_transform) w.head = lin(m.head_dense);
     for (const BlockWeights& b : m.blocks) {
         BlockW<float> o;
         o.ln_1 = {b.ln_1.weight, b.ln_1.bias};
@@ -331,7 +352,7 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
         o.k = lin(b.k);
         o.v = lin(b.v);
         o.o = lin(b.o);
-        if (c.mlp == MlpKind::Gelu) {
+        if (gelu_mlp(c.mlp)) {
             o.fc = lin(b.fc);
             o.proj = lin(b.proj);
         } else if (gated_mlp(c.mlp)) {
@@ -345,8 +366,19 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
 }
 
 ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const ModelRunOptions& o) {
+    return run_model(model, ids, {}, o);
+}
+
+ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const std::vector<int>& types,
+                       const ModelRunOptions& o) {
     const ModelSpec& s = model.spec;
     const int n = int(ids.size());
+    if (!types.empty() && types.size() != ids.size())
+        throw Error("token types: " + std::to_string(types.size()) + " for " + std::to_string(n) + " tokens");
+    for (int t : types)
+        if (t < 0 || t >= std::max(1, s.type_vocab))
+            throw Error("token type " + std::to_string(t) + " is outside the model's " +
+                        std::to_string(std::max(1, s.type_vocab)) + " segment(s)");
     if (n == 0) throw Error("the model needs at least one token");
     if (n > s.max_positions)
         throw Error(std::to_string(n) + " tokens are more than the model's " +
@@ -459,10 +491,18 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
     fo.threads = std::max(1, o.threads);
     fo.hooks = &rec;
     fo.cancel = o.cancel;
+    fo.token_types = types.empty() ? nullptr : types.data();
+    fo.skip_logits = !s.unembeds;
     decoder_forward(w, tab, ids.data(), 1, n, A, fo);
     if (o.cancel && o.cancel->load()) throw Cancelled();
-    if (o.keep_layers) out.embed = decoder_embed(w, tab, ids.data(), 1, n);
-    out.ln_f = std::move(A.f);
+    if (o.keep_layers) out.embed = decoder_embed(w, tab, ids.data(), 1, n, fo.token_types);
+    if (o.keep_layers && w.wtt) {
+        out.token_type.resize(n, s.d_model);
+        for (int t = 0; t < n; ++t)
+            out.token_type.row(t) =
+                Eigen::Map<const RowVec>(w.wtt + long(types.empty() ? 0 : types[std::size_t(t)]) * w.wtt_ld, s.d_model);
+    }
+    if (s.unembeds) out.ln_f = std::move(A.f);
     out.logits = std::move(A.logits);
     return out;
 }
