@@ -25,7 +25,7 @@ Seq2SeqWeights<float> seq2seq_weights(const ModelWeights& m) {
     w.encoder.shape.causal = false;
     w.encoder.shape.cross = false;
     w.encoder.unembed = nullptr;
-    w.encoder.logits_bias = nullptr;
+    w.encoder.unembed_b = nullptr;
     return w;
 }
 

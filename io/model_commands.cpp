@@ -208,7 +208,7 @@ int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in
                 put(stack, "mlp_out", li, -1, L.mlp_out);
                 put(stack, "resid_post", li, -1, L.resid_post);
             }
-            put(stack, "ln_f", -1, -1, st.ln_f);
+            if (s.s2s.final_norm) put(stack, "ln_f", -1, -1, st.ln_f);  // (BART has none)
             if (which == 1) {
                 put(stack, "logits", -1, -1, f.logits);
                 const Vec probs = next_token_probs(f.logits.row(f.logits.rows() - 1), temperature);  // [V]

@@ -295,7 +295,7 @@ ModelWeights load_seq2seq_weights(const ModelSpec& s, const Architecture& arch, 
         if (!t.has(embed) && t.has(alt + ".weight")) embed = alt + ".weight";
     m.wte = t.matrix(embed, V, d);
     m.lm_head = tied ? m.wte : t.matrix(dn.lm_head + ".weight", V, d);
-    if (s.s2s.logits_bias && t.has(dn.logits_bias)) m.logits_bias = t.matrix(dn.logits_bias, 1, V).data;
+    if (!dn.logits_bias.empty() && t.has(dn.logits_bias)) m.lm_bias = t.matrix(dn.logits_bias, 1, V).data;
     const bool layer_norm = norm_kind(s) == NormKind::LayerNorm;
     auto norm = [&](const std::string& p) {
         return Norm{t.vector(p + ".weight", d), layer_norm ? t.vector(p + ".bias", d) : nullptr, d};

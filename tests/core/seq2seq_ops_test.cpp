@@ -33,8 +33,9 @@ TEST(RelativePositionBucket, MatchesHandComputedValues) {
     const int bidir[] = {15, 15, 15, 14, 14, 13, 12, 12, 11, 10, 10, 9,  8,  8,  7,  1,  0,
                          17, 23, 24, 24, 25, 26, 26, 27, 28, 28, 29, 30, 30, 31, 31, 31};
     // Causal (decoder): only keys before the query count, 32 buckets, exact below 16, then
-    // 16 + ⌊log(r/16) / log(8) · 16⌋ capped at 31; keys after the query are bucket 0.
-    const int causal[] = {31, 31, 31, 27, 26, 26, 21, 21, 20, 16, 16, 15, 9, 8, 7, 1, 0,
+    // 16 + ⌊log(r/16) / log(8) · 16⌋ capped at 31 (r = 64: 16 + ⌊10.67⌋); keys after the query are
+    // bucket 0. (The same values as Hugging Face's _relative_position_bucket.)
+    const int causal[] = {31, 31, 31, 26, 26, 26, 21, 21, 21, 16, 16, 15, 9, 8, 7, 1, 0,
                           0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0, 0, 0, 0};
     for (std::size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); ++i) {
         EXPECT_EQ(nn::relative_position_bucket(rel[i], true, 32, 128), bidir[i]) << "bidirectional r = " << rel[i];
