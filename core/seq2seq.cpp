@@ -31,7 +31,7 @@ Seq2SeqWeights<float> seq2seq_weights(const ModelWeights& m) {
 
 namespace {
 
-void check_ids(const ModelSpec& s, const std::vector<int>& ids, const char* what) {
+void check_stack_ids(const ModelSpec& s, const std::vector<int>& ids, const char* what) {
     if (ids.empty()) throw Error(std::string("the model needs at least one ") + what + " token");
     if (int(ids.size()) > s.max_positions)
         throw Error(std::to_string(ids.size()) + " " + what + " tokens are more than the model's " +
@@ -43,7 +43,7 @@ void check_ids(const ModelSpec& s, const std::vector<int>& ids, const char* what
 }
 
 /// Hooks recording every stage of one stack into `out` (and its rollout from the self-attention).
-ForwardHooks<float> recorder(StackStages& out, int n_layer, int h, int group, bool rollout,
+ForwardHooks<float> stage_recorder(StackStages& out, int n_layer, int h, int group, bool rollout,
                              std::vector<Mat>& layer_weights) {
     ForwardHooks<float> rec;
     out.layers.resize(std::size_t(n_layer));
@@ -116,16 +116,16 @@ ForwardHooks<float> recorder(StackStages& out, int n_layer, int h, int group, bo
 Seq2SeqForward run_seq2seq(const ModelWeights& model, const std::vector<int>& source,
                            const std::vector<int>& target, const Seq2SeqRunOptions& o) {
     const ModelSpec& s = model.spec;
-    check_ids(s, source, "source");
-    check_ids(s, target, "target");
+    check_stack_ids(s, source, "source");
+    check_stack_ids(s, target, "target");
     const int m = int(source.size()), n = int(target.size()), h = s.n_head, group = s.n_head / s.n_kv_head;
     const Seq2SeqWeights<float> w = seq2seq_weights(model);
     Seq2SeqForward out;
     std::vector<Mat> enc_w, dec_w;  // the current layer's self-attention weights, for the rollouts
     ForwardHooks<float> enc_rec, dec_rec;
     if (o.keep) {
-        enc_rec = recorder(out.encoder, s.s2s.n_encoder_layer, h, group, o.rollout, enc_w);
-        dec_rec = recorder(out.decoder, s.n_layer, h, group, o.rollout, dec_w);
+        enc_rec = stage_recorder(out.encoder, s.s2s.n_encoder_layer, h, group, o.rollout, enc_w);
+        dec_rec = stage_recorder(out.decoder, s.n_layer, h, group, o.rollout, dec_w);
         for (LayerStages& st : out.decoder.layers) st.cross_heads.resize(std::size_t(h));
     }
     ForwardOptions<float> fo;
