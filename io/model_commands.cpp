@@ -245,7 +245,10 @@ int seq2seq_generate(const ModelWeights& model, const Input& in, int count, cons
     if (need > kMemoryLimit)
         throw Error(std::to_string(in.ids.size()) + " source tokens and " + std::to_string(count) +
                     " new ones need " + std::to_string(need >> 20) + " MiB with the weights, over the 3 GiB limit");
-    (void)run_seq2seq(model, in.ids, {s.s2s.decoder_start}, est);  // checks the ids
+    for (int id : in.ids)
+        if (id < 0 || id >= s.vocab_size)
+            throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                        std::to_string(s.vocab_size - 1) + ")");
     const Seq2SeqWeights<float> w = seq2seq_weights(model);
     ForwardOptions<float> fo;
     fo.keep_layers = false;
