@@ -19,7 +19,8 @@ TEST(Architectures, ModelTypesAndTheTrainersLayout) {
     // The encoder–decoders name each stack's tensors; T5's feed-forward is layer.1 in the encoder and
     // layer.2 in the decoder (layer.1 is its cross-attention there).
     const Architecture& t5 = *find_architecture("t5");
-    EXPECT_EQ(t5.encoder_tensors.block_prefix(3) + t5.encoder_tensors.fc, "encoder.block.3.layer.1.DenseReluDense.wi");
+    EXPECT_EQ(t5.encoder_tensors.block_prefix(3) + t5.encoder_tensors.fc,
+              "encoder.block.3.layer.1.DenseReluDense.wi");
     EXPECT_EQ(t5.tensors.block_prefix(0) + t5.tensors.down, "decoder.block.0.layer.2.DenseReluDense.wo");
     EXPECT_EQ(t5.tensors.cross_k, "layer.1.EncDecAttention.k");
     EXPECT_TRUE(t5.encoder_tensors.cross_q.empty());
