@@ -263,6 +263,10 @@ struct ForwardOptions {
     StackKind stack = StackKind::Decoder;
     const nn::M<T>* source = nullptr;
     int source_n = 0;
+    /// Padded sources [S]: sequence s's first key_lengths[s] tokens are real, the rest padding that no
+    /// query attends to -- in the bidirectional self-attention (the encoder, over its own input) and in
+    /// the cross-attention (the decoder, over the source). Null: every token is real.
+    const int* key_lengths = nullptr;
 };
 
 /// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wtt[types]) (+ wpe[offset +
@@ -343,7 +347,8 @@ void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, Layer
         P.resize(n, m);
         cross_attention_scores(n, m, dh, Q, hd, K, 2 * hd, P.data());
         if (hook_scores) hook(HookStage::cross_scores, l, j, P.data(), n, m, m, s);
-        biased_softmax(P, scale, static_cast<const T*>(nullptr), false);
+        biased_softmax(P, scale, static_cast<const T*>(nullptr), false,
+                       opt.key_lengths ? opt.key_lengths[s] : -1);
         if (hook_weights) hook(HookStage::cross_weights, l, j, P.data(), n, m, m, s);
         T* y = L.cy.data() + long(s) * n * hd + j * dh;
         cross_attention_combine(n, m, dh, P, K + hd, 2 * hd, y, hd);
@@ -447,8 +452,9 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             const T* bias = A.pos_bias.empty() ? nullptr : A.pos_bias[std::size_t(j)].data();
             attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores || !c.causal);
             if (hook_scores) hook(HookStage::scores, l, j, P.data(), n, n, n, s);
-            if (bias)
-                biased_softmax(P, scale, bias, c.causal);
+            const int keys = opt.key_lengths && !c.causal ? opt.key_lengths[s] : -1;
+            if (bias || keys >= 0)
+                biased_softmax(P, scale, bias, c.causal, keys);
             else if (c.causal)
                 causal_softmax(P, scale);
             else
