@@ -70,6 +70,7 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text("·⏎…▸×‖₂ℓ◀▶");
     fonts.add_text(state.model.name);
     fonts.add_text(state.model.text);
+    fonts.add_text(state.model.target);
     fonts.add_text(state.model.note);
     fonts.add_text(state.model.description);
     for (const auto& c : state.model.top) fonts.add_text(c.text);
@@ -163,6 +164,8 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
     interventions_ = std::make_unique<InterventionsWorker>(std::max(1, state.compute_threads));
     if (!opt_.model.empty() && opt_.text) state.model.text = *opt_.text;
+    if (!opt_.model.empty() && opt_.target) state.model.target = *opt_.target;
+    if (!opt_.model.empty() && opt_.family) state.model.family = *opt_.family;
     session_->start(state, {opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty()});
 }
 
