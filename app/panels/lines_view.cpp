@@ -154,7 +154,9 @@ void draw_lines_view(AppState& state) {
 
     // Token labels, each a hover target; the hovered one is lit and the others dimmed.
     int hover_side = 0, hover_token = -1;
-    const bool hovering = v.hover_side != 0;
+    // A hovered token, else an encoder–decoder's pinned target token (the one just appended), is lit.
+    const int lit_side = o.hover_side == LinesSide::Query ? 1 : o.hover_side == LinesSide::Key ? 2 : 0;
+    const bool hovering = lit_side != 0;
     auto label = [&](const std::string& text, int side, int index, float y) {
         const float w = mono->CalcTextSizeA(mono->FontSize, 1e9f, 0, text.c_str()).x;
         const float right_edge = x0 + L.left_x - 6.0f;
@@ -169,7 +171,7 @@ void draw_lines_view(AppState& state) {
         if (index < 64)
             remember_item_rect(
                 state, std::string(side == 1 ? "lines_query_" : "lines_key_") + std::to_string(index));
-        const bool lit = hovering && v.hover_side == side && v.hover_token == index;
+        const bool lit = hovering && lit_side == side && o.hover_token == index;
         if (ImGui::IsItemHovered()) {
             hover_side = side;
             hover_token = index;
@@ -189,7 +191,8 @@ void draw_lines_view(AppState& state) {
     dl->AddText(ImVec2(x0, origin.y + L.height + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled),
                 cross ? "target (queries)" : "queries");
     const char* keys = cross ? "source (keys)" : "keys";
-    dl->AddText(ImVec2(x0 + L.right_x + 6.0f, origin.y + L.height + 4.0f),
+    const float keys_x = std::min(x0 + L.right_x + 6.0f, origin.x + avail.x - ImGui::CalcTextSize(keys).x);
+    dl->AddText(ImVec2(keys_x, origin.y + L.height + 4.0f),
                 ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
     ImGui::SetCursorScreenPos(
         ImVec2(origin.x, origin.y + L.height + ImGui::GetTextLineHeightWithSpacing() + 4.0f));
