@@ -20,11 +20,12 @@ void read_bart(const ConfigFields& c, const std::string&, ModelSpec& s) {
     s.s2s.n_encoder_layer = c.positive("encoder_layers");
     s.n_head = c.positive("decoder_attention_heads");
     if (c.positive("encoder_attention_heads", s.n_head) != s.n_head)
-        c.fail("encoder_attention_heads", "must equal decoder_attention_heads (" + std::to_string(s.n_head) + ")");
+        c.fail("encoder_attention_heads",
+               "must equal decoder_attention_heads (" + std::to_string(s.n_head) + ")");
     s.n_kv_head = s.n_head;
     if (s.d_model % s.n_head != 0)
-        c.fail("decoder_attention_heads", "(" + std::to_string(s.n_head) + ") must divide d_model (" +
-                                              std::to_string(s.d_model) + ")");
+        c.fail("decoder_attention_heads",
+               "(" + std::to_string(s.n_head) + ") must divide d_model (" + std::to_string(s.d_model) + ")");
     s.d_head = s.d_model / s.n_head;
     s.d_ff = c.positive("decoder_ffn_dim");
     if (c.positive("encoder_ffn_dim", s.d_ff) != s.d_ff)

@@ -162,8 +162,8 @@ struct DecoderShape {
     bool post_norm = false;    // x = LN(x + attn(x)); x = LN(x + mlp(x)) with ln_1, ln_2 (BERT, BART)
     int position_offset = 0;   // token t reads learned position row t + offset (RoBERTa: pad + 1; BART: 2)
     MlpKind head_act = MlpKind::GeluErf;  // activation of DecoderWeights::head (Gelu or GeluErf)
-    bool scale_scores = true;  // scores × 1/√dh before the softmax (T5: no)
-    int rel_buckets = 0;       // T5's relative position bias (weights.rel_bias): buckets, max distance
+    bool scale_scores = true;             // scores × 1/√dh before the softmax (T5: no)
+    int rel_buckets = 0;  // T5's relative position bias (weights.rel_bias): buckets, max distance
     int rel_max_distance = 0;
     bool cross = false;        // every block has a cross-attention to ForwardOptions::source
     double logit_scale = 1.0;  // f·Uᵀ × this, before unembed_b (T5 with tied embeddings: d^−½)
@@ -299,9 +299,9 @@ nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const i
 /// softmax(q·kᵀ·scale)·v with q from the norm of L.mid (cq) and k, v from `source` [S·m, d] (ck, cv);
 /// every key of the source, no mask. Keeps what a backward needs in L (ac, cq, ckv, catt, cy).
 template <typename T, typename Hook, typename Wants>
-void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, LayerActs<T>& L, int l, int S, int n,
-                           const nn::M<T>& source, int m, T scale, const ForwardOptions<T>& opt, const Hook& hook,
-                           const Wants& wants) {
+void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, LayerActs<T>& L, int l, int S,
+                           int n, const nn::M<T>& source, int m, T scale, const ForwardOptions<T>& opt,
+                           const Hook& hook, const Wants& wants) {
     using namespace nn;
     const DecoderShape& c = w.shape;
     const int d = c.d_model, h = c.n_head, dh = c.d_head, hd = h * dh, rows = S * n;
@@ -310,7 +310,7 @@ void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, Layer
     if (c.norm != NormKind::None && !c.post_norm)
         norm_forward(L.mid, b.ln_cross.w, b.ln_cross.b, rms, c.eps, L.ac, L.xhatc, L.rstdc);
     else
-        L.ac = L.mid;  // (a post-norm block's cross-attention reads resid_mid as it is)
+        L.ac = L.mid;       // (a post-norm block's cross-attention reads resid_mid as it is)
     L.cq.resize(rows, hd);  // [S·n, h·dh]
     linear_forward(rows, L.ac.data(), d, b.cq.w, b.cq.b, b.cq.s, L.cq.data(), hd, threads);
     L.ckv.resize(long(S) * m, 2 * hd);  // [S·m, 2·h·dh]: k | v
@@ -322,14 +322,16 @@ void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, Layer
     }
     for (int s = 0; s < S; ++s)
         for (int j = 0; j < h; ++j) {
-            if (wants(HookStage::cross_Q, l)) hook(HookStage::cross_Q, l, j, L.cq.data() + long(s) * n * hd + j * dh, n, dh, hd, s);
+            if (wants(HookStage::cross_Q, l))
+                hook(HookStage::cross_Q, l, j, L.cq.data() + long(s) * n * hd + j * dh, n, dh, hd, s);
             T* kv = L.ckv.data() + long(s) * m * 2 * hd + j * dh;
             if (wants(HookStage::cross_K, l)) hook(HookStage::cross_K, l, j, kv, m, dh, 2 * hd, s);
             if (wants(HookStage::cross_V, l)) hook(HookStage::cross_V, l, j, kv + hd, m, dh, 2 * hd, s);
         }
     L.catt.resize(std::size_t(S) * std::size_t(h));
     L.cy.resize(rows, hd);
-    const bool hook_scores = wants(HookStage::cross_scores, l), hook_weights = wants(HookStage::cross_weights, l),
+    const bool hook_scores = wants(HookStage::cross_scores, l),
+               hook_weights = wants(HookStage::cross_weights, l),
                hook_out = wants(HookStage::cross_head_output, l);
     parallel_for(S * h, std::min(threads, S * h), [&](int task) {
         const int s = task / h, j = task % h;
@@ -348,7 +350,7 @@ void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, Layer
     M<T> o(rows, d);  // [rows, d]
     linear_forward(rows, L.cy.data(), hd, b.co.w, b.co.b, b.co.s, o.data(), d, threads);
     if (wants(HookStage::cross_attn_out, l)) hook(HookStage::cross_attn_out, l, -1, o.data(), rows, d, d);
-    if (c.post_norm) {  // cmid = LN(mid + cross): xhatc, rstdc are this norm's
+    if (c.post_norm) {               // cmid = LN(mid + cross): xhatc, rstdc are this norm's
         const M<T> sum = L.mid + o;  // [rows, d]
         norm_forward(sum, b.ln_cross.w, b.ln_cross.b, rms, c.eps, L.cmid, L.xhatc, L.rstdc);
     } else {
@@ -381,9 +383,11 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
         throw Error("decoder_forward: a cross-attention needs the encoder's output");
     // T5's relative position bias [h][n, n], the same for every layer
     if (w.rel_bias) {
-        A.pos_bias = relative_position_bias<T>(n, n, h, w.rel_bias, !c.causal, c.rel_buckets, c.rel_max_distance);
+        A.pos_bias =
+            relative_position_bias<T>(n, n, h, w.rel_bias, !c.causal, c.rel_buckets, c.rel_max_distance);
         if (wants(HookStage::position_bias, -1))
-            for (int j = 0; j < h; ++j) hook(HookStage::position_bias, -1, j, A.pos_bias[std::size_t(j)].data(), n, n, n);
+            for (int j = 0; j < h; ++j)
+                hook(HookStage::position_bias, -1, j, A.pos_bias[std::size_t(j)].data(), n, n, n);
     } else {
         A.pos_bias.clear();
     }
@@ -463,7 +467,8 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             L.mid = L.in + o;
         }
         hook_all(HookStage::resid_mid, l, L.mid);
-        if (c.cross) cross_attention_block(w, b, L, l, S, n, *opt.source, opt.source_n, scale, opt, hook, wants);
+        if (c.cross)
+            cross_attention_block(w, b, L, l, S, n, *opt.source, opt.source_n, scale, opt, hook, wants);
         const M<T>& mid = c.cross ? L.cmid : L.mid;  // the MLP's residual input
         if (c.mlp == MlpKind::None) {
             x = mid;

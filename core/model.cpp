@@ -159,31 +159,31 @@ void validate_model(const ModelWeights& m) {
     }
     const int stacks = s.encoder_decoder ? 2 : 1;
     for (int stack = 0; stack < stacks; ++stack)
-    for (int l = 0; l < (stack == 0 ? s.n_layer : s.s2s.n_encoder_layer); ++l) {
-        const BlockWeights& b = stack == 0 ? m.blocks[std::size_t(l)] : m.encoder.blocks[std::size_t(l)];
-        const std::string p = (stack == 1 ? "encoder layer " : "layer ") + std::to_string(l) + " ";
-        if (stack == 0 && s.encoder_decoder) {
-            if (norms) check_norm(b.ln_cross, d, norm_bias, p + "cross-attention norm");
-            check_linear(b.cq, d, qd, gpt2, p + "cross q");
-            check_linear(b.ck, d, kvd, gpt2, p + "cross k");
-            check_linear(b.cv, d, kvd, gpt2, p + "cross v");
-            check_linear(b.co, qd, d, gpt2, p + "cross o");
+        for (int l = 0; l < (stack == 0 ? s.n_layer : s.s2s.n_encoder_layer); ++l) {
+            const BlockWeights& b = stack == 0 ? m.blocks[std::size_t(l)] : m.encoder.blocks[std::size_t(l)];
+            const std::string p = (stack == 1 ? "encoder layer " : "layer ") + std::to_string(l) + " ";
+            if (stack == 0 && s.encoder_decoder) {
+                if (norms) check_norm(b.ln_cross, d, norm_bias, p + "cross-attention norm");
+                check_linear(b.cq, d, qd, gpt2, p + "cross q");
+                check_linear(b.ck, d, kvd, gpt2, p + "cross k");
+                check_linear(b.cv, d, kvd, gpt2, p + "cross v");
+                check_linear(b.co, qd, d, gpt2, p + "cross o");
+            }
+            if (norms) check_norm(b.ln_1, d, norm_bias, p + "ln_1");
+            if (norms && mk != MlpKind::None) check_norm(b.ln_2, d, norm_bias, p + "ln_2");
+            check_linear(b.q, d, qd, gpt2, p + "q");
+            check_linear(b.k, d, kvd, gpt2, p + "k");
+            check_linear(b.v, d, kvd, gpt2, p + "v");
+            check_linear(b.o, qd, d, gpt2, p + "o");
+            if (gelu_mlp(mk) || mk == MlpKind::Relu) {
+                check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
+                check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
+            } else if (gated_mlp(mk)) {
+                check_linear(b.gate, d, s.d_ff, false, p + "gate_proj");
+                check_linear(b.up, d, s.d_ff, false, p + "up_proj");
+                check_linear(b.down, s.d_ff, d, false, p + "down_proj");
+            }
         }
-        if (norms) check_norm(b.ln_1, d, norm_bias, p + "ln_1");
-        if (norms && mk != MlpKind::None) check_norm(b.ln_2, d, norm_bias, p + "ln_2");
-        check_linear(b.q, d, qd, gpt2, p + "q");
-        check_linear(b.k, d, kvd, gpt2, p + "k");
-        check_linear(b.v, d, kvd, gpt2, p + "v");
-        check_linear(b.o, qd, d, gpt2, p + "o");
-        if (gelu_mlp(mk) || mk == MlpKind::Relu) {
-            check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
-            check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
-        } else if (gated_mlp(mk)) {
-            check_linear(b.gate, d, s.d_ff, false, p + "gate_proj");
-            check_linear(b.up, d, s.d_ff, false, p + "up_proj");
-            check_linear(b.down, s.d_ff, d, false, p + "down_proj");
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -84,13 +84,13 @@ struct BlockWeights {
 /// decoder's, which the encoder shares (n_layer = decoder layers).
 struct Seq2SeqSpec {
     int n_encoder_layer = 0;
-    int decoder_start = 0;           // decoder_start_token_id: the decoder's first input token
-    int eos = -1;                    // eos_token_id: generation stops after it
-    int rel_buckets = 0;             // T5's relative positions: buckets (0 = none) and max distance
+    int decoder_start = 0;  // decoder_start_token_id: the decoder's first input token
+    int eos = -1;           // eos_token_id: generation stops after it
+    int rel_buckets = 0;    // T5's relative positions: buckets (0 = none) and max distance
     int rel_max_distance = 0;
-    bool scale_scores = true;        // divide the scores by √dh (T5 does not)
-    double logit_scale = 1.0;        // the decoder's output times this before the unembedding (T5 tied: d^−½)
-    bool final_norm = true;          // each stack ends with a norm (T5), or not (BART)
+    bool scale_scores = true;  // divide the scores by √dh (T5 does not)
+    double logit_scale = 1.0;  // the decoder's output times this before the unembedding (T5 tied: d^−½)
+    bool final_norm = true;    // each stack ends with a norm (T5), or not (BART)
 };
 
 struct ModelSpec {

@@ -383,13 +383,13 @@ void cross_attention_combine(int n, int m, int dv, const M<T>& P, const T* V, lo
 ///   dS = dZ·scale; dQ = dS·K; dK = dSᵀ·Q. Q [n, dh] row stride ldq; K, V [m, dh] row stride ldk.
 /// dP, dS: [n, m] scratch.
 template <typename T>
-void cross_attention_head_backward(int n, int m, int dh, const T* Q, long ldq, const T* K, const T* V, long ldk,
-                                   const M<T>& P, T scale, bool causal, const T* dyh, long ldd, T* dQ, T* dK,
-                                   T* dV, long ldg, T* dbias, M<T>& dP, M<T>& dS) {
+void cross_attention_head_backward(int n, int m, int dh, const T* Q, long ldq, const T* K, const T* V,
+                                   long ldk, const M<T>& P, T scale, bool causal, const T* dyh, long ldd,
+                                   T* dQ, T* dK, T* dV, long ldg, T* dbias, M<T>& dP, M<T>& dS) {
     dP.resize(n, m);
     dS.resize(n, m);
-    product<T>(n, m, dh, dyh, ldd, 1, V, 1, ldk, dP.data(), m, false);       // dP [n, m] = dy_h·Vᵀ
-    product<T>(m, dh, n, P.data(), 1, m, dyh, ldd, 1, dV, ldg, false);       // dV [m, dh] = Pᵀ·dy_h
+    product<T>(n, m, dh, dyh, ldd, 1, V, 1, ldk, dP.data(), m, false);  // dP [n, m] = dy_h·Vᵀ
+    product<T>(m, dh, n, P.data(), 1, m, dyh, ldd, 1, dV, ldg, false);  // dV [m, dh] = Pᵀ·dy_h
     for (int i = 0; i < n; ++i) {
         const int w = causal ? std::min(m, i + 1) : m;
         const auto p = P.row(i).head(w).array();
@@ -442,7 +442,8 @@ std::vector<M<T>> relative_position_bias(int n, int m, int h, const T* table, bo
         bucket[std::size_t(r + n)] = relative_position_bucket(r, bidirectional, num_buckets, max_distance);
     for (int j = 0; j < h; ++j)
         for (int q = 0; q < n; ++q)
-            for (int k = 0; k < m; ++k) bias[std::size_t(j)](q, k) = table[long(bucket[std::size_t(k - q + n)]) * h + j];
+            for (int k = 0; k < m; ++k)
+                bias[std::size_t(j)](q, k) = table[long(bucket[std::size_t(k - q + n)]) * h + j];
     return bias;
 }
 
@@ -455,8 +456,8 @@ void relative_position_bias_backward(const std::vector<M<T>>& dbias, T* dtable, 
         const M<T>& g = dbias[std::size_t(j)];
         for (int q = 0; q < int(g.rows()); ++q)
             for (int k = 0; k < int(g.cols()); ++k)
-                dtable[long(relative_position_bucket(k - q, bidirectional, num_buckets, max_distance)) * h + j] +=
-                    g(q, k);
+                dtable[long(relative_position_bucket(k - q, bidirectional, num_buckets, max_distance)) * h +
+                       j] += g(q, k);
     }
 }
 
