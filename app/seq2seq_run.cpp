@@ -25,7 +25,7 @@ using cell_text::f;
 using cell_text::final_line;
 using cell_text::sub;
 
-std::string mib(std::uint64_t bytes) {
+std::string s2s_mib(std::uint64_t bytes) {
     return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
 }
 
@@ -56,7 +56,7 @@ std::size_t first_of(const Trace& t, std::initializer_list<const char*> names) {
 }
 
 // Entropy (nats) of every row of weights A [n, m] over the keys the row may see.
-Vec row_entropy(const Mat& A, bool causal) {
+Vec weight_row_entropy(const Mat& A, bool causal) {
     Vec e = Vec::Zero(A.rows());  // [n]
     for (Eigen::Index i = 0; i < A.rows(); ++i)
         for (Eigen::Index j = 0; j < A.cols() && (!causal || j <= i); ++j)
@@ -210,7 +210,7 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
     o.cancel = cancel;
     const std::uint64_t need = seq2seq_forward_bytes(s, m, n, o) + model.weights->weight_bytes;
     if (need > kModelMemoryLimit)
-        throw Error(std::to_string(m) + " source and " + std::to_string(n) + " target tokens need " + mib(need) +
+        throw Error(std::to_string(m) + " source and " + std::to_string(n) + " target tokens need " + s2s_mib(need) +
                     " with the weights, over the 3 GiB limit; shorten the text");
     Seq2SeqForward f = run_seq2seq(*model.weights, r.source_ids, r.ids, o);
 
@@ -266,7 +266,7 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
         t.config.mask = MaskKind::None;  // bidirectional: nothing hatched
         t.row_entropy.clear();
         for (const HeadStages& hs : enc->layers[std::size_t(l)].heads)
-            t.row_entropy.push_back(row_entropy(hs.weights, false));
+            t.row_entropy.push_back(weight_row_entropy(hs.weights, false));
         add_bias(t, enc_spec, enc_bias, src);
         wrap_hover(t, {false, s.post_norm, scale, enc_bias->empty() ? nullptr : enc_bias});
         r.encoder_layers.push_back(std::make_shared<const Trace>(std::move(t)));

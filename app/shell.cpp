@@ -318,8 +318,9 @@ void Shell::model_frame() {
         quit_ = true;
     }
     if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
-    interventions_->frame(state, session_->loaded_model(), state.view == MainView::Interventions,
-                          now_seconds());
+    // (ablation, patching and attribution run decoder-only models: none for an encoder–decoder)
+    interventions_->frame(state, state.model.seq2seq ? nullptr : session_->loaded_model(),
+                          state.view == MainView::Interventions, now_seconds());
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
         compute_error_shown_ = false;
