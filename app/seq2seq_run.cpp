@@ -187,6 +187,28 @@ void wrap_hover(Trace& t, HoverContext c) {
     };
 }
 
+
+// The self-attention weights' formula and words for this stack: a decoder-only model's text says
+// causal and S/√d_h; an encoder sees every token, and T5 adds its bias to unscaled scores.
+void word_self_weights(Trace& t, bool causal, bool scaled, bool bias) {
+    const std::string z = std::string("S") + (scaled ? "/√d_h" : "") + (bias ? " + B" : "");
+    for (Stage& st : t.stages) {
+        if (st.name != "weights") continue;
+        const std::string h = st.head >= 0 ? sub(st.head) : "";
+        st.formula = "A" + h + " = softmax(" + (causal ? "causal(" + z + ")" : z) + ")";
+        st.explanation =
+            std::string(causal ? "The decoder's self-attention over the target so far: later keys are hidden by the "
+                                 "causal mask (hatched, exactly 0)"
+                               : "The encoder's self-attention over the source: every token sees every token "
+                                 "(no mask)") +
+            (bias ? "; T5 adds each head's relative position bias B to the scores, which it does not divide "
+                    "by √d_h"
+                  : scaled ? "; the scores are divided by √d_h"
+                           : "") +
+            ". Softmax along each row, so each row sums to 1.";
+    }
+}
+
 }  // namespace
 
 ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source, const std::string& target,
@@ -268,6 +290,7 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
         for (const HeadStages& hs : enc->layers[std::size_t(l)].heads)
             t.row_entropy.push_back(weight_row_entropy(hs.weights, false));
         add_bias(t, enc_spec, enc_bias, src);
+        word_self_weights(t, false, s.s2s.scale_scores, !enc_bias->empty());
         wrap_hover(t, {false, s.post_norm, scale, enc_bias->empty() ? nullptr : enc_bias});
         r.encoder_layers.push_back(std::make_shared<const Trace>(std::move(t)));
     }
@@ -280,6 +303,7 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
         // (BART's post-norm blocks: the decoder-only derivations with the checkpoint's norms do not hold)
         Trace t = model_layer_trace(s, dec, l, tgt, s.post_norm ? nullptr : model.weights, model.vocab);
         add_bias(t, s, dec_bias, tgt);
+        word_self_weights(t, true, s.s2s.scale_scores, !dec_bias->empty());
         const LayerStages& ls = dec->layers[std::size_t(l)];
         auto alias = [&](const Mat& x) { return MatPtr(dec, &x); };
         std::vector<Stage> cross;
