@@ -428,7 +428,7 @@ inline int relative_position_bucket(int rel, bool bidirectional, int num_buckets
     const float ratio = float(rel) / float(max_exact);
     const float scaled = std::log(ratio) / float(std::log(double(max_distance) / double(max_exact))) *
                          float(num_buckets - max_exact);
-    return bucket + std::min(max_exact + int(scaled), num_buckets - 1);
+    return bucket + std::clamp(max_exact + int(scaled), max_exact, num_buckets - 1);
 }
 
 /// forward: bias [h][n, m] with bias[j](q, k) = table[bucket(k − q), j], table [buckets, h] (row
