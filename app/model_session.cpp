@@ -49,8 +49,10 @@ LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress
     m.vocab = std::move(vocab);
     m.weights = std::move(weights);
     m.dir = dir;
-    m.name = base_name(dir) + " · " + s.architecture + " (" + std::to_string(s.n_layer) + " layers × " +
-             std::to_string(s.n_head) + " heads)";
+    // (an encoder–decoder: "2 + 2 layers", the encoder's and the decoder's)
+    m.name = base_name(dir) + " · " + s.architecture + " (" +
+             (s.encoder_decoder ? std::to_string(s.s2s.n_encoder_layer) + " + " : std::string()) +
+             std::to_string(s.n_layer) + " layers × " + std::to_string(s.n_head) + " heads)";
     progress("ready", 1.0f);
     return m;
 }
