@@ -255,6 +255,12 @@ nlohmann::json state_json(const AppState& state) {
         };
         j["stage_rows"] = axis(st->rows);
         j["stage_cols"] = axis(st->cols);
+        // The pinned row's values (up to 64), as the bar chart under the heatmap draws them.
+        if (state.pinned_row >= 0 && state.pinned_row < st->n_rows()) {
+            const RowVec r = st->row(state.pinned_row);
+            std::vector<float> values(r.data(), r.data() + std::min<Eigen::Index>(r.size(), 64));
+            j["pinned_values"] = values;
+        }
     }
     j["weights_checksum"] = checksum;
     if (!state.training_log.is_null()) j["training"] = state.training_log;

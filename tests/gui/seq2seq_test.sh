@@ -6,7 +6,9 @@
 #   the family chooser: encoder            -> the encoder's self-attention (source × source, no mask)
 #   the family chooser: cross, model view  -> the layers × heads grid of cross-attention
 #   Append greedy                          -> the target grows by the decoder's most likely token, every
-#                                            layer reruns, and the new token's cross-attention row is pinned
+#                                            layer reruns, and the new token's cross-attention row is pinned;
+#                                            its values equal the last row of `attnviz dump --model`'s
+#                                            decoder_layer1_cross_weights_h2 for the same source and target
 #   the lines view                         -> cross-attention lines, target (left) to source (right)
 #   usage: bash tests/gui/seq2seq_test.sh path/to/attnviz
 set -euo pipefail
@@ -62,8 +64,14 @@ EOF2
 } >"$tmp/s2s.txt"
 run_script s2s --fresh --model "$tmp/t5" --text "translate English to German: the cat sat on the mat" \
   --target " die" <"$tmp/s2s.txt"
-/usr/bin/python3 - "$log" <<'PY'
+# The same source and grown target through `attnviz dump --model` (checked against PyTorch by
+# tests/reference/seq2seq_forward_test.py): the pinned row must be its last cross-attention row.
+target="$(/usr/bin/python3 -c 'import json,sys; print([json.loads(x) for x in open(sys.argv[1]) if x.strip()][-1]["model_target"], end="")' "$log")"
+"$bin" dump --model "$tmp/t5" --text "translate English to German: the cat sat on the mat" --target "$target" \
+  --out "$tmp/dump" >/dev/null || fail "dump of the grown target failed"
+/usr/bin/python3 - "$log" "$tmp/dump" <<'PY'
 import json, sys
+import numpy as np
 states = [json.loads(x) for x in open(sys.argv[1]) if x.strip()]
 last = states[-1]
 # The pinned row is the appended token: the last target token, labelled as the model read it.
@@ -74,6 +82,11 @@ rows = s["stage_rows"]["labels"]
 assert s["pinned_row"] == len(rows) - 1, (s["pinned_row"], rows)
 assert rows[0] == "<pad>" and len(rows) == s["model_n"] == 3, rows
 assert " cat" in s["stage_cols"]["labels"], s["stage_cols"]["labels"]
+ref = np.load(sys.argv[2] + "/decoder_layer1_cross_weights_h2.npy")  # layer 1, head 2: what is on screen
+assert ref.shape == (len(rows), len(s["stage_cols"]["labels"])), ref.shape
+got = np.array(s["pinned_values"])
+assert np.allclose(got, ref[-1], atol=1e-6), (got, ref[-1])
+assert abs(got.sum() - 1) < 1e-5, got.sum()
 print("pinned row", s["pinned_row"], "=", repr(rows[-1]), "of target", rows, "over source", s["stage_cols"]["labels"])
 # The lines view drew a label per target token on the left and per source token on the right.
 w = last["widgets"]
