@@ -381,6 +381,7 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     m.seq2seq = s.encoder_decoder;
     m.n_encoder_layer = s.encoder_decoder ? s.s2s.n_encoder_layer : 0;
     m.n_decoder_layer = s.n_layer;
+    if (m.seq2seq) m.n_layer = m.family == AttnFamily::Encoder ? m.n_encoder_layer : m.n_decoder_layer;
     m.n_source = 0;
     m.pin_new_row = false;
     shown_family_ = -1;
