@@ -111,8 +111,9 @@ const char* family_name(AttnFamily f) {
 }
 
 const char* attention_stage(const AppState& state) {
-    return state.model.active && state.model.seq2seq && state.model.family == AttnFamily::Cross ? "cross_weights"
-                                                                                                  : "weights";
+    return state.model.active && state.model.seq2seq && state.model.family == AttnFamily::Cross
+               ? "cross_weights"
+               : "weights";
 }
 
 std::string stage_phase(const std::string& name) {

@@ -88,7 +88,7 @@ struct ModelUi {
     bool seq2seq = false;
     std::string target;
     AttnFamily family = AttnFamily::Cross;
-    int n_source = 0;                            // the source's tokens in the last run
+    int n_source = 0;  // the source's tokens in the last run
     int n_encoder_layer = 0, n_decoder_layer = 0;
     bool pin_new_row = false;  // a token was appended to the target: its cross-attention row gets pinned
 };

@@ -328,9 +328,8 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
     }
     if (m.seq2seq) m.n_layer = m.family == AttnFamily::Encoder ? m.n_encoder_layer : m.n_decoder_layer;
     m.layer = std::clamp(m.layer, 0, std::max(0, m.n_layer - 1));
-    const bool layer_kept =
-        run_ && (m.seq2seq || (std::size_t(m.layer) < run_->kept_heads.size() &&
-                               run_->kept_heads[std::size_t(m.layer)]));
+    const bool layer_kept = run_ && (m.seq2seq || (std::size_t(m.layer) < run_->kept_heads.size() &&
+                                                   run_->kept_heads[std::size_t(m.layer)]));
     if (!run_submitted_ || m.text != run_text_ || (m.seq2seq && m.target != run_target_) ||
         (!layer_kept && m.layer != run_layer_))
         submit_model_run(state);
@@ -469,7 +468,8 @@ void ModelSession::show_model_layer(AppState& state) {
     for (std::size_t l = 0; l < layers.size(); ++l)
         if (encoder || run_->kept_heads[l]) state.model_layers[l] = layers[l];
     const std::size_t layer = std::min(std::size_t(std::max(0, m.layer)), layers.size() - 1);
-    const bool cross_before = current_stage_name(state).rfind("cross_", 0) == 0;  // (before the trace changes)
+    const bool cross_before =
+        current_stage_name(state).rfind("cross_", 0) == 0;  // (before the trace changes)
     accept_trace(state, layers[layer], state.compute_ms);
     shown_layer_ = int(layer);
     if (m.seq2seq && int(m.family) != shown_family_) {
@@ -478,7 +478,8 @@ void ModelSession::show_model_layer(AppState& state) {
             select_stage(state, "cross_weights");
         else if (m.family != AttnFamily::Cross && (cross_before || shown_family_ < 0))
             select_stage(state, "weights");
-        if (shown_family_ >= 0 && (m.family == AttnFamily::Encoder) != (shown_family_ == int(AttnFamily::Encoder)))
+        if (shown_family_ >= 0 &&
+            (m.family == AttnFamily::Encoder) != (shown_family_ == int(AttnFamily::Encoder)))
             state.pinned_row = -1;  // rows are other tokens now
         shown_family_ = int(m.family);
     }

@@ -86,9 +86,9 @@ std::pair<std::string, double> top_terms(int count, const std::function<double(i
 // What the hover of an encoder–decoder's stages needs beyond core/model_trace.cpp's decoder-only words:
 // unscaled scores and T5's bias, bidirectional attention in the encoder, the cross-attention.
 struct HoverContext {
-    bool causal = true;     // the stack's self-attention
+    bool causal = true;      // the stack's self-attention
     bool post_norm = false;  // BART: the norms sit after the sums, the decoder-only derivations do not hold
-    double scale = 1.0;     // the scores' factor before the softmax (1/√dh, or 1 in T5)
+    double scale = 1.0;      // the scores' factor before the softmax (1/√dh, or 1 in T5)
     std::shared_ptr<const std::vector<Mat>> bias;  // [h][rows, rows] T5's position bias, or null
 };
 
@@ -110,18 +110,22 @@ std::vector<std::string> explain_seq2seq_cell(const HoverContext& c, const Trace
             L.push_back(final_line(st.data ? double((*st.data)(i, j)) : 0.0));
             return L;
         }
-        const Mat* B = !cross && c.bias && std::size_t(st.head) < c.bias->size() ? &(*c.bias)[std::size_t(st.head)]
-                                                                                 : nullptr;
+        const Mat* B = !cross && c.bias && std::size_t(st.head) < c.bias->size()
+                           ? &(*c.bias)[std::size_t(st.head)]
+                           : nullptr;
         auto z = [&](int k) { return double(S(i, k)) * c.scale + (B ? double((*B)(i, k)) : 0.0); };
         const int keys = causal ? i + 1 : int(S.cols());
         double mx = -INFINITY, sum = 0;
         for (int k = 0; k < keys; ++k) mx = std::max(mx, z(k));
         for (int k = 0; k < keys; ++k) sum += std::exp(z(k) - mx);
-        const std::string zf = std::string(c.scale != 1.0 ? "s·/√d_h" : "s") + (B ? " + b (position bias)" : "");
+        const std::string zf =
+            std::string(c.scale != 1.0 ? "s·/√d_h" : "s") + (B ? " + b (position bias)" : "");
         L.push_back("A" + h + cell + " = exp(z_ij − max) / Σ_k exp(z_ik − max),  z = " + zf);
-        L.push_back("s_ij = " + f(S(i, j)) + (B ? ",  b_ij = " + f((*B)(i, j)) : "") + ",  z_ij = " + f(z(j)) +
-                    ",  max = " + f(mx) + " over the " + std::to_string(keys) +
-                    (cross ? " source tokens" : causal ? " visible keys" : " keys (no mask)"));
+        L.push_back("s_ij = " + f(S(i, j)) + (B ? ",  b_ij = " + f((*B)(i, j)) : "") +
+                    ",  z_ij = " + f(z(j)) + ",  max = " + f(mx) + " over the " + std::to_string(keys) +
+                    (cross    ? " source tokens"
+                     : causal ? " visible keys"
+                              : " keys (no mask)"));
         L.push_back("= exp(" + f(z(j) - mx) + ") / " + f(sum, 4));
         L.push_back(final_line(std::exp(z(j) - mx) / sum));
         return L;
@@ -136,7 +140,10 @@ std::vector<std::string> explain_seq2seq_cell(const HoverContext& c, const Trace
             keys, [&](int k) { return double(A(i, k)); }, [&](int k) { return double(V(k, j)); },
             [&](int k) { return " " + v->rows.label(k); });
         L.push_back("O" + h + cell + " = Σ_k A[i,k] V[k," + std::to_string(j) + "]  (weight)(value) over " +
-                    (cross ? "the source tokens" : c.causal ? "the visible keys" : "every key") + ", largest first");
+                    (cross      ? "the source tokens"
+                     : c.causal ? "the visible keys"
+                                : "every key") +
+                    ", largest first");
         L.push_back("= " + d.first);
         L.push_back(final_line(d.second));
         return L;
@@ -156,8 +163,8 @@ std::vector<std::string> explain_seq2seq_cell(const HoverContext& c, const Trace
         return L;
     }
     if (st.name == "position_bias") {
-        L.push_back("B" + h + cell + " = the learned bias of the bucket of the distance j − i = " +
-                    std::to_string(j - i));
+        L.push_back("B" + h + cell +
+                    " = the learned bias of the bucket of the distance j − i = " + std::to_string(j - i));
         L.push_back("(the same table in every layer of this stack; added to the scores before the softmax)");
         L.push_back(final_line(st.data ? double((*st.data)(i, j)) : 0.0));
         return L;
@@ -168,10 +175,12 @@ std::vector<std::string> explain_seq2seq_cell(const HoverContext& c, const Trace
         L.push_back(st.title + " " + cell);
         L.push_back(st.formula);
         if (st.name == "resid_post")
-            L.push_back(c.post_norm ? "(post-norm: the MLP's sum with its input, then the block's LayerNorm)"
-                                    : "(the residual after attention, plus the cross-attention, plus the MLP)");
+            L.push_back(c.post_norm
+                            ? "(post-norm: the MLP's sum with its input, then the block's LayerNorm)"
+                            : "(the residual after attention, plus the cross-attention, plus the MLP)");
         else
-            L.push_back("(the weight matrices are the checkpoint's; this layer's inputs are the stages before it)");
+            L.push_back(
+                "(the weight matrices are the checkpoint's; this layer's inputs are the stages before it)");
         L.push_back(final_line(st.data ? double((*st.data)(i, j)) : 0.0));
     }
     return L;
@@ -187,7 +196,6 @@ void wrap_hover(Trace& t, HoverContext c) {
     };
 }
 
-
 // The self-attention weights' formula and words for this stack: a decoder-only model's text says
 // causal and S/√d_h; an encoder sees every token, and T5 adds its bias to unscaled scores.
 void word_self_weights(Trace& t, bool causal, bool scaled, bool bias) {
@@ -197,14 +205,15 @@ void word_self_weights(Trace& t, bool causal, bool scaled, bool bias) {
         const std::string h = st.head >= 0 ? sub(st.head) : "";
         st.formula = "A" + h + " = softmax(" + (causal ? "causal(" + z + ")" : z) + ")";
         st.explanation =
-            std::string(causal ? "The decoder's self-attention over the target so far: later keys are hidden by the "
-                                 "causal mask (hatched, exactly 0)"
-                               : "The encoder's self-attention over the source: every token sees every token "
-                                 "(no mask)") +
+            std::string(
+                causal ? "The decoder's self-attention over the target so far: later keys are hidden by the "
+                         "causal mask (hatched, exactly 0)"
+                       : "The encoder's self-attention over the source: every token sees every token "
+                         "(no mask)") +
             (bias ? "; T5 adds each head's relative position bias B to the scores, which it does not divide "
                     "by √d_h"
-                  : scaled ? "; the scores are divided by √d_h"
-                           : "") +
+             : scaled ? "; the scores are divided by √d_h"
+                      : "") +
             ". Softmax along each row, so each row sums to 1.";
     }
 }
@@ -232,8 +241,8 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
     o.cancel = cancel;
     const std::uint64_t need = seq2seq_forward_bytes(s, m, n, o) + model.weights->weight_bytes;
     if (need > kModelMemoryLimit)
-        throw Error(std::to_string(m) + " source and " + std::to_string(n) + " target tokens need " + s2s_mib(need) +
-                    " with the weights, over the 3 GiB limit; shorten the text");
+        throw Error(std::to_string(m) + " source and " + std::to_string(n) + " target tokens need " +
+                    s2s_mib(need) + " with the weights, over the 3 GiB limit; shorten the text");
     Seq2SeqForward f = run_seq2seq(*model.weights, r.source_ids, r.ids, o);
 
     auto src = std::make_shared<std::vector<std::string>>();
@@ -324,8 +333,8 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
             cross.push_back(make_stage(s, "cross_weights", int(h), alias(ls.cross_heads[h].weights), tq, sk,
                                        ValueKind::Probability, 5 * nm));
         for (std::size_t h = 0; h < H; ++h)
-            cross.push_back(make_stage(s, "cross_head_output", int(h), alias(ls.cross_heads[h].head_output), tq,
-                                       d_head, ValueKind::Signed, 2 * nm * dh));
+            cross.push_back(make_stage(s, "cross_head_output", int(h), alias(ls.cross_heads[h].head_output),
+                                       tq, d_head, ValueKind::Signed, 2 * nm * dh));
         if (ls.cross_attn_out.rows() == n)
             cross.push_back(make_stage(s, "cross_attn_out", -1, alias(ls.cross_attn_out), tq, d_model,
                                        ValueKind::Signed, 2.0 * n * s.n_head * dh * s.d_model));

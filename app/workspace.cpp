@@ -88,7 +88,7 @@ std::string workspace_json(const AppState& state) {
                       {"top_k", m.top_k},
                       {"top_p", m.top_p}};
         if (m.seq2seq || !m.target.empty() || m.family != AttnFamily::Cross) {  // an encoder–decoder's target
-                                                                                 // and the attention shown
+                                                                                // and the attention shown
             j["model"]["target"] = m.target;
             j["model"]["family"] = family_name(m.family);
         }

@@ -25,7 +25,8 @@ struct LinesInput {
 
 /// The weights of every head of `trace` (its "weights" stage, or `stage`: an encoder–decoder's
 /// "cross_weights") with its token labels. Throws attnviz::Error when the trace has no such stage.
-LinesInput lines_input(const Trace& trace, const std::string& title = "", const std::string& stage = "weights");
+LinesInput lines_input(const Trace& trace, const std::string& title = "",
+                       const std::string& stage = "weights");
 
 /// Which side a hovered token is on.
 enum class LinesSide { None, Query, Key };

@@ -192,8 +192,7 @@ void draw_lines_view(AppState& state) {
                 cross ? "target (queries)" : "queries");
     const char* keys = cross ? "source (keys)" : "keys";
     const float keys_x = std::min(x0 + L.right_x + 6.0f, origin.x + avail.x - ImGui::CalcTextSize(keys).x);
-    dl->AddText(ImVec2(keys_x, origin.y + L.height + 4.0f),
-                ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
+    dl->AddText(ImVec2(keys_x, origin.y + L.height + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
     ImGui::SetCursorScreenPos(
         ImVec2(origin.x, origin.y + L.height + ImGui::GetTextLineHeightWithSpacing() + 4.0f));
     ImGui::Dummy(ImVec2(1, 1));

@@ -81,12 +81,14 @@ void draw_model_view(AppState& state) {
     const bool causal = !m.seq2seq || m.family == AttnFamily::Decoder;
     const char* weights_stage = attention_stage(state);
     draw_attention_family(state);
-    const std::string what =
-        !m.seq2seq                        ? "attention weights, n = " + std::to_string(m.n) + " tokens"
-        : m.family == AttnFamily::Encoder ? "encoder self-attention, " + std::to_string(m.n_source) + " source tokens"
-        : m.family == AttnFamily::Decoder ? "decoder self-attention, " + std::to_string(m.n) + " target tokens"
-                                          : "cross-attention: rows " + std::to_string(m.n) + " target tokens, columns " +
-                                                std::to_string(m.n_source) + " source tokens";
+    const std::string what = !m.seq2seq ? "attention weights, n = " + std::to_string(m.n) + " tokens"
+                             : m.family == AttnFamily::Encoder
+                                 ? "encoder self-attention, " + std::to_string(m.n_source) + " source tokens"
+                             : m.family == AttnFamily::Decoder
+                                 ? "decoder self-attention, " + std::to_string(m.n) + " target tokens"
+                                 : "cross-attention: rows " + std::to_string(m.n) +
+                                       " target tokens, columns " + std::to_string(m.n_source) +
+                                       " source tokens";
     hint_line("model.hint", {what.c_str(), "click a cell to open it"});
     if (!m.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.35f, 1.0f));

@@ -64,8 +64,9 @@ void draw_next_token_panel(AppState& state) {
         "every layer is recomputed: look at the new last row of the weights to see what it attended to.");
     if (m.seq2seq) {  // an encoder–decoder: the decoder's next token, appended to the target
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextDisabled("The decoder's next target token: Append adds it to the target and pins its row of "
-                            "cross-attention (which source tokens it read).");
+        ImGui::TextDisabled(
+            "The decoder's next target token: Append adds it to the target and pins its row of "
+            "cross-attention (which source tokens it read).");
         ImGui::PopTextWrapPos();
     }
     ImGui::Separator();

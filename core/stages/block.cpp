@@ -105,7 +105,6 @@ StageText rollout_text(const ModelWords&) {
             "draws on each input token overall, counting the residual connection as half."};
 }
 
-
 // --- an encoder–decoder's decoder block (t5, bart): cross-attention, and T5's position bias --------
 
 std::string cross_scale(const ModelWords& w) {
@@ -177,8 +176,9 @@ std::vector<StageEntry> block_stages() {
          nullptr, attn_out_text, nullptr, nullptr},
         {"resid_mid", "combine", K::Signed, false, "the residual stream after attention", false, nullptr,
          resid_mid_text, nullptr, nullptr},
-        {"position_bias", "score", K::Signed, false, "T5's learned bias per relative distance, added to the scores",
-         false, nullptr, position_bias_text, nullptr, nullptr},
+        {"position_bias", "score", K::Signed, false,
+         "T5's learned bias per relative distance, added to the scores", false, nullptr, position_bias_text,
+         nullptr, nullptr},
         {"cross_Q", "project", K::Signed, false, "cross-attention queries from the target tokens", false,
          nullptr, cross_q_text, nullptr, nullptr},
         {"cross_K", "project", K::Signed, false, "cross-attention keys from the encoder's output", false,
