@@ -293,6 +293,55 @@ void attention_head_backward(int n, int dh, const T* Q, const T* K, const T* V, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Attention of one head over any m keys (an encoder's self-attention, a decoder's cross-attention, or
+// a causal one with a bias on its scores: T5's relative positions), every score computed.
+// ---------------------------------------------------------------------------------------------
+
+/// forward: P [n, m] = softmax(scale·Q·Kᵀ + bias) per row (causal: row i sees keys 0..i, the rest 0;
+/// bias [n, m] row-major, or null); y [n, dv] (row stride ldy) = P·V. Q [n, dh], K [m, dh], V [m, dv]
+/// with row strides ldq, ldk, ldv.
+template <typename T>
+void attention_any_forward(int n, int m, int dh, int dv, const T* Q, long ldq, const T* K, long ldk, const T* V,
+                           long ldv, T scale, const T* bias, bool causal, M<T>& P, T* y, long ldy) {
+    P.resize(n, m);
+    product<T>(n, m, dh, Q, ldq, 1, K, 1, ldk, P.data(), m, false);
+    for (int i = 0; i < n; ++i) {
+        const int seen = causal ? std::min(m, i + 1) : m;
+        auto r = P.row(i).head(seen).array();
+        r *= scale;
+        if (bias) r += Eigen::Map<const RowT<T>>(bias + long(i) * m, seen).array();
+        r = (r - r.maxCoeff()).exp();
+        r /= ordered_sum(P.row(i).head(seen));
+        P.row(i).tail(m - seen).setZero();
+    }
+    product<T>(n, dv, m, P.data(), m, 1, V, ldv, 1, y, ldy, false);
+}
+
+/// backward: dy [n, dv] (row stride ldd) → dQ [n, dh], dK [m, dh], dV [m, dv] (overwritten; row
+/// strides ldgq, ldgk, ldgv) and, when dbias is non-null, the scores' gradient added to it [n, m]:
+///   dP = dy·Vᵀ; dV = Pᵀ·dy; dS = P ⊙ (dP − rowsum(dP ⊙ P)); dbias += dS; dQ = scale·dS·K; dK = scale·dSᵀ·Q.
+/// (The keys a causal row does not see have P = 0, so dS = 0 there.) dP, dS: [n, m] scratch.
+template <typename T>
+void attention_any_backward(int n, int m, int dh, int dv, const T* Q, long ldq, const T* K, long ldk, const T* V,
+                            long ldv, T scale, const M<T>& P, const T* dy, long ldd, T* dQ, long ldgq, T* dK,
+                            long ldgk, T* dV, long ldgv, T* dbias, M<T>& dP, M<T>& dS) {
+    dP.resize(n, m);
+    dS.resize(n, m);
+    product<T>(n, m, dv, dy, ldd, 1, V, 1, ldv, dP.data(), m, false);
+    product<T>(m, dv, n, P.data(), 1, m, dy, ldd, 1, dV, ldgv, false);
+    for (int i = 0; i < n; ++i) {
+        const auto p = P.row(i).array();
+        const T dot = ordered_sum((dP.row(i).array() * p).matrix());
+        dS.row(i).array() = p * (dP.row(i).array() - dot);
+    }
+    if (dbias)
+        for (int i = 0; i < n; ++i) Eigen::Map<RowT<T>>(dbias + long(i) * m, m) += dS.row(i);
+    dS *= scale;
+    product<T>(n, dh, m, dS.data(), m, 1, K, ldk, 1, dQ, ldgq, false);
+    product<T>(m, dh, n, dS.data(), 1, m, Q, ldq, 1, dK, ldgk, false);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Linear: GPT-2's Conv1D W [in, out] (y = x·W + b) or nn.Linear W [out, in] (y = x·Wᵀ + b)
 // ---------------------------------------------------------------------------------------------
 

@@ -37,6 +37,33 @@ struct JsonSink final : ConfigSink {
 /// keys saying which norm, MLP and positions the blocks have (io/model_loader reads them).
 std::string train_config_json(const TrainConfig& c) {
     ojson j;
+    if (c.encoder_layers > 0) {
+        // An encoder–decoder: T5 v1.1's config (core/train_seq2seq.hpp), read by transformers'
+        // T5ForConditionalGeneration as by attnviz. Token 0 <pad> starts the decoder, 1 </s> ends.
+        j["architectures"] = {"T5ForConditionalGeneration"};
+        j["model_type"] = "t5";
+        j["is_encoder_decoder"] = true;
+        j["vocab_size"] = c.vocab_size;
+        j["d_model"] = c.d_model;
+        j["d_kv"] = c.d_model / c.n_head;
+        j["d_ff"] = train_d_ff(c);
+        j["num_layers"] = c.encoder_layers;
+        j["num_decoder_layers"] = c.n_layer;
+        j["num_heads"] = c.n_head;
+        j["relative_attention_num_buckets"] = 32;
+        j["relative_attention_max_distance"] = 128;
+        j["feed_forward_proj"] = "gated-gelu";
+        j["dense_act_fn"] = "gelu_new";
+        j["is_gated_act"] = true;
+        j["layer_norm_epsilon"] = c.norm_eps;
+        j["dropout_rate"] = 0.0;
+        j["tie_word_embeddings"] = false;
+        j["pad_token_id"] = 0;
+        j["eos_token_id"] = 1;
+        j["decoder_start_token_id"] = 0;
+        j["n_positions"] = c.context;
+        return j.dump(2) + "\n";
+    }
     const NormKind norm = train_norm(c);
     JsonSink sink(j);
     train_architecture(c).write(c, sink);

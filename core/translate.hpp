@@ -1,0 +1,87 @@
+// The translation task's toy language pair: an English-like source language (subject–verb–object,
+// adjectives before their noun) and a target language of its own words (subject–object–verb,
+// adjectives after their noun), each source word translated by exactly one target word, so every
+// target word has one source word it comes from (its gold alignment). Because verbs move to the end
+// and adjectives after their noun, the alignment is not a diagonal:
+//
+//   source: the big red dog sees a cat .           (D A A N V D N .)
+//   target: lo hundo grando roso una kato vidas .  (D N A A D N V .) then </s>
+//
+// Deterministic from a seed. Also the alignment score: the fraction of target words whose strongest
+// cross-attention (averaged over heads) falls on their own source word.
+//
+// Shapes: m source tokens, n decoder positions (the decoder's input is the start token and the
+// target's words but the last; row t predicts target word t).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tasks.hpp"
+#include "core/train.hpp"
+
+namespace attnviz {
+
+/// The word lists of the pair, each source word i of a class translated by target word i of it.
+struct TranslateLexicon {
+    std::vector<std::string> src_det, src_adj, src_noun, src_verb;
+    std::vector<std::string> tgt_det, tgt_adj, tgt_noun, tgt_verb;
+    std::string stop = ".";
+};
+const TranslateLexicon& translate_lexicon();  // (never destroyed)
+
+/// The vocabulary shared by both languages (one embedding, as T5's): "<pad>" (0: also the decoder's
+/// start token), "</s>" (1: the target's end), "<unk>" (2), ".", then the source words and the target
+/// words, each but the specials and "." with its leading space as it appears in text (" dog").
+const std::vector<std::string>& translate_tokens();
+inline constexpr int kTranslatePad = 0, kTranslateEos = 1, kTranslateUnk = 2;
+/// A word's id (without or with its leading space), or kTranslateUnk.
+int translate_id(const std::string& word);
+
+/// One sentence pair: source and target words and, for each target word, the position of the source
+/// word it translates.
+struct SentencePair {
+    std::vector<std::string> source, target;  // target without </s>
+    std::vector<int> alignment;               // [target.size()] source positions
+};
+
+/// A sentence with `adjectives` adjectives in all (0–4, at most 2 per noun), its words drawn from
+/// `seed`: subject and object differ, as do their determiners and the adjectives, so each source
+/// word occurs once in its sentence.
+SentencePair generate_sentence_pair(std::uint64_t seed, int adjectives);
+
+/// The pair of a source sentence (words of the source language, "." last), translated by the rules;
+/// throws ConfigError naming the first word or place that breaks them.
+SentencePair translate_sentence(const std::vector<std::string>& source);
+
+/// A batch of B pairs, all with `adjectives` adjectives (so every row has the same m and n):
+/// batch.source [B, m] the source ids; batch.inputs [B, n] the decoder's input (start token, then
+/// the target's words); batch.targets [B, n] the target's words then </s>. alignment [B][n]: the
+/// source position of each row's target word (−1 for </s>).
+struct TranslateBatch {
+    Batch batch;
+    std::vector<std::vector<int>> alignment;
+};
+TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed);
+
+/// The alignment score of one sequence: `heads` [h] cross-attention weights [n, m] (one layer's
+/// heads), averaged over the heads; the share of the rows with a gold source position (gold[t] ≥ 0)
+/// whose largest averaged weight falls on it (ties: the first largest). `rows` (optional) receives
+/// how many rows were counted. Pure.
+double alignment_score(const std::vector<MatT<float>>& heads, const std::vector<int>& gold, int* rows = nullptr);
+
+/// The score of a single head (the per-head curve of the lab): the same with `heads` = {P}.
+double head_alignment_score(const MatT<float>& P, const std::vector<int>& gold, int* rows = nullptr);
+
+/// The translate task (an encoder–decoder task: batches carry their source): adjectives per sentence
+/// drawn per batch from 0–3 by its seed; the held-out batches come from seeds the training batches
+/// never use. Its figure "alignment" (every evaluation): the alignment score of the last decoder
+/// layer over `probe` held-out pairs.
+Task translate_task(int probe = 32);
+
+/// The alignment score of a model (an encoder–decoder of train.hpp) over `pairs` held-out pairs drawn
+/// from `seed`, using its last decoder layer.
+double model_alignment(const Params<float>& params, int pairs, std::uint64_t seed);
+
+}  // namespace attnviz
