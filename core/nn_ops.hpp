@@ -297,16 +297,18 @@ void attention_head_backward(int n, int dh, const T* Q, const T* K, const T* V, 
 // a causal one with a bias on its scores: T5's relative positions), every score computed.
 // ---------------------------------------------------------------------------------------------
 
-/// forward: P [n, m] = softmax(scale·Q·Kᵀ + bias) per row (causal: row i sees keys 0..i, the rest 0;
-/// bias [n, m] row-major, or null); y [n, dv] (row stride ldy) = P·V. Q [n, dh], K [m, dh], V [m, dv]
-/// with row strides ldq, ldk, ldv.
+/// forward: P [n, m] = softmax(scale·Q·Kᵀ + bias) per row over the keys it sees, 0 elsewhere: the first
+/// `keys` (the rest are padding; keys ≥ 1), and with `causal` only keys 0..i from row i. bias [n, m]
+/// row-major, or null. y [n, dv] (row stride ldy) = P·V. Q [n, dh], K [m, dh], V [m, dv] with row
+/// strides ldq, ldk, ldv.
 template <typename T>
 void attention_any_forward(int n, int m, int dh, int dv, const T* Q, long ldq, const T* K, long ldk, const T* V,
-                           long ldv, T scale, const T* bias, bool causal, M<T>& P, T* y, long ldy) {
+                           long ldv, T scale, const T* bias, bool causal, int keys, M<T>& P, T* y, long ldy) {
     P.resize(n, m);
     product<T>(n, m, dh, Q, ldq, 1, K, 1, ldk, P.data(), m, false);
+    keys = std::max(1, std::min(keys, m));
     for (int i = 0; i < n; ++i) {
-        const int seen = causal ? std::min(m, i + 1) : m;
+        const int seen = causal ? std::min(keys, i + 1) : keys;
         auto r = P.row(i).head(seen).array();
         r *= scale;
         if (bias) r += Eigen::Map<const RowT<T>>(bias + long(i) * m, seen).array();
@@ -320,7 +322,7 @@ void attention_any_forward(int n, int m, int dh, int dv, const T* Q, long ldq, c
 /// backward: dy [n, dv] (row stride ldd) → dQ [n, dh], dK [m, dh], dV [m, dv] (overwritten; row
 /// strides ldgq, ldgk, ldgv) and, when dbias is non-null, the scores' gradient added to it [n, m]:
 ///   dP = dy·Vᵀ; dV = Pᵀ·dy; dS = P ⊙ (dP − rowsum(dP ⊙ P)); dbias += dS; dQ = scale·dS·K; dK = scale·dSᵀ·Q.
-/// (The keys a causal row does not see have P = 0, so dS = 0 there.) dP, dS: [n, m] scratch.
+/// (The keys a row does not see have P = 0, so dS = 0 there.) dP, dS: [n, m] scratch.
 template <typename T>
 void attention_any_backward(int n, int m, int dh, int dv, const T* Q, long ldq, const T* K, long ldk, const T* V,
                             long ldv, T scale, const M<T>& P, const T* dy, long ldd, T* dQ, long ldgq, T* dK,

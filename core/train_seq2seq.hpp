@@ -32,6 +32,7 @@ using namespace nn;
 
 inline constexpr int kBuckets = 32, kMaxDistance = 128;
 inline constexpr double kT5Eps = 1e-6;
+inline constexpr int kPad = 0;  // T5's <pad>: a source's padding at its end, masked as keys
 
 /// T5's relative position bucket of key j seen from query i (relative = j − i), as transformers'
 /// T5Attention._relative_position_bucket: exact for small distances, logarithmic up to max_distance;
@@ -193,10 +194,11 @@ std::vector<M<T>> position_bias(const T* table, int heads, int n, int m, bool bi
 }
 
 /// Self-attention (bias: the stack's) or cross-attention of every sequence and head: q rows [S·nq]
-/// (row stride ldq), k and v rows [S·nk] (row strides ldk); y [S·nq, d].
+/// (row stride ldq), k and v rows [S·nk] (row strides ldk); y [S·nq, d]. keys [S]: how many keys of
+/// each sequence are not padding (null: all).
 template <typename T>
 void attend(int S, int nq, int nk, int h, int dh, const T* q, long ldq, const T* k, const T* v, long ldk,
-            const std::vector<M<T>>* bias, bool causal, std::vector<M<T>>& att, M<T>& y) {
+            const std::vector<M<T>>* bias, bool causal, const int* keys, std::vector<M<T>>& att, M<T>& y) {
     att.resize(std::size_t(S) * std::size_t(h));
     y.resize(long(S) * nq, long(h) * dh);
     const long ldy = long(h) * dh;
@@ -205,20 +207,21 @@ void attend(int S, int nq, int nk, int h, int dh, const T* q, long ldq, const T*
             attention_any_forward<T>(nq, nk, dh, dh, q + long(s) * nq * ldq + j * dh, ldq,
                                      k + long(s) * nk * ldk + j * dh, ldk, v + long(s) * nk * ldk + j * dh, ldk,
                                      T(1), bias ? (*bias)[std::size_t(j)].data() : nullptr, causal,
-                                     att[std::size_t(s * h + j)], y.data() + long(s) * nq * ldy + j * dh, ldy);
+                                     keys ? keys[s] : nk, att[std::size_t(s * h + j)], y.data() + long(s) * nq * ldy + j * dh, ldy);
 }
 
-/// One stack's block forward on x (moved into L.in); cross = the encoder's output for a decoder block.
+/// One stack's block forward on x (moved into L.in); enc_out = the encoder's output for a decoder block.
+/// src_len [S]: each source's length without its padding (the keys the encoder and cross-attention see).
 template <typename T>
 void block_forward(const Params<T>& p, const BlockIdx& b, int S, int n, const std::vector<M<T>>& bias,
-                   bool decoder, const M<T>* enc_out, int m, M<T>& x, BlockActs<T>& L) {
+                   bool decoder, const M<T>* enc_out, int m, const int* src_len, M<T>& x, BlockActs<T>& L) {
     const TrainConfig& c = p.config;
     const int d = c.d_model, h = c.n_head, dh = d / h, f = train_d_ff(c), rows = int(x.rows());
     L.in = std::move(x);
     norm_forward(L.in, at(p, b.ln_self), static_cast<const T*>(nullptr), true, kT5Eps, L.a, L.xhat, L.rstd);
     linear_forward(L.a, at(p, b.qkv), static_cast<const T*>(nullptr), LinearShape{d, 3 * d, true}, L.qkv);
     attend(S, n, n, h, dh, L.qkv.data(), 3 * d, L.qkv.data() + d, L.qkv.data() + 2 * d, 3 * d, &bias, decoder,
-           L.att, L.y);
+           decoder ? static_cast<const int*>(nullptr) : src_len, L.att, L.y);
     M<T> o;
     linear_forward(L.y, at(p, b.o), static_cast<const T*>(nullptr), LinearShape{d, d, true}, o);
     L.mid = L.in + o;
@@ -230,7 +233,7 @@ void block_forward(const Params<T>& p, const BlockIdx& b, int S, int n, const st
         linear_forward(*enc_out, at(p, b.ckv), static_cast<const T*>(nullptr), LinearShape{d, 2 * d, true},
                        L.ckv);
         attend(S, n, m, h, dh, L.cq.data(), d, L.ckv.data(), L.ckv.data() + d, 2 * d,
-               static_cast<const std::vector<M<T>>*>(nullptr), false, L.catt, L.cy);
+               static_cast<const std::vector<M<T>>*>(nullptr), false, src_len, L.catt, L.cy);
         linear_forward(L.cy, at(p, b.co), static_cast<const T*>(nullptr), LinearShape{d, d, true}, o);
         L.mid2 = L.mid + o;
         res = &L.mid2;
@@ -251,13 +254,19 @@ void seq_forward(const Params<T>& p, const Idx& idx, const int* src, int m, cons
     const TrainConfig& c = p.config;
     const int d = c.d_model, h = c.n_head, V = c.vocab_size;
     const CMap<T> shared(at(p, idx.shared), V, d);
+    // Each source's length without the padding at its end (T5's attention mask: padding is no key).
+    std::vector<int> src_len(std::size_t(S), m);
+    for (int s = 0; s < S; ++s)
+        while (src_len[std::size_t(s)] > 1 && src[long(s) * m + src_len[std::size_t(s)] - 1] == kPad)
+            --src_len[std::size_t(s)];
     // encoder
     M<T> x(long(S) * m, d);
     for (int t = 0; t < S * m; ++t) x.row(t) = shared.row(src[t]);
     const std::vector<M<T>> enc_bias = position_bias(at(p, idx.enc_bias), h, m, m, true);
     A.enc.resize(idx.enc.size());
     for (std::size_t l = 0; l < idx.enc.size(); ++l)
-        block_forward(p, idx.enc[l], S, m, enc_bias, false, static_cast<const M<T>*>(nullptr), 0, x, A.enc[l]);
+        block_forward(p, idx.enc[l], S, m, enc_bias, false, static_cast<const M<T>*>(nullptr), m, src_len.data(), x,
+                      A.enc[l]);
     A.enc_x = std::move(x);
     norm_forward(A.enc_x, at(p, idx.enc_ln_f), static_cast<const T*>(nullptr), true, kT5Eps, A.enc_out,
                  A.enc_hat, A.enc_rstd);
@@ -267,7 +276,7 @@ void seq_forward(const Params<T>& p, const Idx& idx, const int* src, int m, cons
     const std::vector<M<T>> dec_bias = position_bias(at(p, idx.dec_bias), h, n, n, false);
     A.dec.resize(idx.dec.size());
     for (std::size_t l = 0; l < idx.dec.size(); ++l)
-        block_forward(p, idx.dec[l], S, n, dec_bias, true, &A.enc_out, m, y, A.dec[l]);
+        block_forward(p, idx.dec[l], S, n, dec_bias, true, &A.enc_out, m, src_len.data(), y, A.dec[l]);
     A.dec_x = std::move(y);
     norm_forward(A.dec_x, at(p, idx.dec_ln_f), static_cast<const T*>(nullptr), true, kT5Eps, A.f, A.fhat,
                  A.frstd);

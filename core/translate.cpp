@@ -166,16 +166,19 @@ SentencePair generate_sentence_pair(std::uint64_t seed, int adjectives) {
     return translate_sentence(s);
 }
 
-TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed) {
-    const int m = 6 + adjectives, n = m + 1;  // the target: m words, then </s>
+TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed, int n) {
+    if (adjectives < 0 || adjectives > 4) throw ConfigError("A sentence has 0 to 4 adjectives.");
+    const int m = 6 + adjectives;  // the source's words; the target: m words, then </s>
+    if (n == 0) n = m + 1;
+    if (n < m + 1) throw ConfigError("The decoder's rows must hold the target and </s>.");
     TranslateBatch out;
     Batch& b = out.batch;
     b.B = B;
     b.n = n;
     b.m = m;
     b.source.resize(std::size_t(B) * std::size_t(m));
-    b.inputs.resize(std::size_t(B) * std::size_t(n));
-    b.targets.resize(b.inputs.size());
+    b.inputs.assign(std::size_t(B) * std::size_t(n), kTranslatePad);
+    b.targets.assign(b.inputs.size(), -1);
     std::mt19937_64 rng(seed);
     for (int r = 0; r < B; ++r) {
         const SentencePair p = generate_sentence_pair(rng(), adjectives);
@@ -189,8 +192,8 @@ TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed) {
             in[t + 1] = tg[t];
         }
         tg[m] = kTranslateEos;
-        std::vector<int> gold = p.alignment;
-        gold.push_back(-1);
+        std::vector<int> gold(std::size_t(n), -1);
+        std::copy(p.alignment.begin(), p.alignment.end(), gold.begin());
         out.alignment.push_back(std::move(gold));
     }
     return out;
@@ -230,20 +233,18 @@ namespace {
 
 // Held-out pairs come from seeds the training batches never use (the top bit set).
 constexpr std::uint64_t kHeldout = 1ull << 63;
+constexpr int kMaxAdjectives = 3, kContext = 6 + kMaxAdjectives + 1;
 
-// A batch's number of adjectives: 0–3, from its seed.
-int batch_adjectives(std::uint64_t seed) {
-    return int((seed * 0x9E3779B97F4A7C15ull) >> 62);
-}
-
-TaskBatch task_batch(int B, std::uint64_t seed) {
-    TranslateBatch tb = translate_batch(B, batch_adjectives(seed), seed);
+// A batch of the task: `adjectives` of them (−1: 0–3 from the seed), decoder rows padded to kContext.
+TaskBatch task_batch(int B, int adjectives, std::uint64_t seed) {
+    if (adjectives < 0) adjectives = int((seed * 0x9E3779B97F4A7C15ull) >> 62);  // 0–3
+    TranslateBatch tb = translate_batch(B, adjectives, seed, kContext);
     TaskBatch out;
     out.batch = std::move(tb.batch);
     out.kind.assign(out.batch.targets.size(), 1);
-    for (const auto& gold : tb.alignment) {
+    for (auto& gold : tb.alignment) {
         SequenceAnnotations a;
-        a.alignment = gold;
+        a.alignment = std::move(gold);
         out.notes.push_back(std::move(a));
     }
     return out;
@@ -252,20 +253,23 @@ TaskBatch task_batch(int B, std::uint64_t seed) {
 }  // namespace
 
 double model_alignment(const Params<float>& params, int pairs, std::uint64_t seed) {
-    const TaskBatch b = task_batch(pairs, seed | kHeldout);
     const int L = params.config.n_layer;
     long rows = 0;
     double hits = 0;
-    for (int r = 0; r < b.batch.B; ++r) {
-        const std::vector<int> src(b.batch.source.begin() + std::ptrdiff_t(r) * b.batch.m,
-                                   b.batch.source.begin() + std::ptrdiff_t(r + 1) * b.batch.m);
-        const std::vector<int> tgt(b.batch.inputs.begin() + std::ptrdiff_t(r) * b.batch.n,
-                                   b.batch.inputs.begin() + std::ptrdiff_t(r + 1) * b.batch.n);
-        const auto cross = cross_attention_patterns(params, src, tgt);
-        int counted = 0;
-        const double s = alignment_score(cross[std::size_t(L - 1)], b.notes[std::size_t(r)].alignment, &counted);
-        hits += s * counted;
-        rows += counted;
+    for (int k = 0; k <= kMaxAdjectives; ++k) {
+        const TaskBatch b = task_batch(std::max(1, pairs / (kMaxAdjectives + 1)), k, (seed + std::uint64_t(k)) | kHeldout);
+        for (int r = 0; r < b.batch.B; ++r) {
+            const std::vector<int> src(b.batch.source.begin() + std::ptrdiff_t(r) * b.batch.m,
+                                       b.batch.source.begin() + std::ptrdiff_t(r + 1) * b.batch.m);
+            // The decoder's rows up to </s> (the padding after it is not needed)
+            const std::vector<int> tgt(b.batch.inputs.begin() + std::ptrdiff_t(r) * b.batch.n,
+                                       b.batch.inputs.begin() + std::ptrdiff_t(r) * b.batch.n + b.batch.m + 1);
+            const auto cross = cross_attention_patterns(params, src, tgt);
+            int counted = 0;
+            const double s = alignment_score(cross[std::size_t(L - 1)], b.notes[std::size_t(r)].alignment, &counted);
+            hits += s * counted;
+            rows += counted;
+        }
     }
     return rows ? hits / double(rows) : 0.0;
 }
@@ -274,12 +278,12 @@ Task translate_task(int probe) {
     Task task;
     task.name = "translate";
     task.vocab_size = int(translate_tokens().size());
-    task.context = 6 + 3 + 1;  // the longest sentence (3 adjectives) and </s>
+    task.context = kContext;  // the longest sentence (3 adjectives) and </s>
     task.first_label = "target words";
     task.repeat_label = "";
-    task.train_batch = [](int B, std::uint64_t seed) { return task_batch(B, seed & ~kHeldout); };
-    task.heldout_batch = [](int B, std::uint64_t seed) { return task_batch(B, seed | kHeldout); };
-    task.heldout_note = "sentence pairs from seeds the training batches never use";
+    task.train_batch = [](int B, std::uint64_t seed) { return task_batch(B, -1, seed & ~kHeldout); };
+    task.heldout_batch = [](int B, std::uint64_t seed) { return task_batch(B, kMaxAdjectives, seed | kHeldout); };
+    task.heldout_note = "sentence pairs with 3 adjectives (the longest) from seeds the training batches never use";
     for (const std::string& t : translate_tokens())
         task.token_names.push_back(t[0] == ' ' ? t.substr(1) : t);
     task.tokens = translate_tokens();

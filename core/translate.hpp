@@ -55,15 +55,17 @@ SentencePair generate_sentence_pair(std::uint64_t seed, int adjectives);
 /// throws ConfigError naming the first word or place that breaks them.
 SentencePair translate_sentence(const std::vector<std::string>& source);
 
-/// A batch of B pairs, all with `adjectives` adjectives (so every row has the same m and n):
-/// batch.source [B, m] the source ids; batch.inputs [B, n] the decoder's input (start token, then
-/// the target's words); batch.targets [B, n] the target's words then </s>. alignment [B][n]: the
-/// source position of each row's target word (−1 for </s>).
+/// A batch of B pairs, all with `adjectives` adjectives (0–4), so every source has the same m = 6 +
+/// adjectives words (no padding, which the encoder would attend to); the decoder's rows are padded to
+/// `n` ≥ m + 1 (causal: padding after the end changes no earlier row): batch.source [B, m] the source
+/// ids; batch.inputs [B, n] the decoder's input (start token <pad>, the target's words, then <pad>);
+/// batch.targets [B, n] the target's words, </s>, then −1 (not scored). alignment [B][n]: the source
+/// position of each row's target word (−1 for </s> and padding).
 struct TranslateBatch {
     Batch batch;
     std::vector<std::vector<int>> alignment;
 };
-TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed);
+TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed, int n = 0);  // n 0: m + 1
 
 /// The alignment score of one sequence: `heads` [h] cross-attention weights [n, m] (one layer's
 /// heads), averaged over the heads; the share of the rows with a gold source position (gold[t] ≥ 0)
@@ -74,14 +76,14 @@ double alignment_score(const std::vector<MatT<float>>& heads, const std::vector<
 /// The score of a single head (the per-head curve of the lab): the same with `heads` = {P}.
 double head_alignment_score(const MatT<float>& P, const std::vector<int>& gold, int* rows = nullptr);
 
-/// The translate task (an encoder–decoder task: batches carry their source): adjectives per sentence
-/// drawn per batch from 0–3 by its seed; the held-out batches come from seeds the training batches
-/// never use. Its figure "alignment" (every evaluation): the alignment score of the last decoder
-/// layer over `probe` held-out pairs.
+/// The translate task (an encoder–decoder task: batches carry their source): training batches of
+/// 0–3 adjectives (drawn per batch from its seed), decoder rows padded to the context of 10; held-out
+/// batches (held-out loss, probe) of 3 adjectives, the longest, from seeds the training batches never
+/// use. Its figure "alignment" (every evaluation): model_alignment over `probe` pairs.
 Task translate_task(int probe = 32);
 
-/// The alignment score of a model (an encoder–decoder of train.hpp) over `pairs` held-out pairs drawn
-/// from `seed`, using its last decoder layer.
+/// The alignment score of a model (an encoder–decoder of train.hpp), its last decoder layer's, over
+/// `pairs` held-out pairs drawn from `seed`, a quarter of them with each number of adjectives 0–3.
 double model_alignment(const Params<float>& params, int pairs, std::uint64_t seed);
 
 }  // namespace attnviz

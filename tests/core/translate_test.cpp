@@ -71,25 +71,55 @@ TEST(Translate, GeneratorIsDeterministicAndItsAlignmentsAreTheTranslations) {
     EXPECT_NE(generate_sentence_pair(1, 2).source, generate_sentence_pair(2, 2).source);
 }
 
-TEST(Translate, BatchShapesStartTokenAndEnd) {
-    const TranslateBatch b = translate_batch(3, 2, 9);
-    EXPECT_EQ(b.batch.m, 8);
-    EXPECT_EQ(b.batch.n, 9);
-    ASSERT_EQ(b.batch.source.size(), 24u);
-    ASSERT_EQ(b.alignment.size(), 3u);
-    for (int r = 0; r < 3; ++r) {
-        const int* in = b.batch.inputs.data() + r * 9;
-        const int* tg = b.batch.targets.data() + r * 9;
+TEST(Translate, BatchShapesStartTokenEndAndPadding) {
+    const TranslateBatch b = translate_batch(20, 2, 9, 10);
+    EXPECT_EQ(b.batch.m, 8);  // every source: 6 words and 2 adjectives
+    EXPECT_EQ(b.batch.n, 10);
+    ASSERT_EQ(b.batch.source.size(), 160u);
+    ASSERT_EQ(b.alignment.size(), 20u);
+    for (int r = 0; r < 20; ++r) {
+        const int* src = b.batch.source.data() + r * 8;
+        const int* in = b.batch.inputs.data() + r * 10;
+        const int* tg = b.batch.targets.data() + r * 10;
         EXPECT_EQ(in[0], kTranslatePad);
-        for (int t = 1; t < 9; ++t) EXPECT_EQ(in[t], tg[t - 1]);  // teacher forcing
+        for (int t = 1; t <= 8; ++t) EXPECT_EQ(in[t], tg[t - 1]);  // teacher forcing
+        EXPECT_EQ(in[9], kTranslatePad);                           // padding after the target
         EXPECT_EQ(tg[8], kTranslateEos);
-        EXPECT_EQ(b.alignment[std::size_t(r)][8], -1);  // </s> has no source word
+        EXPECT_EQ(tg[9], -1);  // padding is not scored
+        // The gold alignment is the sentence's (the source read back as words).
+        const auto& gold = b.alignment[std::size_t(r)];
+        std::vector<std::string> w;
+        for (int j = 0; j < 8; ++j) {
+            const std::string& t = translate_tokens()[std::size_t(src[j])];
+            w.push_back(t[0] == ' ' ? t.substr(1) : t);
+        }
+        const SentencePair pair = translate_sentence(w);
+        for (int t = 0; t < 8; ++t) {
+            EXPECT_EQ(gold[std::size_t(t)], pair.alignment[std::size_t(t)]);
+            EXPECT_EQ(tg[t], translate_id(pair.target[std::size_t(t)]));
+        }
+        EXPECT_EQ(gold[8], -1);  // </s> and the padding have no source word
+        EXPECT_EQ(gold[9], -1);
     }
-    const TranslateBatch again = translate_batch(3, 2, 9);
+    const TranslateBatch again = translate_batch(20, 2, 9, 10);
     EXPECT_EQ(again.batch.source, b.batch.source);
     EXPECT_EQ(again.batch.targets, b.batch.targets);
     EXPECT_EQ(translate_id("dog"), translate_id(" dog"));
     EXPECT_EQ(translate_id("zebra"), kTranslateUnk);
+}
+
+// The task's batches: every decoder row count is the task's context; the training batches' sources
+// vary in length from batch to batch (0-3 adjectives), the held-out ones have 3 adjectives.
+TEST(Translate, TaskBatchesFillTheContext) {
+    const Task t = translate_task();
+    std::set<int> lengths;
+    for (std::uint64_t seed = 0; seed < 40; ++seed) {
+        const TaskBatch b = t.train_batch(2, seed);
+        EXPECT_EQ(b.batch.n, t.context);
+        lengths.insert(b.batch.m);
+        EXPECT_EQ(t.heldout_batch(2, seed).batch.m, 9);
+    }
+    EXPECT_EQ(lengths, (std::set<int>{6, 7, 8, 9}));
 }
 
 MatT<float> mat(int n, int m, std::initializer_list<float> v) {
