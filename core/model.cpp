@@ -75,6 +75,8 @@ const char* kind_name(MlpKind k) {
             return "geglu";
         case MlpKind::None:
             return "none";
+        case MlpKind::Relu:
+            return "relu";
         case MlpKind::Auto:
             break;
     }
@@ -88,6 +90,8 @@ const char* kind_name(PositionKind k) {
             return "sinusoidal";
         case PositionKind::Rope:
             return "rope";
+        case PositionKind::Relative:
+            return "relative";
         case PositionKind::Auto:
             break;
     }
@@ -130,17 +134,34 @@ void validate_model(const ModelWeights& m) {
     if (pk == PositionKind::Learned) check_ref(m.wpe, s.max_positions, d, "position embedding");
     check_ref(m.lm_head, s.vocab_size, d, "unembedding");
     const bool norms = nk != NormKind::None, norm_bias = nk == NormKind::LayerNorm;
-    if (norms) check_norm(m.ln_f, d, norm_bias, "final norm");
-    for (int l = 0; l < s.n_layer; ++l) {
-        const BlockWeights& b = m.blocks[std::size_t(l)];
-        const std::string p = "layer " + std::to_string(l) + " ";
+    const bool final_norm = !s.encoder_decoder || s.s2s.final_norm;
+    if (norms && final_norm) check_norm(m.ln_f, d, norm_bias, "final norm");
+    if (s.encoder_decoder) {
+        if (int(m.encoder.blocks.size()) != s.s2s.n_encoder_layer)
+            throw Error("model: expected " + std::to_string(s.s2s.n_encoder_layer) + " encoder blocks");
+        if (final_norm) check_norm(m.encoder.ln_f, d, norm_bias, "encoder final norm");
+        if (s.s2s.rel_buckets > 0 && (!m.rel_bias || !m.encoder.rel_bias))
+            throw Error("model: a relative_attention_bias table is missing");
+    }
+    const int stacks = s.encoder_decoder ? 2 : 1;
+    for (int stack = 0; stack < stacks; ++stack)
+    for (int l = 0; l < (stack == 0 ? s.n_layer : s.s2s.n_encoder_layer); ++l) {
+        const BlockWeights& b = stack == 0 ? m.blocks[std::size_t(l)] : m.encoder.blocks[std::size_t(l)];
+        const std::string p = (stack == 1 ? "encoder layer " : "layer ") + std::to_string(l) + " ";
+        if (stack == 0 && s.encoder_decoder) {
+            if (norms) check_norm(b.ln_cross, d, norm_bias, p + "cross-attention norm");
+            check_linear(b.cq, d, qd, gpt2, p + "cross q");
+            check_linear(b.ck, d, kvd, gpt2, p + "cross k");
+            check_linear(b.cv, d, kvd, gpt2, p + "cross v");
+            check_linear(b.co, qd, d, gpt2, p + "cross o");
+        }
         if (norms) check_norm(b.ln_1, d, norm_bias, p + "ln_1");
         if (norms && mk != MlpKind::None) check_norm(b.ln_2, d, norm_bias, p + "ln_2");
         check_linear(b.q, d, qd, gpt2, p + "q");
         check_linear(b.k, d, kvd, gpt2, p + "k");
         check_linear(b.v, d, kvd, gpt2, p + "v");
         check_linear(b.o, qd, d, gpt2, p + "o");
-        if (mk == MlpKind::Gelu) {
+        if (mk == MlpKind::Gelu || mk == MlpKind::Relu) {
             check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
             check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
         } else if (gated_mlp(mk)) {
@@ -315,6 +336,16 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     c.eps = s.norm_eps;
     c.theta = s.rope_theta;
     c.embed_scale = s.embed_scale;
+    if (s.encoder_decoder) {
+        c.scale_scores = s.s2s.scale_scores;
+        c.rel_buckets = s.s2s.rel_buckets;
+        c.rel_max_distance = s.s2s.rel_max_distance;
+        c.cross = true;
+        c.final_norm = s.s2s.final_norm;
+        c.logit_scale = s.s2s.logit_scale;
+        w.rel_bias = m.rel_bias;
+        w.logits_bias = m.logits_bias;
+    }
     w.wte = m.wte.data;
     w.wte_ld = m.wte.stride;
     w.wpe = m.wpe.data;
@@ -331,7 +362,14 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
         o.k = lin(b.k);
         o.v = lin(b.v);
         o.o = lin(b.o);
-        if (c.mlp == MlpKind::Gelu) {
+        if (c.cross) {
+            o.ln_cross = {b.ln_cross.weight, b.ln_cross.bias};
+            o.cq = lin(b.cq);
+            o.ck = lin(b.ck);
+            o.cv = lin(b.cv);
+            o.co = lin(b.co);
+        }
+        if (c.mlp == MlpKind::Gelu || c.mlp == MlpKind::Relu) {
             o.fc = lin(b.fc);
             o.proj = lin(b.proj);
         } else if (gated_mlp(c.mlp)) {
@@ -346,6 +384,9 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
 
 ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const ModelRunOptions& o) {
     const ModelSpec& s = model.spec;
+    if (s.encoder_decoder)
+        throw Error(s.architecture + " is an encoder–decoder: it is run with a source and a target " +
+                    "(attnviz dump / generate), not as a decoder-only model");
     const int n = int(ids.size());
     if (n == 0) throw Error("the model needs at least one token");
     if (n > s.max_positions)

@@ -28,12 +28,13 @@ enum class ModelFamily { Gpt2, Llama };
 /// Llama RMSNorm, SwiGLU, RoPE). attnviz's own checkpoints (`attnviz train`) mix them, e.g. no norm
 /// and no MLP (attention-only, as in the circuits papers).
 enum class NormKind { Auto, LayerNorm, RMSNorm, None };
-enum class MlpKind { Auto, Gelu, SwiGLU, None, GeGLU };
+enum class MlpKind { Auto, Gelu, SwiGLU, None, GeGLU, Relu };
 /// SwiGLU and GeGLU: an activated gate times a linear branch (gate, up, down projections).
 inline bool gated_mlp(MlpKind k) {
     return k == MlpKind::SwiGLU || k == MlpKind::GeGLU;
 }
-enum class PositionKind { Auto, Learned, Sinusoidal, Rope };
+/// Relative: no position embedding; T5's bias per (key − query) bucket on the scores (core/seq2seq.hpp).
+enum class PositionKind { Auto, Learned, Sinusoidal, Rope, Relative };
 
 /// A read-only float32 matrix viewed in place: [rows, cols], row-major, `stride` floats between rows.
 struct WeightRef {
@@ -71,6 +72,22 @@ struct BlockWeights {
     Linear q, k, v, o;      // q: d → h·dh, k, v: d → g·dh, o: h·dh → d
     Linear fc, proj;        // GPT-2 MLP: d → f → d
     Linear gate, up, down;  // gated MLP: down(act(gate(x)) ⊙ up(x)), act = SiLU (SwiGLU) or GELU (GeGLU)
+    Norm ln_cross;          // an encoder–decoder's decoder block: the cross-attention's norm
+    Linear cq, ck, cv, co;  // cross-attention: cq: d → h·dh (target), ck, cv: d → h·dh (source), co: h·dh → d
+};
+
+/// What an encoder–decoder (t5, bart) adds to a ModelSpec; the ModelSpec's own sizes and kinds are the
+/// decoder's, which the encoder shares (n_layer = decoder layers).
+struct Seq2SeqSpec {
+    int n_encoder_layer = 0;
+    int decoder_start = 0;           // decoder_start_token_id: the decoder's first input token
+    int eos = -1;                    // eos_token_id: generation stops after it
+    int rel_buckets = 0;             // T5's relative positions: buckets (0 = none) and max distance
+    int rel_max_distance = 0;
+    bool scale_scores = true;        // divide the scores by √dh (T5 does not)
+    double logit_scale = 1.0;        // the decoder's output times this before the unembedding (T5 tied: d^−½)
+    bool logits_bias = false;        // final_logits_bias [V] added to the logits (BART; zeros when absent)
+    bool final_norm = true;          // each stack ends with a norm (T5), or not (BART)
 };
 
 struct ModelSpec {
@@ -90,6 +107,12 @@ struct ModelSpec {
     NormKind norm = NormKind::Auto;
     MlpKind mlp = MlpKind::Auto;
     PositionKind positions = PositionKind::Auto;
+    int position_offset = 0;  // PROVISIONAL (enc): learned positions read at position + offset
+    bool post_norm = false;   // PROVISIONAL (enc)
+    bool embed_norm = false;  // PROVISIONAL (enc)
+    bool gelu_erf = false;    // PROVISIONAL (enc)
+    bool encoder_decoder = false;  // t5, bart: run through core/seq2seq.hpp, not run_model
+    Seq2SeqSpec s2s;
 };
 
 /// The kinds' names, one table each (Auto has none): attnviz's own checkpoints' config.json fields
@@ -124,6 +147,15 @@ NormKind norm_kind(const ModelSpec& spec);
 MlpKind mlp_kind(const ModelSpec& spec);
 PositionKind position_kind(const ModelSpec& spec);
 
+/// An encoder–decoder's encoder stack (its token embeddings are the model's wte).
+struct EncoderWeights {
+    WeightRef wpe;                     // [max_positions + offset, d] (learned positions only)
+    Norm ln_embed;                     // the embeddings' norm (BART's layernorm_embedding), or none
+    std::vector<BlockWeights> blocks;  // s2s.n_encoder_layer entries, no cross-attention
+    Norm ln_f;                         // the final norm (T5), or none
+    const float* rel_bias = nullptr;   // [buckets, h] T5's relative_attention_bias of block 0
+};
+
 struct ModelWeights {
     ModelSpec spec;
     WeightRef wte;  // [V, d]
@@ -131,6 +163,10 @@ struct ModelWeights {
     std::vector<BlockWeights> blocks;
     Norm ln_f;
     WeightRef lm_head;                                 // [V, d] (the same memory as wte when tied)
+    const float* rel_bias = nullptr;                   // [buckets, h] the decoder's relative_attention_bias
+    const float* logits_bias = nullptr;                // [V] final_logits_bias (BART), or null
+    EncoderWeights encoder;                            // encoder–decoders only
+    Norm ln_embed;  // PROVISIONAL (enc)
     std::vector<std::shared_ptr<const void>> storage;  // mapped files / converted buffers
     std::uint64_t weight_bytes = 0;  // memory the weights take: float32 bytes (mapped in place or converted)
                                      // plus the mapped stored bytes of converted tensors
@@ -203,6 +239,8 @@ struct LayerStages {
     Mat mlp_out;                    // [n, d] (empty without an MLP)
     Mat resid_post;                 // [n, d]
     std::vector<HeadStages> heads;  // h entries when this layer's per-head stages are kept, else empty
+    std::vector<HeadStages> cross_heads;  // an encoder–decoder's decoder layer: its cross-attention's heads
+    Mat cross_attn_out;                   // [n, d] the cross-attention's output projection
 };
 
 struct ModelRunOptions {

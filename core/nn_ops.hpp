@@ -174,6 +174,17 @@ void gelu_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
                                T(0.5) * X * (T(1) - t * t) * c * (T(1) + T(3 * 0.044715) * X.square()));
 }
 
+/// forward: ReLU(x) = max(x, 0), elementwise (T5's DenseReluDense). [n, f] → [n, f].
+template <typename T>
+void relu_forward(const M<T>& x, M<T>& y) {
+    y = x.cwiseMax(T(0));
+}
+/// backward: dx = dy where x > 0, else 0. Overwrites dx.
+template <typename T>
+void relu_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
+    dx = (x.array() > T(0)).select(dy, M<T>::Zero(x.rows(), x.cols()));
+}
+
 /// forward: SwiGLU z = SiLU(g)·u with gu = [g | u] [n, 2f] → z [n, f].
 template <typename T>
 void swiglu_forward(const M<T>& gu, M<T>& z) {
@@ -293,54 +304,122 @@ void attention_head_backward(int n, int dh, const T* Q, const T* K, const T* V, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Attention of one head over any m keys (an encoder's self-attention, a decoder's cross-attention, or
-// a causal one with a bias on its scores: T5's relative positions), every score computed.
+// Attention of n queries over m keys without a mask: cross-attention (queries from the decoder, keys
+// and values from the encoder; rows = target tokens, columns = source tokens), with an optional
+// additive bias on the scaled scores (T5's relative positions), in the same three steps.
 // ---------------------------------------------------------------------------------------------
 
-/// forward: P [n, m] = softmax(scale·Q·Kᵀ + bias) per row over the keys it sees, 0 elsewhere: the first
-/// `keys` (the rest are padding; keys ≥ 1), and with `causal` only keys 0..i from row i. bias [n, m]
-/// row-major, or null. y [n, dv] (row stride ldy) = P·V. Q [n, dh], K [m, dh], V [m, dv] with row
-/// strides ldq, ldk, ldv.
+/// Scores [n, m] (row stride m) = Q·Kᵀ, Q [n, dh] (row stride ldq), K [m, dh] (row stride ldk).
 template <typename T>
-void attention_any_forward(int n, int m, int dh, int dv, const T* Q, long ldq, const T* K, long ldk, const T* V,
-                           long ldv, T scale, const T* bias, bool causal, int keys, M<T>& P, T* y, long ldy) {
-    P.resize(n, m);
-    product<T>(n, m, dh, Q, ldq, 1, K, 1, ldk, P.data(), m, false);
-    keys = std::max(1, std::min(keys, m));
+void cross_attention_scores(int n, int m, int dh, const T* Q, long ldq, const T* K, long ldk, T* scores) {
+    product<T>(n, m, dh, Q, ldq, 1, K, 1, ldk, scores, m, false);
+}
+
+/// In place on P [n, m] holding scores: row i becomes softmax(P[i, ·]·scale + bias[i, ·]) over every
+/// key, or over keys j ≤ i when `causal` (zero above the diagonal). bias [n, m] (row stride m) may be
+/// null.
+template <typename T>
+void biased_softmax(M<T>& P, T scale, const T* bias, bool causal) {
+    const int n = int(P.rows()), m = int(P.cols());
     for (int i = 0; i < n; ++i) {
-        const int seen = causal ? std::min(keys, i + 1) : keys;
-        auto r = P.row(i).head(seen).array();
+        const int w = causal ? std::min(m, i + 1) : m;
+        auto r = P.row(i).head(w).array();
         r *= scale;
-        if (bias) r += Eigen::Map<const RowT<T>>(bias + long(i) * m, seen).array();
+        if (bias) r += Eigen::Map<const RowT<T>>(bias + long(i) * m, w).array();
         r = (r - r.maxCoeff()).exp();
-        r /= ordered_sum(P.row(i).head(seen));
-        P.row(i).tail(m - seen).setZero();
+        r /= r.sum();
+        if (w < m) P.row(i).tail(m - w).setZero();
     }
+}
+
+/// y [n, dv] (row stride ldy) = P·V, P [n, m], V [m, dv] with row stride ldv.
+template <typename T>
+void cross_attention_combine(int n, int m, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy) {
     product<T>(n, dv, m, P.data(), m, 1, V, ldv, 1, y, ldy, false);
 }
 
-/// backward: dy [n, dv] (row stride ldd) → dQ [n, dh], dK [m, dh], dV [m, dv] (overwritten; row
-/// strides ldgq, ldgk, ldgv) and, when dbias is non-null, the scores' gradient added to it [n, m]:
-///   dP = dy·Vᵀ; dV = Pᵀ·dy; dS = P ⊙ (dP − rowsum(dP ⊙ P)); dbias += dS; dQ = scale·dS·K; dK = scale·dSᵀ·Q.
-/// (The keys a row does not see have P = 0, so dS = 0 there.) dP, dS: [n, m] scratch.
+/// backward of one head of biased_softmax attention without a mask (causal = false) or with it:
+/// dy_h [n, dv] (row stride ldd) → dQ [n, dh], dK, dV [m, dh] (overwritten; row stride ldg), and the
+/// bias's gradient dbias [n, m] (added, when non-null):
+///   dP = dy_h·Vᵀ; dV = Pᵀ·dy_h; dZ = P ⊙ (dP − rowsum(dP ⊙ P)) (the logits' gradient) → dbias;
+///   dS = dZ·scale; dQ = dS·K; dK = dSᵀ·Q. Q [n, dh] row stride ldq; K, V [m, dh] row stride ldk.
+/// dP, dS: [n, m] scratch.
 template <typename T>
-void attention_any_backward(int n, int m, int dh, int dv, const T* Q, long ldq, const T* K, long ldk, const T* V,
-                            long ldv, T scale, const M<T>& P, const T* dy, long ldd, T* dQ, long ldgq, T* dK,
-                            long ldgk, T* dV, long ldgv, T* dbias, M<T>& dP, M<T>& dS) {
+void cross_attention_head_backward(int n, int m, int dh, const T* Q, long ldq, const T* K, const T* V, long ldk,
+                                   const M<T>& P, T scale, bool causal, const T* dyh, long ldd, T* dQ, T* dK,
+                                   T* dV, long ldg, T* dbias, M<T>& dP, M<T>& dS) {
     dP.resize(n, m);
     dS.resize(n, m);
-    product<T>(n, m, dv, dy, ldd, 1, V, 1, ldv, dP.data(), m, false);
-    product<T>(m, dv, n, P.data(), 1, m, dy, ldd, 1, dV, ldgv, false);
+    product<T>(n, m, dh, dyh, ldd, 1, V, 1, ldk, dP.data(), m, false);       // dP [n, m] = dy_h·Vᵀ
+    product<T>(m, dh, n, P.data(), 1, m, dyh, ldd, 1, dV, ldg, false);       // dV [m, dh] = Pᵀ·dy_h
     for (int i = 0; i < n; ++i) {
-        const auto p = P.row(i).array();
-        const T dot = ordered_sum((dP.row(i).array() * p).matrix());
-        dS.row(i).array() = p * (dP.row(i).array() - dot);
+        const int w = causal ? std::min(m, i + 1) : m;
+        const auto p = P.row(i).head(w).array();
+        const auto dp = dP.row(i).head(w).array();
+        const T dot = (dp * p).sum();
+        dS.row(i).head(w).array() = p * (dp - dot);
+        if (w < m) dS.row(i).tail(m - w).setZero();
+        if (dbias)
+            for (int j = 0; j < w; ++j) dbias[long(i) * m + j] += dS(i, j);
     }
-    if (dbias)
-        for (int i = 0; i < n; ++i) Eigen::Map<RowT<T>>(dbias + long(i) * m, m) += dS.row(i);
     dS *= scale;
-    product<T>(n, dh, m, dS.data(), m, 1, K, ldk, 1, dQ, ldgq, false);
-    product<T>(m, dh, n, dS.data(), 1, m, Q, ldq, 1, dK, ldgk, false);
+    product<T>(n, dh, m, dS.data(), m, 1, K, ldk, 1, dQ, ldg, false);  // dQ [n, dh] = dS·K
+    product<T>(m, dh, n, dS.data(), 1, m, Q, ldq, 1, dK, ldg, false);  // dK [m, dh] = dSᵀ·Q
+}
+
+// ---------------------------------------------------------------------------------------------
+// T5's relative positions: the key at j seen from the query at i falls in a bucket of j − i (exact
+// for short distances, logarithmic up to max_distance, one bucket beyond); each bucket holds a
+// learned bias per head, added to the scores.
+// ---------------------------------------------------------------------------------------------
+
+/// Hugging Face's T5Attention._relative_position_bucket for rel = j − i, computed as it is (float32
+/// logarithm, truncated): bidirectional (encoder) gives half the buckets to keys after the query;
+/// causal (decoder) counts only keys before it.
+inline int relative_position_bucket(int rel, bool bidirectional, int num_buckets, int max_distance) {
+    int bucket = 0;
+    if (bidirectional) {
+        num_buckets /= 2;
+        if (rel > 0) bucket += num_buckets;
+        rel = rel < 0 ? -rel : rel;
+    } else {
+        rel = rel < 0 ? -rel : 0;
+    }
+    const int max_exact = num_buckets / 2;
+    if (rel < max_exact) return bucket + rel;
+    const float ratio = float(rel) / float(max_exact);
+    const float scaled = std::log(ratio) / float(std::log(double(max_distance) / double(max_exact))) *
+                         float(num_buckets - max_exact);
+    return bucket + std::min(max_exact + int(scaled), num_buckets - 1);
+}
+
+/// forward: bias [h][n, m] with bias[j](q, k) = table[bucket(k − q), j], table [buckets, h] (row
+/// stride h: nn.Embedding(num_buckets, n_heads)).
+template <typename T>
+std::vector<M<T>> relative_position_bias(int n, int m, int h, const T* table, bool bidirectional,
+                                         int num_buckets, int max_distance) {
+    std::vector<M<T>> bias(std::size_t(h), M<T>(n, m));
+    std::vector<int> bucket(std::size_t(n + m));  // by k − q + n
+    for (int r = -n; r < m; ++r)
+        bucket[std::size_t(r + n)] = relative_position_bucket(r, bidirectional, num_buckets, max_distance);
+    for (int j = 0; j < h; ++j)
+        for (int q = 0; q < n; ++q)
+            for (int k = 0; k < m; ++k) bias[std::size_t(j)](q, k) = table[long(bucket[std::size_t(k - q + n)]) * h + j];
+    return bias;
+}
+
+/// backward: dbias [h][n, m] → dtable [buckets, h] (added): each cell's gradient to its bucket.
+template <typename T>
+void relative_position_bias_backward(const std::vector<M<T>>& dbias, T* dtable, bool bidirectional,
+                                     int num_buckets, int max_distance) {
+    const int h = int(dbias.size());
+    for (int j = 0; j < h; ++j) {
+        const M<T>& g = dbias[std::size_t(j)];
+        for (int q = 0; q < int(g.rows()); ++q)
+            for (int k = 0; k < int(g.cols()); ++k)
+                dtable[long(relative_position_bucket(k - q, bidirectional, num_buckets, max_distance)) * h + j] +=
+                    g(q, k);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,17 +23,19 @@ TaskInfo translate_task_info() {
     t.encoder_decoder = true;
     t.scores = {HeadScore::Alignment};
     t.make = [](const TaskRequest&) { return translate_task(); };
-    // 2 encoder and 2 decoder blocks of width 64 (4 heads), gated-GELU MLPs of 128: the last layer's
-    // heads align the words (score ≥ 0.8) within about a minute on 2 cores (README).
+    // 1 encoder block and 2 decoder blocks of width 64 (4 heads), gated-GELU MLPs of 128, lr 2e-3: the
+    // last decoder layer's heads align the words (score >= 0.8) within 400-600 steps at seeds 1-4, about
+    // 0.93 at step 1000 (README). (With 2 encoder blocks the encoder mixes the words more and the last
+    // layer aligns less sharply: 0.79 at step 1000, seed 1.)
     t.lab_preset = [](TrainConfig& c, TrainOptions& o) {
-        c.encoder_layers = 2;
+        c.encoder_layers = 1;
         c.n_layer = 2;
         c.n_head = 4;
         c.d_model = 64;
         c.d_ff = 128;
         c.context = 16;
         c.norm_eps = 1e-6;
-        o.adam.lr = 3e-3;
+        o.adam.lr = 2e-3;
         o.batch = 32;
         o.steps = 1000;
         o.eval_every = 25;

@@ -216,9 +216,9 @@ std::vector<std::vector<MatT<float>>> cross_attention_patterns(const Params<floa
     s2s_detail::check_batch(c, b);
     const Idx idx = s2s_detail::layout_index(c, params.layout);
     Acts<float> A;
-    seq_forward(params, idx, source.data(), b.m, target.data(), b.n, 1, A, false);
+    seq_forward(weights(params, idx), source.data(), b.m, target.data(), b.n, 1, A, false);
     std::vector<std::vector<MatT<float>>> out;
-    for (auto& L : A.dec) out.push_back(std::move(L.catt));
+    for (auto& L : A.D.layers) out.push_back(std::move(L.catt));
     return out;
 }
 

@@ -1,14 +1,17 @@
 // The trainer's encoder–decoder (TrainConfig::encoder_layers > 0), in T5 v1.1's layout and maths, so
-// its checkpoint is a Hugging Face T5 folder: shared token embeddings; encoder blocks of [RMSNorm →
-// bidirectional self-attention (+ relative position bias) → residual, RMSNorm → gated-GELU MLP →
-// residual], a final RMSNorm; decoder blocks of [RMSNorm → causal self-attention (+ its relative
-// position bias) → residual, RMSNorm → cross-attention to the encoder's output → residual, RMSNorm →
-// gated-GELU MLP → residual], a final RMSNorm, an untied lm_head. Scores are Q·Kᵀ unscaled (T5 folds
-// 1/√d_k into its initialisation); the position bias (one table per stack, [32 buckets, h], in the
-// stack's first block) is added to every block's self-attention scores.
+// its checkpoint is a Hugging Face T5 folder that attnviz (core/seq2seq.hpp) and transformers open:
+// shared token embeddings; encoder blocks of [RMSNorm → bidirectional self-attention (+ relative
+// position bias) → residual, RMSNorm → gated-GELU MLP → residual], a final RMSNorm; decoder blocks of
+// [RMSNorm → causal self-attention (+ its relative position bias) → residual, RMSNorm → cross-attention
+// to the encoder's output → residual, RMSNorm → gated-GELU MLP → residual], a final RMSNorm, an untied
+// lm_head. Scores are Q·Kᵀ unscaled (T5 folds 1/√d_k into its initialisation); the position bias (one
+// table per stack, [32 buckets, h], in the stack's first block) is added to every block's
+// self-attention scores.
 //
-// Forward with kept activations and the backward beside it (the ops of core/nn_ops.hpp), templated on
-// the scalar: float in core/train.cpp, double in the finite-difference tests.
+// The forward is the one forward of every model (core/seq2seq.hpp's seq2seq_encode / seq2seq_decode,
+// i.e. decoder_forward) over views into the parameter buffer; the backward here runs on the
+// activations it keeps, with the ops' backwards of core/nn_ops.hpp. Templated on the scalar: float in
+// core/train.cpp, double in the finite-difference tests.
 //
 // Shapes: S sequences; m source tokens, n decoder positions; rows_e = S·m, rows_d = S·n; d = d_model,
 // h heads of dh = d/h, f = d_ff, V = vocabulary.
@@ -21,6 +24,7 @@
 
 #include "core/error.hpp"
 #include "core/nn_ops.hpp"
+#include "core/seq2seq.hpp"
 #include "core/thread_pool.hpp"
 #include "core/train.hpp"
 
@@ -32,26 +36,10 @@ using namespace nn;
 
 inline constexpr int kBuckets = 32, kMaxDistance = 128;
 inline constexpr double kT5Eps = 1e-6;
-inline constexpr int kPad = 0;  // T5's <pad>: a source's padding at its end, masked as keys
 
-/// T5's relative position bucket of key j seen from query i (relative = j − i), as transformers'
-/// T5Attention._relative_position_bucket: exact for small distances, logarithmic up to max_distance;
-/// bidirectional (the encoder) gives the keys after the query their own half of the buckets.
-inline int t5_bucket(int relative, bool bidirectional, int buckets = kBuckets, int max_distance = kMaxDistance) {
-    int bucket = 0;
-    if (bidirectional) {
-        buckets /= 2;
-        if (relative > 0) bucket += buckets;
-        relative = std::abs(relative);
-    } else {
-        relative = -std::min(relative, 0);
-    }
-    const int max_exact = buckets / 2;
-    if (relative < max_exact) return bucket + relative;
-    // (in float, as torch computes it)
-    const float large = std::log(float(relative) / float(max_exact)) /
-                        float(std::log(double(max_distance) / double(max_exact))) * float(buckets - max_exact);
-    return bucket + std::min(max_exact + int(large), buckets - 1);
+/// T5's bucket of key j seen from query i (relative = j − i): nn::relative_position_bucket.
+inline int t5_bucket(int relative, bool bidirectional) {
+    return relative_position_bucket(relative, bidirectional, kBuckets, kMaxDistance);
 }
 
 /// The tensor names of block l of a stack (T5ForConditionalGeneration's state dict).
@@ -141,37 +129,6 @@ void t5_layout(const TrainConfig& c, Add&& add) {
     add("lm_head.weight", std::vector<int>{c.vocab_size, d});
 }
 
-/// What one block keeps for the backward (rows: its stack's).
-template <typename T>
-struct BlockActs {
-    M<T> in, a, xhat;  // residual in; its RMSNorm (a = xhat·γ)
-    std::vector<T> rstd;
-    M<T> qkv;                // [rows, 3d]
-    std::vector<M<T>> att;   // [S·h] self-attention weights
-    M<T> y;                  // [rows, d] heads concatenated
-    M<T> mid;                // residual after self-attention
-    M<T> c, chat;            // decoder: RMSNorm of mid
-    std::vector<T> crstd;
-    M<T> cq;                 // [rows_d, d] cross queries
-    M<T> ckv;                // [rows_e, 2d] cross keys | values (of the encoder's output)
-    std::vector<M<T>> catt;  // [S·h] cross-attention weights [n, m]
-    M<T> cy;                 // [rows_d, d]
-    M<T> mid2;               // decoder: residual after cross-attention
-    M<T> a2, xhat2;          // RMSNorm before the MLP
-    std::vector<T> rstd2;
-    M<T> pre, act;  // [rows, 2f] gate | up; [rows, f] GELU(gate)·up
-};
-
-template <typename T>
-struct Acts {
-    std::vector<BlockActs<T>> enc, dec;
-    M<T> enc_x, enc_out, enc_hat;  // encoder residual out; its final RMSNorm (the cross keys' input)
-    std::vector<T> enc_rstd;
-    M<T> dec_x, f, fhat;  // decoder residual out; its final RMSNorm
-    std::vector<T> frstd;
-    M<T> logits;  // [rows_d, V] (probabilities after seq_forward's softmax)
-};
-
 template <typename T>
 const T* at(const Params<T>& p, int i) {
     return p.data.data() + p.layout[std::size_t(i)].offset;
@@ -181,185 +138,147 @@ T* gat(std::vector<T>& g, const std::vector<ParamView>& layout, int i) {
     return g.data() + layout[std::size_t(i)].offset;
 }
 
-/// The relative position bias of every head: bias[h] [n, m] = table[bucket(j − i), h].
+/// The model as the one forward sees it: views into the parameter buffer (q | k | v, wi_0 | wi_1 and
+/// the cross k | v lie side by side, so the forward fuses each into one product).
 template <typename T>
-std::vector<M<T>> position_bias(const T* table, int heads, int n, int m, bool bidirectional) {
-    std::vector<M<T>> out(std::size_t(heads), M<T>(n, m));
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < m; ++j) {
-            const int b = t5_bucket(j - i, bidirectional);
-            for (int h = 0; h < heads; ++h) out[std::size_t(h)](i, j) = table[long(b) * heads + h];
+Seq2SeqWeights<T> weights(const Params<T>& p, const Idx& idx) {
+    const TrainConfig& c = p.config;
+    const int d = c.d_model, f = idx.d_ff;
+    const LinearShape dd{d, d, true}, df{d, f, true}, fd{f, d, true};
+    Seq2SeqWeights<T> w;
+    for (int stack = 0; stack < 2; ++stack) {
+        const bool dec = stack == 1;
+        DecoderWeights<T>& s = dec ? w.decoder : w.encoder;
+        DecoderShape& sh = s.shape;
+        sh.n_layer = dec ? c.n_layer : c.encoder_layers;
+        sh.n_head = sh.n_kv_head = c.n_head;
+        sh.d_model = d;
+        sh.d_head = d / c.n_head;
+        sh.d_ff = f;
+        sh.vocab = c.vocab_size;
+        sh.context = c.context;
+        sh.norm = NormKind::RMSNorm;
+        sh.mlp = MlpKind::GeGLU;
+        sh.positions = PositionKind::Relative;
+        sh.eps = kT5Eps;
+        sh.causal = dec;
+        sh.scale_scores = false;
+        sh.rel_buckets = kBuckets;
+        sh.rel_max_distance = kMaxDistance;
+        sh.cross = dec;
+        s.wte = at(p, idx.shared);
+        s.wte_ld = d;
+        s.rel_bias = at(p, dec ? idx.dec_bias : idx.enc_bias);
+        s.ln_f = {at(p, dec ? idx.dec_ln_f : idx.enc_ln_f), nullptr};
+        for (const BlockIdx& b : dec ? idx.dec : idx.enc) {
+            BlockW<T> bw;
+            bw.ln_1 = {at(p, b.ln_self), nullptr};
+            const T* qkv = at(p, b.qkv);
+            bw.q = {qkv, nullptr, dd};
+            bw.k = {qkv + long(d) * d, nullptr, dd};
+            bw.v = {qkv + 2 * long(d) * d, nullptr, dd};
+            bw.o = {at(p, b.o), nullptr, dd};
+            if (dec) {
+                bw.ln_cross = {at(p, b.ln_cross), nullptr};
+                bw.cq = {at(p, b.cq), nullptr, dd};
+                bw.ck = {at(p, b.ckv), nullptr, dd};
+                bw.cv = {at(p, b.ckv) + long(d) * d, nullptr, dd};
+                bw.co = {at(p, b.co), nullptr, dd};
+            }
+            bw.ln_2 = {at(p, b.ln_ff), nullptr};
+            bw.fc = {at(p, b.wi), nullptr, df};
+            bw.up = {at(p, b.wi) + long(f) * d, nullptr, df};
+            bw.proj = {at(p, b.wo), nullptr, fd};
+            s.blocks.push_back(bw);
         }
-    return out;
-}
-
-/// Self-attention (bias: the stack's) or cross-attention of every sequence and head: q rows [S·nq]
-/// (row stride ldq), k and v rows [S·nk] (row strides ldk); y [S·nq, d]. keys [S]: how many keys of
-/// each sequence are not padding (null: all).
-template <typename T>
-void attend(int S, int nq, int nk, int h, int dh, const T* q, long ldq, const T* k, const T* v, long ldk,
-            const std::vector<M<T>>* bias, bool causal, const int* keys, std::vector<M<T>>& att, M<T>& y) {
-    att.resize(std::size_t(S) * std::size_t(h));
-    y.resize(long(S) * nq, long(h) * dh);
-    const long ldy = long(h) * dh;
-    for (int s = 0; s < S; ++s)
-        for (int j = 0; j < h; ++j)
-            attention_any_forward<T>(nq, nk, dh, dh, q + long(s) * nq * ldq + j * dh, ldq,
-                                     k + long(s) * nk * ldk + j * dh, ldk, v + long(s) * nk * ldk + j * dh, ldk,
-                                     T(1), bias ? (*bias)[std::size_t(j)].data() : nullptr, causal,
-                                     keys ? keys[s] : nk, att[std::size_t(s * h + j)], y.data() + long(s) * nq * ldy + j * dh, ldy);
-}
-
-/// One stack's block forward on x (moved into L.in); enc_out = the encoder's output for a decoder block.
-/// src_len [S]: each source's length without its padding (the keys the encoder and cross-attention see).
-template <typename T>
-void block_forward(const Params<T>& p, const BlockIdx& b, int S, int n, const std::vector<M<T>>& bias,
-                   bool decoder, const M<T>* enc_out, int m, const int* src_len, M<T>& x, BlockActs<T>& L) {
-    const TrainConfig& c = p.config;
-    const int d = c.d_model, h = c.n_head, dh = d / h, f = train_d_ff(c), rows = int(x.rows());
-    L.in = std::move(x);
-    norm_forward(L.in, at(p, b.ln_self), static_cast<const T*>(nullptr), true, kT5Eps, L.a, L.xhat, L.rstd);
-    linear_forward(L.a, at(p, b.qkv), static_cast<const T*>(nullptr), LinearShape{d, 3 * d, true}, L.qkv);
-    attend(S, n, n, h, dh, L.qkv.data(), 3 * d, L.qkv.data() + d, L.qkv.data() + 2 * d, 3 * d, &bias, decoder,
-           decoder ? static_cast<const int*>(nullptr) : src_len, L.att, L.y);
-    M<T> o;
-    linear_forward(L.y, at(p, b.o), static_cast<const T*>(nullptr), LinearShape{d, d, true}, o);
-    L.mid = L.in + o;
-    const M<T>* res = &L.mid;
-    if (decoder) {
-        norm_forward(L.mid, at(p, b.ln_cross), static_cast<const T*>(nullptr), true, kT5Eps, L.c, L.chat,
-                     L.crstd);
-        linear_forward(L.c, at(p, b.cq), static_cast<const T*>(nullptr), LinearShape{d, d, true}, L.cq);
-        linear_forward(*enc_out, at(p, b.ckv), static_cast<const T*>(nullptr), LinearShape{d, 2 * d, true},
-                       L.ckv);
-        attend(S, n, m, h, dh, L.cq.data(), d, L.ckv.data(), L.ckv.data() + d, 2 * d,
-               static_cast<const std::vector<M<T>>*>(nullptr), false, src_len, L.catt, L.cy);
-        linear_forward(L.cy, at(p, b.co), static_cast<const T*>(nullptr), LinearShape{d, d, true}, o);
-        L.mid2 = L.mid + o;
-        res = &L.mid2;
+        if (dec) {
+            s.unembed = at(p, idx.lm_head);
+            s.unembed_ld = d;
+        }
     }
-    norm_forward(*res, at(p, b.ln_ff), static_cast<const T*>(nullptr), true, kT5Eps, L.a2, L.xhat2, L.rstd2);
-    linear_forward(L.a2, at(p, b.wi), static_cast<const T*>(nullptr), LinearShape{d, 2 * f, true}, L.pre);
-    geglu_forward(L.pre, L.act);
-    linear_forward(L.act, at(p, b.wo), static_cast<const T*>(nullptr), LinearShape{f, d, true}, o);
-    x = *res + o;
-    (void)rows;
+    return w;
 }
 
-/// The forward of S pairs: src [S, m], tgt [S, n] (the decoder's input); every activation kept.
-/// With `softmax` A.logits holds the probabilities.
+/// What the forward keeps: the encoder's and the decoder's activations (E.f [S·m, d] is the source of
+/// every cross-attention; D.logits the probabilities after seq_forward's softmax).
 template <typename T>
-void seq_forward(const Params<T>& p, const Idx& idx, const int* src, int m, const int* tgt, int n, int S,
-                 Acts<T>& A, bool softmax) {
-    const TrainConfig& c = p.config;
-    const int d = c.d_model, h = c.n_head, V = c.vocab_size;
-    const CMap<T> shared(at(p, idx.shared), V, d);
-    // Each source's length without the padding at its end (T5's attention mask: padding is no key).
-    std::vector<int> src_len(std::size_t(S), m);
-    for (int s = 0; s < S; ++s)
-        while (src_len[std::size_t(s)] > 1 && src[long(s) * m + src_len[std::size_t(s)] - 1] == kPad)
-            --src_len[std::size_t(s)];
-    // encoder
-    M<T> x(long(S) * m, d);
-    for (int t = 0; t < S * m; ++t) x.row(t) = shared.row(src[t]);
-    const std::vector<M<T>> enc_bias = position_bias(at(p, idx.enc_bias), h, m, m, true);
-    A.enc.resize(idx.enc.size());
-    for (std::size_t l = 0; l < idx.enc.size(); ++l)
-        block_forward(p, idx.enc[l], S, m, enc_bias, false, static_cast<const M<T>*>(nullptr), m, src_len.data(), x,
-                      A.enc[l]);
-    A.enc_x = std::move(x);
-    norm_forward(A.enc_x, at(p, idx.enc_ln_f), static_cast<const T*>(nullptr), true, kT5Eps, A.enc_out,
-                 A.enc_hat, A.enc_rstd);
-    // decoder
-    M<T> y(long(S) * n, d);
-    for (int t = 0; t < S * n; ++t) y.row(t) = shared.row(tgt[t]);
-    const std::vector<M<T>> dec_bias = position_bias(at(p, idx.dec_bias), h, n, n, false);
-    A.dec.resize(idx.dec.size());
-    for (std::size_t l = 0; l < idx.dec.size(); ++l)
-        block_forward(p, idx.dec[l], S, n, dec_bias, true, &A.enc_out, m, src_len.data(), y, A.dec[l]);
-    A.dec_x = std::move(y);
-    norm_forward(A.dec_x, at(p, idx.dec_ln_f), static_cast<const T*>(nullptr), true, kT5Eps, A.f, A.fhat,
-                 A.frstd);
-    linear_forward(A.f, at(p, idx.lm_head), static_cast<const T*>(nullptr), LinearShape{d, V, true}, A.logits);
+struct Acts {
+    SeqActs<T> E, D;
+};
+
+/// The forward of S pairs: src [S, m], tgt [S, n] (the decoder's input); every activation kept. With
+/// `softmax` A.D.logits holds the probabilities.
+template <typename T>
+void seq_forward(const Seq2SeqWeights<T>& w, const int* src, int m, const int* tgt, int n, int S, Acts<T>& A,
+                 bool softmax) {
+    ForwardOptions<T> opt;
+    opt.keep_layers = true;
+    seq2seq_encode(w, src, S, m, A.E, opt);
+    seq2seq_decode(w, A.E.f, m, tgt, S, n, A.D, opt);
     if (!softmax) return;
-    for (Eigen::Index t = 0; t < A.logits.rows(); ++t) {
-        const T mx = A.logits.row(t).maxCoeff();
-        A.logits.row(t) = (A.logits.row(t).array() - mx).exp();
-        A.logits.row(t) /= ordered_sum(A.logits.row(t));
+    M<T>& logits = A.D.logits;
+    for (Eigen::Index t = 0; t < logits.rows(); ++t) {
+        const T mx = logits.row(t).maxCoeff();
+        logits.row(t) = (logits.row(t).array() - mx).exp();
+        logits.row(t) /= ordered_sum(logits.row(t));
     }
 }
 
-/// Backward of attention for every sequence and head: dy [S·nq, d] → dq (row stride ldq), dk, dv
-/// (row stride ldk), all overwritten; dbias [h] [nq, nk] added to when non-null.
+/// Backward of attention for every sequence and head (nn::cross_attention_head_backward): dy
+/// [S·nq, h·dh] → dq (rows S·nq), dk, dv (rows S·nk), all overwritten, each with row stride ldg; q row
+/// stride ldq, k and v ldk. dbias [h] [nq, nk] added to when non-null.
 template <typename T>
-void attend_backward(int S, int nq, int nk, int h, int dh, const T* q, long ldq, const T* k, const T* v,
-                     long ldk, const std::vector<M<T>>& att, const M<T>& dy, T* dq, T* dk, T* dv,
+void attend_backward(int S, int nq, int nk, int h, int dh, const T* q, long ldq, const T* k, const T* v, long ldk,
+                     const std::vector<M<T>>& att, bool causal, const M<T>& dy, T* dq, T* dk, T* dv, long ldg,
                      std::vector<M<T>>* dbias) {
     M<T> dP, dS;
     const long ldy = long(h) * dh;
     for (int s = 0; s < S; ++s)
         for (int j = 0; j < h; ++j)
-            attention_any_backward<T>(nq, nk, dh, dh, q + long(s) * nq * ldq + j * dh, ldq,
-                                      k + long(s) * nk * ldk + j * dh, ldk, v + long(s) * nk * ldk + j * dh, ldk,
-                                      T(1), att[std::size_t(s * h + j)], dy.data() + long(s) * nq * ldy + j * dh,
-                                      ldy, dq + long(s) * nq * ldq + j * dh, ldq, dk + long(s) * nk * ldk + j * dh,
-                                      ldk, dv + long(s) * nk * ldk + j * dh, ldk,
-                                      dbias ? (*dbias)[std::size_t(j)].data() : nullptr, dP, dS);
+            cross_attention_head_backward<T>(
+                nq, nk, dh, q + long(s) * nq * ldq + j * dh, ldq, k + long(s) * nk * ldk + j * dh,
+                v + long(s) * nk * ldk + j * dh, ldk, att[std::size_t(s * h + j)], T(1), causal,
+                dy.data() + long(s) * nq * ldy + j * dh, ldy, dq + long(s) * nq * ldg + j * dh,
+                dk + long(s) * nk * ldg + j * dh, dv + long(s) * nk * ldg + j * dh, ldg,
+                dbias ? (*dbias)[std::size_t(j)].data() : nullptr, dP, dS);
 }
 
-/// One block backward: dx [rows, d] holds d(block out) and becomes d(block in); denc (decoder) gets the
-/// gradient of the encoder's output added; dbias [h] the self-attention scores' gradient added.
+/// One block backward (decoder_forward's block, pre-norm): dx [rows, d] holds d(block out) and becomes
+/// d(block in); for a decoder block denc gets the gradient of the encoder's output (enc_out) added;
+/// dbias [h] the self-attention scores' gradient added.
 template <typename T>
 void block_backward(const Params<T>& p, const BlockIdx& b, int S, int n, bool decoder, const M<T>* enc_out,
-                    int m, const BlockActs<T>& L, M<T>& dx, M<T>* denc, std::vector<M<T>>& dbias,
+                    int m, const LayerActs<T>& L, M<T>& dx, M<T>* denc, std::vector<M<T>>& dbias,
                     std::vector<T>& g) {
     const TrainConfig& c = p.config;
     const int d = c.d_model, h = c.n_head, dh = d / h, f = train_d_ff(c);
     const auto& layout = p.layout;
-    const T* none = nullptr;
-    M<T> dact, dpre, da, dy, dq, dkv;
-    // MLP: x_out = res + wo(geglu(wi(norm(res))))
-    linear_backward(dx, L.act, at(p, b.wo), LinearShape{f, d, true}, gat(g, layout, b.wo), static_cast<T*>(nullptr),
-                    dact);
+    T* const none = nullptr;
+    M<T> dact, dpre, da, dy;
+    // MLP: out = res + wo(geglu(wi(norm(res)))), res = cmid (decoder) or mid
+    linear_backward(dx, L.act, at(p, b.wo), LinearShape{f, d, true}, gat(g, layout, b.wo), none, dact);
     geglu_backward(dact, L.pre, dpre);
-    linear_backward(dpre, L.a2, at(p, b.wi), LinearShape{d, 2 * f, true}, gat(g, layout, b.wi),
-                    static_cast<T*>(nullptr), da);
-    norm_backward(da, L.xhat2, L.rstd2, at(p, b.ln_ff), true, dx, gat(g, layout, b.ln_ff), static_cast<T*>(nullptr));
-    if (decoder) {  // mid2 = mid + co(cross(cq(norm(mid)), ckv(enc_out)))
-        linear_backward(dx, L.cy, at(p, b.co), LinearShape{d, d, true}, gat(g, layout, b.co),
-                        static_cast<T*>(nullptr), dy);
-        dq.resize(long(S) * n, d);
-        dkv.resize(long(S) * m, 2 * d);
-        attend_backward(S, n, m, h, dh, L.cq.data(), d, L.ckv.data(), L.ckv.data() + d, 2 * d, L.catt, dy,
-                        dq.data(), dkv.data(), dkv.data() + d, static_cast<std::vector<M<T>>*>(nullptr));
-        linear_backward(dq, L.c, at(p, b.cq), LinearShape{d, d, true}, gat(g, layout, b.cq),
-                        static_cast<T*>(nullptr), da);
-        norm_backward(da, L.chat, L.crstd, at(p, b.ln_cross), true, dx, gat(g, layout, b.ln_cross),
-                      static_cast<T*>(nullptr));
-        linear_backward(dkv, *enc_out, at(p, b.ckv), LinearShape{d, 2 * d, true}, gat(g, layout, b.ckv),
-                        static_cast<T*>(nullptr), da);
+    linear_backward(dpre, L.a2, at(p, b.wi), LinearShape{d, 2 * f, true}, gat(g, layout, b.wi), none, da);
+    norm_backward(da, L.xhat2, L.rstd2, at(p, b.ln_ff), true, dx, gat(g, layout, b.ln_ff), none);
+    if (decoder) {  // cmid = mid + co(cross(cq(norm(mid)), ck|cv(enc_out)))
+        linear_backward(dx, L.cy, at(p, b.co), LinearShape{d, d, true}, gat(g, layout, b.co), none, dy);
+        // dq and dk | dv share one row stride (2d): dq in the left half of a [S·n, 2d] buffer
+        M<T> dq2(long(S) * n, 2 * d), dkv(long(S) * m, 2 * d);
+        attend_backward(S, n, m, h, dh, L.cq.data(), d, L.ckv.data(), L.ckv.data() + d, 2 * d, L.catt, false, dy,
+                        dq2.data(), dkv.data(), dkv.data() + d, 2 * d, static_cast<std::vector<M<T>>*>(nullptr));
+        const M<T> dq = dq2.leftCols(d);
+        linear_backward(dq, L.ac, at(p, b.cq), LinearShape{d, d, true}, gat(g, layout, b.cq), none, da);
+        norm_backward(da, L.xhatc, L.rstdc, at(p, b.ln_cross), true, dx, gat(g, layout, b.ln_cross), none);
+        linear_backward(dkv, *enc_out, at(p, b.ckv), LinearShape{d, 2 * d, true}, gat(g, layout, b.ckv), none, da);
         *denc += da;
     }
     // self-attention: mid = in + o(attend(qkv(norm(in))))
-    linear_backward(dx, L.y, at(p, b.o), LinearShape{d, d, true}, gat(g, layout, b.o), static_cast<T*>(nullptr), dy);
+    linear_backward(dx, L.y, at(p, b.o), LinearShape{d, d, true}, gat(g, layout, b.o), none, dy);
     M<T> dqkv(long(S) * n, 3 * d);
-    attend_backward(S, n, n, h, dh, L.qkv.data(), 3 * d, L.qkv.data() + d, L.qkv.data() + 2 * d, 3 * d, L.att, dy,
-                    dqkv.data(), dqkv.data() + d, dqkv.data() + 2 * d, &dbias);
-    linear_backward(dqkv, L.a, at(p, b.qkv), LinearShape{d, 3 * d, true}, gat(g, layout, b.qkv),
-                    static_cast<T*>(nullptr), da);
-    norm_backward(da, L.xhat, L.rstd, at(p, b.ln_self), true, dx, gat(g, layout, b.ln_self), static_cast<T*>(nullptr));
-    (void)none;
-}
-
-/// The scores' gradient of every head [h] [n, m] into the bias table's gradient [buckets, h].
-template <typename T>
-void bias_backward(const std::vector<M<T>>& dbias, bool bidirectional, T* dtable) {
-    const int heads = int(dbias.size());
-    for (int hd = 0; hd < heads; ++hd) {
-        const M<T>& D = dbias[std::size_t(hd)];
-        for (int i = 0; i < int(D.rows()); ++i)
-            for (int j = 0; j < int(D.cols()); ++j) dtable[long(t5_bucket(j - i, bidirectional)) * heads + hd] += D(i, j);
-    }
+    attend_backward(S, n, n, h, dh, L.qkv.data(), 3 * d, L.qkv.data() + d, L.qkv.data() + 2 * d, 3 * d, L.att,
+                    decoder, dy, dqkv.data(), dqkv.data() + d, dqkv.data() + 2 * d, 3 * d, &dbias);
+    linear_backward(dqkv, L.a, at(p, b.qkv), LinearShape{d, 3 * d, true}, gat(g, layout, b.qkv), none, da);
+    norm_backward(da, L.xhat, L.rstd, at(p, b.ln_self), true, dx, gat(g, layout, b.ln_self), none);
 }
 
 /// Backward of S pairs after seq_forward (with softmax): dlogits = (probs − onehot)·weight per scored
@@ -370,7 +289,8 @@ void seq_backward(const Params<T>& p, const Idx& idx, const int* src, int m, con
     const TrainConfig& c = p.config;
     const int d = c.d_model, h = c.n_head, V = c.vocab_size, rows = S * n;
     const auto& layout = p.layout;
-    M<T> dlogits = A.logits;
+    T* const none = nullptr;
+    M<T> dlogits = A.D.logits;
     for (int t = 0; t < rows; ++t) {
         if (targets[t] < 0) {
             dlogits.row(t).setZero();
@@ -380,28 +300,26 @@ void seq_backward(const Params<T>& p, const Idx& idx, const int* src, int m, con
         dlogits.row(t) *= weight;
     }
     M<T> df;
-    linear_backward(dlogits, A.f, at(p, idx.lm_head), LinearShape{d, V, true}, gat(g, layout, idx.lm_head),
-                    static_cast<T*>(nullptr), df);
+    linear_backward(dlogits, A.D.f, at(p, idx.lm_head), LinearShape{d, V, true}, gat(g, layout, idx.lm_head), none,
+                    df);
     M<T> dx = M<T>::Zero(rows, d);
-    norm_backward(df, A.fhat, A.frstd, at(p, idx.dec_ln_f), true, dx, gat(g, layout, idx.dec_ln_f),
-                  static_cast<T*>(nullptr));
+    norm_backward(df, A.D.fhat, A.D.frstd, at(p, idx.dec_ln_f), true, dx, gat(g, layout, idx.dec_ln_f), none);
     M<T> denc = M<T>::Zero(long(S) * m, d);
     std::vector<M<T>> dbias(std::size_t(h), M<T>::Zero(n, n));
     for (int l = int(idx.dec.size()) - 1; l >= 0; --l)
-        block_backward(p, idx.dec[std::size_t(l)], S, n, true, &A.enc_out, m, A.dec[std::size_t(l)], dx, &denc,
+        block_backward(p, idx.dec[std::size_t(l)], S, n, true, &A.E.f, m, A.D.layers[std::size_t(l)], dx, &denc,
                        dbias, g);
-    bias_backward(dbias, false, gat(g, layout, idx.dec_bias));
+    relative_position_bias_backward(dbias, gat(g, layout, idx.dec_bias), false, kBuckets, kMaxDistance);
     WMap<T> dshared(gat(g, layout, idx.shared), V, d);
     for (int t = 0; t < rows; ++t) dshared.row(tgt[t]) += dx.row(t);
-    // encoder
+    // the encoder, from the gradient of its output
     M<T> dxe = M<T>::Zero(long(S) * m, d);
-    norm_backward(denc, A.enc_hat, A.enc_rstd, at(p, idx.enc_ln_f), true, dxe, gat(g, layout, idx.enc_ln_f),
-                  static_cast<T*>(nullptr));
+    norm_backward(denc, A.E.fhat, A.E.frstd, at(p, idx.enc_ln_f), true, dxe, gat(g, layout, idx.enc_ln_f), none);
     std::vector<M<T>> ebias(std::size_t(h), M<T>::Zero(m, m));
     for (int l = int(idx.enc.size()) - 1; l >= 0; --l)
         block_backward(p, idx.enc[std::size_t(l)], S, m, false, static_cast<const M<T>*>(nullptr), 0,
-                       A.enc[std::size_t(l)], dxe, static_cast<M<T>*>(nullptr), ebias, g);
-    bias_backward(ebias, true, gat(g, layout, idx.enc_bias));
+                       A.E.layers[std::size_t(l)], dxe, static_cast<M<T>*>(nullptr), ebias, g);
+    relative_position_bias_backward(ebias, gat(g, layout, idx.enc_bias), true, kBuckets, kMaxDistance);
     for (int t = 0; t < S * m; ++t) dshared.row(src[t]) += dxe.row(t);
 }
 
@@ -431,6 +349,7 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
     const TrainConfig& c = params.config;
     check_batch(c, batch);
     const Idx idx = layout_index(c, params.layout);
+    const Seq2SeqWeights<T> w = weights(params, idx);
     long scored = 0;
     for (int t : batch.targets) scored += t >= 0 ? 1 : 0;
     if (scored == 0) throw Error("The training batch has no scored targets.");
@@ -450,13 +369,13 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
             const int* src = batch.source.data() + std::size_t(g0) * std::size_t(m);
             const int* ids = batch.inputs.data() + std::size_t(g0) * std::size_t(n);
             const int* tg = batch.targets.data() + std::size_t(g0) * std::size_t(n);
-            seq_forward(params, idx, src, m, ids, n, S, A, true);
+            seq_forward(w, src, m, ids, n, S, A, true);
             for (int s = 0; s < S; ++s) {
                 double sum = 0;
                 for (int t = 0; t < n; ++t) {
                     const int r = s * n + t;
                     if (tg[r] < 0) continue;
-                    const double l = -std::log(std::max(double(A.logits(r, tg[r])), 1e-300));
+                    const double l = -std::log(std::max(double(A.D.logits(r, tg[r])), 1e-300));
                     sum += l;
                     if (per_token_loss) (*per_token_loss)[std::size_t(g0) * std::size_t(n) + std::size_t(r)] = l;
                 }

@@ -51,7 +51,8 @@ Tagged tag_source(const std::string& w) {
     for (const auto& [list, cls] : lists)
         for (std::size_t i = 0; i < list->size(); ++i)
             if ((*list)[i] == w) return {cls, int(i)};
-    if (w == x.stop) return {WordClass::Stop, 0};
+    for (std::size_t i = 0; i < x.stops.size(); ++i)
+        if (w == x.stops[i]) return {WordClass::Stop, int(i)};
     return {};
 }
 
@@ -65,7 +66,8 @@ const TranslateLexicon& translate_lexicon() {
 const std::vector<std::string>& translate_tokens() {
     static const std::vector<std::string>& tokens = *new std::vector<std::string>([] {
         const TranslateLexicon& x = translate_lexicon();
-        std::vector<std::string> t = {"<pad>", "</s>", "<unk>", x.stop};
+        std::vector<std::string> t = {"<pad>", "</s>", "<unk>"};
+        t.insert(t.end(), x.stops.begin(), x.stops.end());
         for (const auto* list : {&x.src_det, &x.src_adj, &x.src_noun, &x.src_verb, &x.tgt_det, &x.tgt_adj,
                                  &x.tgt_noun, &x.tgt_verb})
             for (const std::string& w : *list) t.push_back(" " + w);
@@ -126,10 +128,10 @@ SentencePair translate_sentence(const std::vector<std::string>& source) {
     ++i;
     noun_phrase(words);
     words.push_back(verb);
-    if (at(i) != WordClass::Stop) fail("'" + x.stop + "' expected");
-    words.emplace_back(x.stop, int(i));
+    if (at(i) != WordClass::Stop) fail("an end mark ('.', '!' or '?') expected");
+    words.emplace_back(x.stops[std::size_t(tags[i].index)], int(i));
     ++i;
-    if (i != source.size()) fail("words after '" + x.stop + "'");
+    if (i != source.size()) fail("words after the end mark");
     for (const auto& [w, s] : words) {
         p.target.push_back(w);
         p.alignment.push_back(s);
@@ -149,6 +151,7 @@ SentencePair generate_sentence_pair(std::uint64_t seed, int adjectives) {
     const auto [d1, d2] = draw_two(rng, int(x.src_det.size()));
     const auto [n1, n2] = draw_two(rng, int(x.src_noun.size()));
     const int verb = draw(rng, int(x.src_verb.size()));
+    const int stop = draw(rng, int(x.stops.size()));
     // Distinct adjectives: the first `adjectives` of a shuffle.
     std::vector<int> adj(x.src_adj.size());
     for (std::size_t k = 0; k < adj.size(); ++k) adj[k] = int(k);
@@ -162,7 +165,7 @@ SentencePair generate_sentence_pair(std::uint64_t seed, int adjectives) {
     s.push_back(x.src_det[std::size_t(d2)]);
     for (int k = 0; k < a2; ++k) s.push_back(x.src_adj[std::size_t(adj[std::size_t(a1 + k)])]);
     s.push_back(x.src_noun[std::size_t(n2)]);
-    s.push_back(x.stop);
+    s.push_back(x.stops[std::size_t(stop)]);
     return translate_sentence(s);
 }
 

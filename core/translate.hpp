@@ -7,6 +7,9 @@
 //   source: the big red dog sees a cat .           (D A A N V D N .)
 //   target: lo hundo grando roso una kato vidas .  (D N A A D N V .) then </s>
 //
+// A sentence ends in ".", "!" or "?", kept as it is: the target's last mark too must be read from
+// the source (it is no more predictable from the target words than any other word).
+//
 // Deterministic from a seed. Also the alignment score: the fraction of target words whose strongest
 // cross-attention (averaged over heads) falls on their own source word.
 //
@@ -27,13 +30,14 @@ namespace attnviz {
 struct TranslateLexicon {
     std::vector<std::string> src_det, src_adj, src_noun, src_verb;
     std::vector<std::string> tgt_det, tgt_adj, tgt_noun, tgt_verb;
-    std::string stop = ".";
+    std::vector<std::string> stops = {".", "!", "?"};  // a sentence's end mark, the same in both languages
 };
 const TranslateLexicon& translate_lexicon();  // (never destroyed)
 
 /// The vocabulary shared by both languages (one embedding, as T5's): "<pad>" (0: also the decoder's
-/// start token), "</s>" (1: the target's end), "<unk>" (2), ".", then the source words and the target
-/// words, each but the specials and "." with its leading space as it appears in text (" dog").
+/// start token), "</s>" (1: the target's end), "<unk>" (2), the end marks ".", "!", "?", then the
+/// source words and the target words, each but the specials and the marks with its leading space as
+/// it appears in text (" dog").
 const std::vector<std::string>& translate_tokens();
 inline constexpr int kTranslatePad = 0, kTranslateEos = 1, kTranslateUnk = 2;
 /// A word's id (without or with its leading space), or kTranslateUnk.
@@ -51,7 +55,7 @@ struct SentencePair {
 /// word occurs once in its sentence.
 SentencePair generate_sentence_pair(std::uint64_t seed, int adjectives);
 
-/// The pair of a source sentence (words of the source language, "." last), translated by the rules;
+/// The pair of a source sentence (words of the source language, an end mark last), translated by the rules;
 /// throws ConfigError naming the first word or place that breaks them.
 SentencePair translate_sentence(const std::vector<std::string>& source);
 

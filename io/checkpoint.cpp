@@ -111,6 +111,7 @@ TrainConfig train_config_from_checkpoint(const std::string& dir) {
     auto refuse = [&](const std::string& why) {
         throw Error(path + ": not a model the trainer computes (" + why + ")");
     };
+    if (s.encoder_decoder) refuse("an encoder-decoder, which the trainer does not continue from a folder");
     if (s.n_kv_head != s.n_head) refuse("grouped-query attention");
     if (s.d_head * s.n_head != s.d_model) refuse("head_dim × heads differs from hidden_size");
     if (flag("attention_bias", false)) refuse("attention biases in the Llama layout");
@@ -229,7 +230,21 @@ std::string words_tokenizer_json(const std::vector<std::string>& tokens, int fir
     j["version"] = "1.0";
     j["truncation"] = nullptr;
     j["padding"] = nullptr;
-    j["added_tokens"] = ojson::array();
+    // A token of the form <name> (translate's <pad>, </s>, <unk>) is special, as in T5's tokenizer: an
+    // added token, read whole wherever it stands in a text.
+    ojson added = ojson::array();
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        if (t.size() < 3 || t.front() != '<' || t.back() != '>' || t.find(' ') != std::string::npos) continue;
+        added.push_back({{"id", int(i)},
+                         {"content", t},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
+                         {"special", true}});
+    }
+    j["added_tokens"] = std::move(added);
     j["normalizer"] = nullptr;
     j["pre_tokenizer"] = byte_level;
     j["post_processor"] = nullptr;

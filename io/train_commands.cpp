@@ -71,7 +71,7 @@ const std::vector<CliOption>& train_options() {
         const std::vector<CliOption> model = {
             {"--layers", "L", "blocks, 1-6 (default 2; an encoder-decoder's: its decoder's)", false},
             {"--encoder-layers", "L",
-             "translate: encoder blocks of the encoder-decoder (T5 layout), 1-6 (default 2)", false},
+             "translate: encoder blocks of the encoder-decoder (T5 layout), 1-6 (default 1)", false},
             {"--heads", "H", "heads per block, 1-8 (default 4)", false},
             {"--d-model", "D", "residual width, 16-256 (default 64)", false},
             {"--context", "N", "tokens per sequence, 8-256 (default 48)", false},
@@ -376,7 +376,7 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
             if (args.has(f))
                 throw UsageError(std::string(f) + " does not go with --task " + task_name +
                                  " (an encoder-decoder in T5's layout)");
-        c.encoder_layers = cli_int("--encoder-layers", args.get_or("--encoder-layers", "2"), 1, 6);
+        c.encoder_layers = cli_int("--encoder-layers", args.get_or("--encoder-layers", "1"), 1, 6);
         c.norm = NormKind::RMSNorm;
         c.mlp = MlpKind::GeGLU;
         c.norm_eps = 1e-6;

@@ -30,7 +30,9 @@ TEST(Translate, HandMadeSentenceAndItsAlignment) {
 TEST(Translate, RejectsSentencesOutsideTheGrammar) {
     EXPECT_THROW(translate_sentence({"the", "dog", "sees", "."}), ConfigError);            // no object
     EXPECT_THROW(translate_sentence({"dog", "sees", "a", "cat", "."}), ConfigError);       // no determiner
-    EXPECT_THROW(translate_sentence({"the", "dog", "sees", "a", "cat"}), ConfigError);     // no "."
+    EXPECT_THROW(translate_sentence({"the", "dog", "sees", "a", "cat"}), ConfigError);     // no end mark
+    EXPECT_EQ(translate_sentence({"a", "fox", "hears", "my", "old", "king", "?"}).target,
+              (std::vector<std::string>{"una", "vulpo", "mio", "rego", "malno", "audas", "?"}));
     EXPECT_THROW(translate_sentence({"the", "big", "old", "red", "dog", "sees", "a", "cat", "."}),
                  ConfigError);  // three adjectives on one noun
     EXPECT_THROW(translate_sentence({"the", "dog", "sees", "a", "zebra", "."}), ConfigError);
@@ -57,14 +59,14 @@ TEST(Translate, GeneratorIsDeterministicAndItsAlignmentsAreTheTranslations) {
             const std::string& tgt = a.target[t];
             const std::pair<const std::vector<std::string>*, const std::vector<std::string>*> classes[] = {
                 {&x.src_det, &x.tgt_det}, {&x.src_adj, &x.tgt_adj}, {&x.src_noun, &x.tgt_noun}, {&x.src_verb, &x.tgt_verb}};
-            bool found = src == "." && tgt == ".";
+            bool found = index_in(x.stops, src) < int(x.stops.size()) && tgt == src;
             for (const auto& [s, g] : classes)
                 if (index_in(*s, src) < int(s->size()))
                     found = index_in(*g, tgt) == index_in(*s, src);
             EXPECT_TRUE(found) << "seed " << seed << ": target word " << t << " '" << tgt << "' aligned to '" << src << "'";
             non_diagonal += a.alignment[t] != int(t);
         }
-        // The verb is the target's last word before ".".
+        // The verb is the target's last word before the end mark.
         EXPECT_EQ(index_in(x.tgt_verb, a.target[a.target.size() - 2]) < int(x.tgt_verb.size()), true);
     }
     EXPECT_GT(non_diagonal, 200);  // the alignment is no diagonal
