@@ -56,6 +56,7 @@ struct TrainLabState {
     bool autostart_done = false;
     int pending_preset = -1;  // a preset picked while a run exists: switch once the user confirms
     int focus_layer = -1, focus_head = -1;  // the probe map shown large (-1: the whole grid)
+    std::uint64_t cross_focus_run = 0;      // the run whose cross-attention was first shown (focused)
 };
 
 // A token id as the task reads it (its token_names; the id where it has none).
@@ -329,7 +330,8 @@ void draw_setup(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
         const ImVec2 at = ImGui::GetCursorScreenPos();  // (the GUI tests click the combo, then an entry)
         state.widget_rects["training_preset"] = {at.x, at.y, em(260), ImGui::GetFrameHeight()};
     }
-    if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]))) {
+    // (tall enough for every preset at once: ImGui's regular height shows 8 and hides the rest)
+    if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]), ImGuiComboFlags_HeightLarge)) {
         for (int i = 0; i < int(names.size()); ++i) {
             if (ImGui::Selectable(training_preset_label(names[std::size_t(i)]), i == ls.preset) &&
                 i != ls.preset) {
@@ -803,6 +805,12 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
     // An encoder–decoder's last layer also shows the mean of its heads: what the alignment score reads.
     const int extra = axes.cross ? 1 : 0;
     ls.views.resize(std::size_t(L * (H + extra)));
+    // A new encoder–decoder run opens on that mean, large (the alignment forming); a click shows all.
+    if (axes.cross && ls.cross_focus_run != s.run) {
+        ls.cross_focus_run = s.run;
+        ls.focus_layer = L - 1;
+        ls.focus_head = H;
+    }
     if (ls.focus_layer >= L || ls.focus_head >= H + extra ||
         (ls.focus_head == H && ls.focus_layer != L - 1))
         ls.focus_layer = ls.focus_head = -1;
@@ -1021,10 +1029,9 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
         remember_item_rect(state, "training_export_frame");
         if (!s.probe_source_ids.empty())
             lab_heading(ls.focus_layer >= 0
-                            ? "cross-attention of the probe sentence (row = target word being written, column = "
-                              "source word)"
-                            : "cross-attention of the probe sentence, every decoder layer × head (row = target "
-                              "word being written, column = source word; click one to enlarge it)");
+                            ? "cross-attention: row = target word being written, column = source word"
+                            : "cross-attention, every decoder layer × head (rows: target, columns: source; click "
+                              "one to enlarge it)");
         else
             lab_heading(ls.focus_layer >= 0
                             ? "attention of the probe sequence, one head (row = query, column = key)"
