@@ -11,7 +11,7 @@ namespace attnviz {
 
 namespace {
 
-TranslateLexicon make_lexicon() {
+TranslateLexicon make_translate_lexicon() {
     TranslateLexicon x;
     x.src_det = {"the", "a", "my", "this"};
     x.tgt_det = {"lo", "una", "mio", "esto"};
@@ -24,42 +24,42 @@ TranslateLexicon make_lexicon() {
     return x;
 }
 
-double uniform01(std::mt19937_64& rng) {
+double pair_uniform(std::mt19937_64& rng) {
     return double(rng() >> 11) * (1.0 / 9007199254740992.0);  // the same on every platform
 }
-int draw(std::mt19937_64& rng, int n) {
-    return int(uniform01(rng) * n);
+int pair_draw(std::mt19937_64& rng, int n) {
+    return int(pair_uniform(rng) * n);
 }
 // Two distinct indices below n.
-std::pair<int, int> draw_two(std::mt19937_64& rng, int n) {
-    const int a = draw(rng, n), b = (a + 1 + draw(rng, n - 1)) % n;
+std::pair<int, int> pair_draw_two(std::mt19937_64& rng, int n) {
+    const int a = pair_draw(rng, n), b = (a + 1 + pair_draw(rng, n - 1)) % n;
     return {a, b};
 }
 
-enum class WordClass { Det, Adj, Noun, Verb, Stop, None };
-struct Tagged {
-    WordClass cls = WordClass::None;
+enum class SourceClass { Det, Adj, Noun, Verb, Stop, None };
+struct SourceTag {
+    SourceClass cls = SourceClass::None;
     int index = -1;
 };
-Tagged tag_source(const std::string& w) {
+SourceTag tag_source_word(const std::string& w) {
     const TranslateLexicon& x = translate_lexicon();
-    const std::pair<const std::vector<std::string>*, WordClass> lists[] = {
-        {&x.src_det, WordClass::Det},
-        {&x.src_adj, WordClass::Adj},
-        {&x.src_noun, WordClass::Noun},
-        {&x.src_verb, WordClass::Verb}};
+    const std::pair<const std::vector<std::string>*, SourceClass> lists[] = {
+        {&x.src_det, SourceClass::Det},
+        {&x.src_adj, SourceClass::Adj},
+        {&x.src_noun, SourceClass::Noun},
+        {&x.src_verb, SourceClass::Verb}};
     for (const auto& [list, cls] : lists)
         for (std::size_t i = 0; i < list->size(); ++i)
             if ((*list)[i] == w) return {cls, int(i)};
     for (std::size_t i = 0; i < x.stops.size(); ++i)
-        if (w == x.stops[i]) return {WordClass::Stop, int(i)};
+        if (w == x.stops[i]) return {SourceClass::Stop, int(i)};
     return {};
 }
 
 }  // namespace
 
 const TranslateLexicon& translate_lexicon() {
-    static const TranslateLexicon& x = *new TranslateLexicon(make_lexicon());
+    static const TranslateLexicon& x = *new TranslateLexicon(make_translate_lexicon());
     return x;
 }
 
@@ -93,8 +93,8 @@ int translate_id(const std::string& word) {
 SentencePair translate_sentence(const std::vector<std::string>& source) {
     const TranslateLexicon& x = translate_lexicon();
     // Source: D A{0,2} N V D A{0,2} N .   Target: D N A{0,2} D N A{0,2} V .
-    std::vector<Tagged> tags;
-    for (const std::string& w : source) tags.push_back(tag_source(w));
+    std::vector<SourceTag> tags;
+    for (const std::string& w : source) tags.push_back(tag_source_word(w));
     std::size_t i = 0;
     auto fail = [&](const std::string& what) -> void {
         throw ConfigError("Not a sentence of the translation task's source language: " + what +
@@ -102,33 +102,33 @@ SentencePair translate_sentence(const std::vector<std::string>& source) {
                                              : " at its end") +
                           ".");
     };
-    auto at = [&](std::size_t k) { return k < tags.size() ? tags[k].cls : WordClass::None; };
+    auto at = [&](std::size_t k) { return k < tags.size() ? tags[k].cls : SourceClass::None; };
     SentencePair p;
     p.source = source;
     // A noun phrase: its target words (D N A...) with their source positions.
     auto noun_phrase = [&](std::vector<std::pair<std::string, int>>& out) {
-        if (at(i) != WordClass::Det) fail("a determiner expected");
+        if (at(i) != SourceClass::Det) fail("a determiner expected");
         out.emplace_back(x.tgt_det[std::size_t(tags[i].index)], int(i));
         ++i;
         std::vector<std::pair<std::string, int>> adjectives;
-        while (at(i) == WordClass::Adj) {
+        while (at(i) == SourceClass::Adj) {
             adjectives.emplace_back(x.tgt_adj[std::size_t(tags[i].index)], int(i));
             ++i;
         }
         if (adjectives.size() > 2) fail("more than two adjectives");
-        if (at(i) != WordClass::Noun) fail("a noun expected");
+        if (at(i) != SourceClass::Noun) fail("a noun expected");
         out.emplace_back(x.tgt_noun[std::size_t(tags[i].index)], int(i));
         ++i;
         out.insert(out.end(), adjectives.begin(), adjectives.end());
     };
     std::vector<std::pair<std::string, int>> words;
     noun_phrase(words);
-    if (at(i) != WordClass::Verb) fail("a verb expected");
+    if (at(i) != SourceClass::Verb) fail("a verb expected");
     const std::pair<std::string, int> verb{x.tgt_verb[std::size_t(tags[i].index)], int(i)};
     ++i;
     noun_phrase(words);
     words.push_back(verb);
-    if (at(i) != WordClass::Stop) fail("an end mark ('.', '!' or '?') expected");
+    if (at(i) != SourceClass::Stop) fail("an end mark ('.', '!' or '?') expected");
     words.emplace_back(x.stops[std::size_t(tags[i].index)], int(i));
     ++i;
     if (i != source.size()) fail("words after the end mark");
@@ -147,16 +147,16 @@ SentencePair generate_sentence_pair(std::uint64_t seed, int adjectives) {
     std::vector<int> firsts;
     for (int a = 0; a <= 2; ++a)
         if (adjectives - a >= 0 && adjectives - a <= 2) firsts.push_back(a);
-    const int a1 = firsts[std::size_t(draw(rng, int(firsts.size())))], a2 = adjectives - a1;
-    const auto [d1, d2] = draw_two(rng, int(x.src_det.size()));
-    const auto [n1, n2] = draw_two(rng, int(x.src_noun.size()));
-    const int verb = draw(rng, int(x.src_verb.size()));
-    const int stop = draw(rng, int(x.stops.size()));
+    const int a1 = firsts[std::size_t(pair_draw(rng, int(firsts.size())))], a2 = adjectives - a1;
+    const auto [d1, d2] = pair_draw_two(rng, int(x.src_det.size()));
+    const auto [n1, n2] = pair_draw_two(rng, int(x.src_noun.size()));
+    const int verb = pair_draw(rng, int(x.src_verb.size()));
+    const int stop = pair_draw(rng, int(x.stops.size()));
     // Distinct adjectives: the first `adjectives` of a shuffle.
     std::vector<int> adj(x.src_adj.size());
     for (std::size_t k = 0; k < adj.size(); ++k) adj[k] = int(k);
     for (int k = 0; k < adjectives; ++k)
-        std::swap(adj[std::size_t(k)], adj[std::size_t(k + draw(rng, int(adj.size()) - k))]);
+        std::swap(adj[std::size_t(k)], adj[std::size_t(k + pair_draw(rng, int(adj.size()) - k))]);
     std::vector<std::string> s;
     s.push_back(x.src_det[std::size_t(d1)]);
     for (int k = 0; k < a1; ++k) s.push_back(x.src_adj[std::size_t(adj[std::size_t(k)])]);
@@ -235,13 +235,13 @@ double alignment_score(const std::vector<MatT<float>>& heads, const std::vector<
 namespace {
 
 // Held-out pairs come from seeds the training batches never use (the top bit set).
-constexpr std::uint64_t kHeldout = 1ull << 63;
-constexpr int kMaxAdjectives = 3, kContext = 6 + kMaxAdjectives + 1;
+constexpr std::uint64_t kTranslateHeldout = 1ull << 63;
+constexpr int kTranslateMaxAdjectives = 3, kTranslateContext = 6 + kTranslateMaxAdjectives + 1;
 
-// A batch of the task: `adjectives` of them (−1: 0–3 from the seed), decoder rows padded to kContext.
-TaskBatch task_batch(int B, int adjectives, std::uint64_t seed) {
+// A batch of the task: `adjectives` of them (−1: 0–3 from the seed), decoder rows padded to kTranslateContext.
+TaskBatch translate_task_batch(int B, int adjectives, std::uint64_t seed) {
     if (adjectives < 0) adjectives = int((seed * 0x9E3779B97F4A7C15ull) >> 62);  // 0–3
-    TranslateBatch tb = translate_batch(B, adjectives, seed, kContext);
+    TranslateBatch tb = translate_batch(B, adjectives, seed, kTranslateContext);
     TaskBatch out;
     out.batch = std::move(tb.batch);
     out.kind.assign(out.batch.targets.size(), 1);
@@ -259,8 +259,8 @@ double model_alignment(const Params<float>& params, int pairs, std::uint64_t see
     const int L = params.config.n_layer;
     long rows = 0;
     double hits = 0;
-    for (int k = 0; k <= kMaxAdjectives; ++k) {
-        const TaskBatch b = task_batch(std::max(1, pairs / (kMaxAdjectives + 1)), k, (seed + std::uint64_t(k)) | kHeldout);
+    for (int k = 0; k <= kTranslateMaxAdjectives; ++k) {
+        const TaskBatch b = translate_task_batch(std::max(1, pairs / (kTranslateMaxAdjectives + 1)), k, (seed + std::uint64_t(k)) | kTranslateHeldout);
         for (int r = 0; r < b.batch.B; ++r) {
             const std::vector<int> src(b.batch.source.begin() + std::ptrdiff_t(r) * b.batch.m,
                                        b.batch.source.begin() + std::ptrdiff_t(r + 1) * b.batch.m);
@@ -281,11 +281,11 @@ Task translate_task(int probe) {
     Task task;
     task.name = "translate";
     task.vocab_size = int(translate_tokens().size());
-    task.context = kContext;  // the longest sentence (3 adjectives) and </s>
+    task.context = kTranslateContext;  // the longest sentence (3 adjectives) and </s>
     task.first_label = "target words";
     task.repeat_label = "";
-    task.train_batch = [](int B, std::uint64_t seed) { return task_batch(B, -1, seed & ~kHeldout); };
-    task.heldout_batch = [](int B, std::uint64_t seed) { return task_batch(B, kMaxAdjectives, seed | kHeldout); };
+    task.train_batch = [](int B, std::uint64_t seed) { return translate_task_batch(B, -1, seed & ~kTranslateHeldout); };
+    task.heldout_batch = [](int B, std::uint64_t seed) { return translate_task_batch(B, kTranslateMaxAdjectives, seed | kTranslateHeldout); };
     task.heldout_note = "sentence pairs with 3 adjectives (the longest) from seeds the training batches never use";
     for (const std::string& t : translate_tokens())
         task.token_names.push_back(t[0] == ' ' ? t.substr(1) : t);
