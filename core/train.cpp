@@ -189,6 +189,8 @@ std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& pa
     b.inputs = ids;
     b.targets.assign(ids.size(), -1);
     const TrainConfig& c = params.config;
+    if (c.encoder_layers > 0)
+        throw ConfigError("attention_patterns: an encoder-decoder's are cross_attention_patterns.");
     b.targets[0] = 0;
     check_batch(c, b);
     SeqActs<float> A;
@@ -225,6 +227,7 @@ std::vector<std::vector<MatT<float>>> cross_attention_patterns(const Params<floa
 std::vector<double> next_token_logits(const Params<float>& params, const std::vector<int>& ids) {
     using namespace train_detail;
     const TrainConfig& c = params.config;
+    if (c.encoder_layers > 0) throw ConfigError("next_token_logits: the model is an encoder-decoder.");
     if (ids.empty() || int(ids.size()) > c.context)
         throw ConfigError("next_token_logits: 1 to " + std::to_string(c.context) + " ids, not " +
                           std::to_string(ids.size()));
