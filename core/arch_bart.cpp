@@ -20,11 +20,12 @@ void read_bart(const ConfigFields& c, const std::string&, ModelSpec& s) {
     s.s2s.n_encoder_layer = c.positive("encoder_layers");
     s.n_head = c.positive("decoder_attention_heads");
     if (c.positive("encoder_attention_heads", s.n_head) != s.n_head)
-        c.fail("encoder_attention_heads", "must equal decoder_attention_heads (" + std::to_string(s.n_head) + ")");
+        c.fail("encoder_attention_heads",
+               "must equal decoder_attention_heads (" + std::to_string(s.n_head) + ")");
     s.n_kv_head = s.n_head;
     if (s.d_model % s.n_head != 0)
-        c.fail("decoder_attention_heads", "(" + std::to_string(s.n_head) + ") must divide d_model (" +
-                                              std::to_string(s.d_model) + ")");
+        c.fail("decoder_attention_heads",
+               "(" + std::to_string(s.n_head) + ") must divide d_model (" + std::to_string(s.d_model) + ")");
     s.d_head = s.d_model / s.n_head;
     s.d_ff = c.positive("decoder_ffn_dim");
     if (c.positive("encoder_ffn_dim", s.d_ff) != s.d_ff)
@@ -33,18 +34,18 @@ void read_bart(const ConfigFields& c, const std::string&, ModelSpec& s) {
     s.max_positions = c.positive("max_position_embeddings");
     s.norm_eps = 1e-5;  // nn.LayerNorm's default: BART's config has no field for it
     s.norm = NormKind::LayerNorm;
-    s.mlp = MlpKind::Gelu;
     s.positions = PositionKind::Learned;
     s.position_offset = 2;
     s.post_norm = true;
     s.embed_norm = true;
     const std::string act = c.string("activation_function", "gelu");
     if (act == "gelu")
-        s.gelu_erf = true;
-    else if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+        s.mlp = MlpKind::GeluErf;
+    else if (act == "gelu_new" || act == "gelu_pytorch_tanh")
+        s.mlp = MlpKind::Gelu;
+    else
         c.fail("activation_function", "'" + act + "' is not supported (gelu, gelu_new)");
     if (c.boolean("scale_embedding", false)) s.embed_scale = std::sqrt(double(s.d_model));
-    s.s2s.logits_bias = true;
     s.s2s.final_norm = false;
     s.s2s.decoder_start = c.positive_or_zero("decoder_start_token_id", 2);
     s.s2s.eos = c.positive_or_zero("eos_token_id", 2);

@@ -70,7 +70,7 @@ struct TensorNames {
     std::string rel_bias;                       // T5: block 0's relative_attention_bias [buckets, h]
     std::string cross_norm;                     // a decoder block's cross-attention: its norm and maps
     std::string cross_q, cross_k, cross_v, cross_o;
-    std::string logits_bias;                    // BART's final_logits_bias [1, V] (zeros when absent)
+    std::string logits_bias;  // BART's final_logits_bias [1, V] (zeros when absent)
 
     std::string block_prefix(int layer) const { return block + std::to_string(layer) + "."; }
 };
@@ -78,9 +78,9 @@ struct TensorNames {
 struct Architecture {
     std::vector<std::string> model_types;  // config.json model_type values it reads: "llama", ...
     ModelFamily family = ModelFamily::Gpt2;
-    TensorNames tensors;          // an encoder–decoder: the decoder stack's (and the shared embedding's)
-    TensorNames encoder_tensors;  // an encoder–decoder's encoder stack (spec.encoder_decoder)
-    bool all_biases = false;      // every linear map has a bias (BART)
+    TensorNames tensors;           // an encoder–decoder: the decoder stack's (and the shared embedding's)
+    TensorNames encoder_tensors;   // an encoder–decoder's encoder stack (spec.encoder_decoder)
+    bool all_biases = false;       // every linear map has a bias (BART)
     bool tied_by_default = false;  // tie_word_embeddings when config.json does not say
     bool qkv_bias = false;         // q, k and v always have biases (Qwen2)
     float norm_weight_offset = 0;  // added to every stored norm weight on loading (Gemma stores γ − 1)

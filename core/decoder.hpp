@@ -1,6 +1,9 @@
 // The one decoder forward: every decoder-only model -- trained here (core/train.cpp, which also runs
 // its backward on the activations kept here) or opened from a Hugging Face folder (core/model.cpp) --
-// goes through decoder_forward(), built from the ops of core/nn_ops.hpp.
+// goes through decoder_forward(), built from the ops of core/nn_ops.hpp. Encoders run through it too:
+// DecoderShape's causal = false (bidirectional attention), post_norm (BERT's blocks), the embeddings'
+// LayerNorm, token types, a position offset and a masked-LM head are options whose defaults are a
+// decoder's.
 //
 // A model is seen through a DecoderWeights view: pointers into the trainer's parameter buffer or into a
 // mapped checkpoint, never a copy. q, k and v are separate linear maps (each possibly a slice of a
@@ -154,13 +157,16 @@ struct DecoderShape {
     double eps = 1e-5;
     double theta = 10000.0;    // RoPE's base, and the sinusoids'
     double embed_scale = 1.0;  // token embeddings times this (Gemma: √d); the trainer's models keep 1
-    bool causal = true;        // causal self-attention, else every key (an encoder)
-    bool scale_scores = true;  // scores × 1/√dh before the softmax (T5: no)
-    int rel_buckets = 0;       // T5's relative position bias (weights.rel_bias): buckets, max distance
+    // Encoders and encoder–decoders (BERT, BART, T5); the defaults are a decoder's.
+    bool causal = true;        // false: softmax over every key, no mask (bidirectional attention)
+    bool post_norm = false;    // x = LN(x + attn(x)); x = LN(x + mlp(x)) with ln_1, ln_2 (BERT, BART)
+    int position_offset = 0;   // token t reads learned position row t + offset (RoBERTa: pad + 1; BART: 2)
+    MlpKind head_act = MlpKind::GeluErf;  // activation of DecoderWeights::head (Gelu or GeluErf)
+    bool scale_scores = true;             // scores × 1/√dh before the softmax (T5: no)
+    int rel_buckets = 0;  // T5's relative position bias (weights.rel_bias): buckets, max distance
     int rel_max_distance = 0;
     bool cross = false;        // every block has a cross-attention to ForwardOptions::source
-    bool final_norm = true;    // ln_f after the last block (with a norm kind); BART has none
-    double logit_scale = 1.0;  // logits × this (T5 with tied embeddings: d^−½)
+    double logit_scale = 1.0;  // f·Uᵀ × this, before unembed_b (T5 with tied embeddings: d^−½)
 };
 
 template <typename T>
@@ -171,11 +177,15 @@ struct DecoderWeights {
     const T* wpe = nullptr;  // [context, d] (learned positions), row stride wpe_ld
     long wpe_ld = 0;
     std::vector<BlockW<T>> blocks;
-    NormW<T> ln_f;
+    NormW<T> ln_f;               // null w: no final norm (post-norm models without one)
     const T* unembed = nullptr;  // [V, d] nn.Linear layout, row stride unembed_ld (wte's memory when tied)
     long unembed_ld = 0;
-    const T* rel_bias = nullptr;     // [rel_buckets, h] T5's relative_attention_bias (shape.rel_buckets > 0)
-    const T* logits_bias = nullptr;  // [V] added to the logits (BART's final_logits_bias), or null
+    const T* unembed_b = nullptr;  // [V] added to the logits (BERT's cls.predictions.bias), or null
+    const T* wtt = nullptr;        // [types, d] token-type (segment) embeddings, row stride wtt_ld, or null
+    long wtt_ld = 0;
+    NormW<T> ln_embed;             // LayerNorm of the summed embeddings (BERT, BART), or null w
+    LinearW<T> head;               // d → d then head_act, before ln_f (a masked-LM head's transform), or null w
+    const T* rel_bias = nullptr;   // [rel_buckets, h] T5's relative_attention_bias (shape.rel_buckets > 0)
 };
 
 /// Position tables for n positions: sinusoids [n, d] or RoPE's cos, sin [n, dh/2].
@@ -208,6 +218,7 @@ struct LayerActs {
     nn::M<T> a2;                // [rows, d] ln_2 output (MLP only)
     nn::M<T> xhat2;             // [rows, d]
     std::vector<T> rstd2;       // [rows]
+    // post-norm blocks: xhat, rstd are ln_1's of in + attn; xhat2, rstd2 ln_2's of mid + mlp; a = in
     nn::M<T> pre;               // [rows, f] GELU input, or [rows, 2f] SwiGLU / GeGLU gate | up
     nn::M<T> act;               // [rows, f] GELU output or gated product: the down projection's input
     // cross-attention (shape.cross), source rows = S·m
@@ -225,7 +236,8 @@ template <typename T>
 struct SeqActs {
     std::vector<LayerActs<T>> layers;  // n_layer entries (keep_layers), else one reused by every block
     nn::M<T> x_final;                  // [rows, d] residual after the last block
-    nn::M<T> f;                        // [rows, d] ln_f output (or x_final)
+    nn::M<T> head_pre;                 // [rows, d] the head's dense output, before head_act (with a head)
+    nn::M<T> f;                        // [rows, d] ln_f output (or x_final, or the head's activation)
     nn::M<T> fhat;                     // [rows, d]
     std::vector<T> frstd;              // [rows]
     nn::M<T> logits;                   // [rows, V], or [S, V] (the last row of each sequence)
@@ -244,6 +256,7 @@ struct ForwardOptions {
     int first_layer = 0;
     const nn::M<T>* resume = nullptr;
     bool skip_logits = false;  // stop after the final norm (A.f): the caller unembeds what it needs
+    const int* token_types = nullptr;  // [S·n] segment of each token (rows of wtt); null: all 0
     /// An encoder–decoder (core/seq2seq.hpp): the stack its hook points name, and for the decoder
     /// (shape.cross) the encoder's output [S·m, d], m = source_n rows per sequence.
     StackKind stack = StackKind::Decoder;
@@ -251,40 +264,53 @@ struct ForwardOptions {
     int source_n = 0;
 };
 
-/// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wpe[0..n) or sinusoids, per
-/// sequence).
+/// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wtt[types]) (+ wpe[offset +
+/// 0..n) or sinusoids, per sequence), then the embeddings' LayerNorm where the model has one. types
+/// [S·n] may be null (all 0).
 template <typename T>
-nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const int* ids, int S, int n) {
+nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const int* ids, int S, int n,
+                       const int* types = nullptr) {
     using namespace nn;
     const DecoderShape& c = w.shape;
     const int d = c.d_model, rows = S * n;
     M<T> x(rows, d);
     for (int t = 0; t < rows; ++t) x.row(t) = Eigen::Map<const RowT<T>>(w.wte + long(ids[t]) * w.wte_ld, d);
     if (c.embed_scale != 1.0) x *= T(c.embed_scale);
+    if (w.wtt)
+        for (int t = 0; t < rows; ++t)
+            x.row(t) += Eigen::Map<const RowT<T>>(w.wtt + long(types ? types[t] : 0) * w.wtt_ld, d);
     for (int s = 0; s < S; ++s)
         for (int t = 0; t < n; ++t) {
             if (c.positions == PositionKind::Learned)
-                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t) * w.wpe_ld, d);
+                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t + c.position_offset) * w.wpe_ld, d);
             if (c.positions == PositionKind::Sinusoidal) x.row(s * n + t) += tab.sinusoid.row(t);
         }
+    if (w.ln_embed.w) {
+        M<T> y, xhat;  // [rows, d]
+        std::vector<T> rstd;
+        norm_forward(x, w.ln_embed.w, w.ln_embed.b, c.norm == NormKind::RMSNorm, c.eps, y, xhat, rstd);
+        return y;
+    }
     return x;
 }
 
-/// One block's cross-attention (shape.cross, pre-norm): L.cmid [S·n, d] = L.mid + co(heads), each head
+/// One block's cross-attention (shape.cross): L.cmid [S·n, d] = L.mid + co(heads) (post-norm: its
+/// LayerNorm), each head
 /// softmax(q·kᵀ·scale)·v with q from the norm of L.mid (cq) and k, v from `source` [S·m, d] (ck, cv);
 /// every key of the source, no mask. Keeps what a backward needs in L (ac, cq, ckv, catt, cy).
 template <typename T, typename Hook, typename Wants>
-void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, LayerActs<T>& L, int l, int S, int n,
-                           const nn::M<T>& source, int m, T scale, const ForwardOptions<T>& opt, const Hook& hook,
-                           const Wants& wants) {
+void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, LayerActs<T>& L, int l, int S,
+                           int n, const nn::M<T>& source, int m, T scale, const ForwardOptions<T>& opt,
+                           const Hook& hook, const Wants& wants) {
     using namespace nn;
     const DecoderShape& c = w.shape;
     const int d = c.d_model, h = c.n_head, dh = c.d_head, hd = h * dh, rows = S * n;
     const int threads = std::max(1, opt.threads);
-    if (c.norm != NormKind::None)
-        norm_forward(L.mid, b.ln_cross.w, b.ln_cross.b, c.norm == NormKind::RMSNorm, c.eps, L.ac, L.xhatc, L.rstdc);
+    const bool rms = c.norm == NormKind::RMSNorm;
+    if (c.norm != NormKind::None && !c.post_norm)
+        norm_forward(L.mid, b.ln_cross.w, b.ln_cross.b, rms, c.eps, L.ac, L.xhatc, L.rstdc);
     else
-        L.ac = L.mid;
+        L.ac = L.mid;       // (a post-norm block's cross-attention reads resid_mid as it is)
     L.cq.resize(rows, hd);  // [S·n, h·dh]
     linear_forward(rows, L.ac.data(), d, b.cq.w, b.cq.b, b.cq.s, L.cq.data(), hd, threads);
     L.ckv.resize(long(S) * m, 2 * hd);  // [S·m, 2·h·dh]: k | v
@@ -296,14 +322,16 @@ void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, Layer
     }
     for (int s = 0; s < S; ++s)
         for (int j = 0; j < h; ++j) {
-            if (wants(HookStage::cross_Q, l)) hook(HookStage::cross_Q, l, j, L.cq.data() + long(s) * n * hd + j * dh, n, dh, hd, s);
+            if (wants(HookStage::cross_Q, l))
+                hook(HookStage::cross_Q, l, j, L.cq.data() + long(s) * n * hd + j * dh, n, dh, hd, s);
             T* kv = L.ckv.data() + long(s) * m * 2 * hd + j * dh;
             if (wants(HookStage::cross_K, l)) hook(HookStage::cross_K, l, j, kv, m, dh, 2 * hd, s);
             if (wants(HookStage::cross_V, l)) hook(HookStage::cross_V, l, j, kv + hd, m, dh, 2 * hd, s);
         }
     L.catt.resize(std::size_t(S) * std::size_t(h));
     L.cy.resize(rows, hd);
-    const bool hook_scores = wants(HookStage::cross_scores, l), hook_weights = wants(HookStage::cross_weights, l),
+    const bool hook_scores = wants(HookStage::cross_scores, l),
+               hook_weights = wants(HookStage::cross_weights, l),
                hook_out = wants(HookStage::cross_head_output, l);
     parallel_for(S * h, std::min(threads, S * h), [&](int task) {
         const int s = task / h, j = task % h;
@@ -322,7 +350,12 @@ void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, Layer
     M<T> o(rows, d);  // [rows, d]
     linear_forward(rows, L.cy.data(), hd, b.co.w, b.co.b, b.co.s, o.data(), d, threads);
     if (wants(HookStage::cross_attn_out, l)) hook(HookStage::cross_attn_out, l, -1, o.data(), rows, d, d);
-    L.cmid = L.mid + o;
+    if (c.post_norm) {               // cmid = LN(mid + cross): xhatc, rstdc are this norm's
+        const M<T> sum = L.mid + o;  // [rows, d]
+        norm_forward(sum, b.ln_cross.w, b.ln_cross.b, rms, c.eps, L.cmid, L.xhatc, L.rstdc);
+    } else {
+        L.cmid = L.mid + o;
+    }
 }
 
 /// The forward of S sequences of n tokens (ids [S, n]), every row-wise step and linear map on all
@@ -336,6 +369,7 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
     const int d = c.d_model, V = c.vocab, h = c.n_head, g = c.n_kv_head, dh = c.d_head;
     const int group = h / g, qkv_w = (h + 2 * g) * dh, threads = std::max(1, opt.threads);
     const bool norms = c.norm != NormKind::None, rms = c.norm == NormKind::RMSNorm;
+    const bool pre_norm = norms && !c.post_norm;
     const ForwardHooks<T>* hooks = opt.hooks;
     auto wants = [&](HookStage s, int l) { return hooks && hooks->wants(s, l); };
     auto hook = [&](HookStage s, int l, int head, T* p, int r, int cols, long ld, int seq = -1) {
@@ -349,24 +383,26 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
         throw Error("decoder_forward: a cross-attention needs the encoder's output");
     // T5's relative position bias [h][n, n], the same for every layer
     if (w.rel_bias) {
-        A.pos_bias = relative_position_bias<T>(n, n, h, w.rel_bias, !c.causal, c.rel_buckets, c.rel_max_distance);
+        A.pos_bias =
+            relative_position_bias<T>(n, n, h, w.rel_bias, !c.causal, c.rel_buckets, c.rel_max_distance);
         if (wants(HookStage::position_bias, -1))
-            for (int j = 0; j < h; ++j) hook(HookStage::position_bias, -1, j, A.pos_bias[std::size_t(j)].data(), n, n, n);
+            for (int j = 0; j < h; ++j)
+                hook(HookStage::position_bias, -1, j, A.pos_bias[std::size_t(j)].data(), n, n, n);
     } else {
         A.pos_bias.clear();
     }
 
     // embeddings (or the residual the caller resumes from): x [rows, d]
     const int rows = S * n;
-    M<T> x = opt.resume ? *opt.resume : decoder_embed(w, tab, ids, S, n);
+    M<T> x = opt.resume ? *opt.resume : decoder_embed(w, tab, ids, S, n, opt.token_types);
     A.layers.resize(opt.keep_layers ? std::size_t(c.n_layer) : std::size_t(1));
     for (int l = opt.resume ? std::max(0, opt.first_layer) : 0; l < c.n_layer; ++l) {
         if (opt.cancel && opt.cancel->load()) throw Cancelled();
         const BlockW<T>& b = w.blocks[std::size_t(l)];
         LayerActs<T>& L = A.layers[opt.keep_layers ? std::size_t(l) : 0];
         L.in = std::move(x);
-        // ln_1
-        if (norms)
+        // ln_1 (a post-norm block's attention reads its input as it is)
+        if (pre_norm)
             norm_forward(L.in, b.ln_1.w, b.ln_1.b, rms, c.eps, L.a, L.xhat, L.rstd);
         else
             L.a = L.in;
@@ -407,48 +443,52 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             M<T>& P = L.att[std::size_t(task)];
             P.resize(n, n);
             const T* bias = A.pos_bias.empty() ? nullptr : A.pos_bias[std::size_t(j)].data();
-            if (c.causal)
-                attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores);
-            else
-                cross_attention_scores(n, n, dh, Q, qkv_w, K, qkv_w, P.data());
+            attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores || !c.causal);
             if (hook_scores) hook(HookStage::scores, l, j, P.data(), n, n, n, s);
-            if (c.causal && !bias)
+            if (bias)
+                biased_softmax(P, scale, bias, c.causal);
+            else if (c.causal)
                 causal_softmax(P, scale);
             else
-                biased_softmax(P, scale, bias, c.causal);
+                full_softmax(P, scale);
             if (hook_weights) hook(HookStage::weights, l, j, P.data(), n, n, n, s);
             T* y = L.y.data() + long(s) * n * h * dh + j * dh;
-            if (c.causal)
-                attention_combine(n, dh, P, Vh, qkv_w, y, long(h) * dh);
-            else
-                cross_attention_combine(n, n, dh, P, Vh, qkv_w, y, long(h) * dh);
+            attention_combine(n, dh, P, Vh, qkv_w, y, long(h) * dh, c.causal);
             if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
         });
         // output projection, residual
         M<T> o(rows, d);  // [rows, d]
         linear_forward(rows, L.y.data(), long(h) * dh, b.o.w, b.o.b, b.o.s, o.data(), d, threads);
         hook_all(HookStage::attn_out, l, o);
-        L.mid = L.in + o;
+        if (c.post_norm) {
+            const M<T> sum = L.in + o;  // [rows, d]
+            norm_forward(sum, b.ln_1.w, b.ln_1.b, rms, c.eps, L.mid, L.xhat, L.rstd);
+        } else {
+            L.mid = L.in + o;
+        }
         hook_all(HookStage::resid_mid, l, L.mid);
-        if (c.cross) cross_attention_block(w, b, L, l, S, n, *opt.source, opt.source_n, scale, opt, hook, wants);
+        if (c.cross)
+            cross_attention_block(w, b, L, l, S, n, *opt.source, opt.source_n, scale, opt, hook, wants);
         const M<T>& mid = c.cross ? L.cmid : L.mid;  // the MLP's residual input
         if (c.mlp == MlpKind::None) {
             x = mid;
             hook_all(HookStage::resid_post, l, x);
             continue;
         }
-        // ln_2, MLP, residual
-        if (norms)
+        // ln_2, MLP, residual (a post-norm block's MLP reads its input as it is)
+        if (pre_norm)
             norm_forward(mid, b.ln_2.w, b.ln_2.b, rms, c.eps, L.a2, L.xhat2, L.rstd2);
         else
             L.a2 = mid;
         hook_all(HookStage::ln_2, l, L.a2);
         const int f = c.d_ff;
-        if (c.mlp == MlpKind::Gelu || c.mlp == MlpKind::Relu) {
+        if (gelu_mlp(c.mlp) || c.mlp == MlpKind::Relu) {
             L.pre.resize(rows, f);
             linear_forward(rows, L.a2.data(), d, b.fc.w, b.fc.b, b.fc.s, L.pre.data(), f, threads);
             if (c.mlp == MlpKind::Relu)
                 relu_forward(L.pre, L.act);
+            else if (c.mlp == MlpKind::GeluErf)
+                gelu_erf_forward(L.pre, L.act);
             else
                 gelu_forward(L.pre, L.act);
         } else {
@@ -467,33 +507,51 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
         }
         linear_forward(rows, L.act.data(), f, b.proj.w, b.proj.b, b.proj.s, o.data(), d, threads);
         hook_all(HookStage::mlp_out, l, o);
-        x = mid + o;
+        if (c.post_norm) {
+            const M<T> sum = mid + o;  // [rows, d]
+            norm_forward(sum, b.ln_2.w, b.ln_2.b, rms, c.eps, x, L.xhat2, L.rstd2);
+        } else {
+            x = mid + o;
+        }
         hook_all(HookStage::resid_post, l, x);
     }
     A.x_final = std::move(x);
-    // ln_f, unembedding: logits [rows, V] (or each sequence's last row) = f·Uᵀ, U = unembed [V, d]
-    if (norms && c.final_norm)
-        norm_forward(A.x_final, w.ln_f.w, w.ln_f.b, rms, c.eps, A.f, A.fhat, A.frstd);
+    // a masked-LM head's transform (dense, activation), ln_f, unembedding: logits [rows, V] (or each
+    // sequence's last row) = f·Uᵀ (+ b), U = unembed [V, d]
+    const M<T>* top = &A.x_final;
+    M<T> head_out;  // [rows, d]
+    if (w.head.w) {
+        linear_forward(A.x_final, w.head.w, w.head.b, w.head.s, A.head_pre, threads);
+        if (c.head_act == MlpKind::GeluErf)
+            gelu_erf_forward(A.head_pre, head_out);
+        else
+            gelu_forward(A.head_pre, head_out);
+        top = &head_out;
+    }
+    if (norms && w.ln_f.w)
+        norm_forward(*top, w.ln_f.w, w.ln_f.b, rms, c.eps, A.f, A.fhat, A.frstd);
     else
-        A.f = A.x_final;
+        A.f = *top;
     hook_all(HookStage::ln_f, -1, A.f);
     if (opt.skip_logits) {
         A.logits.resize(0, 0);
         return;
     }
     const LinearShape us{d, V, true, w.unembed_ld};
+    const T* unembed_b = c.logit_scale != 1.0 ? nullptr : w.unembed_b;  // (added after the scale)
     if (opt.last_logits) {
         A.logits.resize(S, V);
         for (int s = 0; s < S; ++s)
-            linear_forward(1, A.f.data() + (long(s) * n + n - 1) * d, d, w.unembed,
-                           static_cast<const T*>(nullptr), us, A.logits.data() + long(s) * V, V, threads);
+            linear_forward(1, A.f.data() + (long(s) * n + n - 1) * d, d, w.unembed, unembed_b, us,
+                           A.logits.data() + long(s) * V, V, threads);
     } else {
         A.logits.resize(rows, V);
-        linear_forward(rows, A.f.data(), d, w.unembed, static_cast<const T*>(nullptr), us, A.logits.data(), V,
-                       threads);
+        linear_forward(rows, A.f.data(), d, w.unembed, unembed_b, us, A.logits.data(), V, threads);
     }
-    if (c.logit_scale != 1.0) A.logits *= T(c.logit_scale);
-    if (w.logits_bias) A.logits.rowwise() += Eigen::Map<const RowT<T>>(w.logits_bias, V);
+    if (c.logit_scale != 1.0) {
+        A.logits *= T(c.logit_scale);
+        if (w.unembed_b) A.logits.rowwise() += Eigen::Map<const RowT<T>>(w.unembed_b, V);
+    }
     hook_all(HookStage::logits, -1, A.logits);
 }
 

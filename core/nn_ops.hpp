@@ -1,5 +1,5 @@
 // The transformer's ops, each once with its backward beside it (llm.c's habit): norms, positions,
-// activations, the matrix product, causal attention and linear layers. Used by the one decoder forward
+// activations, the matrix product, attention (causal or bidirectional) and linear layers. Used by the one decoder forward
 // (core/decoder.hpp) for every model -- trained here (core/train.cpp) or opened from a folder
 // (core/model.cpp) -- and by the trainer's backward. Templated on the scalar: float in the app, double
 // in the finite-difference tests.
@@ -13,6 +13,8 @@
 #include <cmath>
 #include <type_traits>
 #include <vector>
+
+#include <unsupported/Eigen/SpecialFunctions>  // Eigen's vectorised erf (GELU's exact form)
 
 #include "core/gemm.hpp"
 #include "core/ops.hpp"
@@ -153,7 +155,7 @@ void rope_apply(T* x, int rows, long ld, int heads, int dh, int n, const M<T>& c
 }
 
 // ---------------------------------------------------------------------------------------------
-// MLP activations: GELU (tanh form), SwiGLU and GeGLU
+// MLP activations: GELU (tanh form and exact erf form), SwiGLU and GeGLU
 // ---------------------------------------------------------------------------------------------
 
 /// forward: GELU(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), elementwise. [n, f] → [n, f].
@@ -183,6 +185,23 @@ void relu_forward(const M<T>& x, M<T>& y) {
 template <typename T>
 void relu_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
     dx = (x.array() > T(0)).select(dy, M<T>::Zero(x.rows(), x.cols()));
+}
+
+/// forward: GELU's exact form, GELU(x) = 0.5·x·(1 + erf(x/√2)) (BERT's and BART's "gelu"), elementwise.
+/// [n, f] → [n, f]. float: Eigen's vectorised erf (within a few ulp of std::erf).
+template <typename T>
+void gelu_erf_forward(const M<T>& x, M<T>& y) {
+    const T r = T(1 / std::sqrt(2.0));
+    y.resize(x.rows(), x.cols());
+    y.array() = T(0.5) * x.array() * (T(1) + (x.array() * r).erf());
+}
+/// backward: dx = dy·(0.5·(1 + erf(x/√2)) + x·φ(x)), φ(x) = exp(−x²/2)/√(2π). Overwrites dx.
+template <typename T>
+void gelu_erf_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
+    const T r = T(1 / std::sqrt(2.0)), c = T(1 / std::sqrt(2.0 * 3.14159265358979323846));
+    const auto X = x.array();
+    dx.resize(x.rows(), x.cols());
+    dx.array() = dy.array() * (T(0.5) * (T(1) + (X * r).erf()) + X * c * (T(-0.5) * X.square()).exp());
 }
 
 /// forward: SwiGLU z = SiLU(g)·u with gu = [g | u] [n, 2f] → z [n, f].
@@ -248,8 +267,9 @@ void product(int rows, int cols, int inner, const T* a, long a_rs, long a_cs, co
 }
 
 // ---------------------------------------------------------------------------------------------
-// Causal attention of one head over one sequence (temperature 1, scale 1/√dh), in three steps so that
-// a caller can look at (and change) the scores and the weights between them.
+// Attention of one head over one sequence (temperature 1, scale 1/√dh), causal (a decoder's) or over
+// every key (an encoder's), in three steps so that a caller can look at (and change) the scores and
+// the weights between them.
 // ---------------------------------------------------------------------------------------------
 
 /// Scores [n, n] (row stride n) = Q·Kᵀ, Q and K [n, dh] with row strides ldq, ldk; only on and below
@@ -273,34 +293,52 @@ void causal_softmax(M<T>& P, T scale) {
     }
 }
 
-/// y [n, dv] (row stride ldy) = P·V, P [n, n] lower-triangular, V [n, dv] with row stride ldv.
+/// In place on P [n, n] holding every score: row i becomes softmax(P[i, :]·scale) over all keys
+/// (bidirectional attention: an encoder's, no mask).
 template <typename T>
-void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy) {
-    product<T>(n, dv, n, P.data(), n, 1, V, ldv, 1, y, ldy, false, Triangle::LowerA);
+void full_softmax(M<T>& P, T scale) {
+    for (Eigen::Index i = 0; i < P.rows(); ++i) {
+        auto r = P.row(i).array();
+        r *= scale;
+        r = (r - r.maxCoeff()).exp();
+        r /= r.sum();
+    }
+}
+
+/// y [n, dv] (row stride ldy) = P·V, V [n, dv] with row stride ldv; P [n, n] lower-triangular when
+/// `causal` (its zeros skipped), else full.
+template <typename T>
+void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy, bool causal = true) {
+    product<T>(n, dv, n, P.data(), n, 1, V, ldv, 1, y, ldy, false, causal ? Triangle::LowerA : Triangle::None);
 }
 
 /// backward of one head: dy_h [n, dv] (row stride ldd) → dQ, dK, dV (overwritten; row strides ldq...):
 ///   dP = dy_h·Vᵀ; dV = Pᵀ·dy_h; dS = P ⊙ (dP − rowsum(dP ⊙ P))·scale; dQ = dS·K; dK = dSᵀ·Q.
-/// dP, dS: [n, n] scratch.
+/// P causal (lower-triangular, its zeros skipped) or, with causal = false, full. dP, dS: [n, n] scratch.
 template <typename T>
 void attention_head_backward(int n, int dh, const T* Q, const T* K, const T* V, long ld, const M<T>& P,
-                             const T* dyh, long ldd, T* dQ, T* dK, T* dV, long ldg, M<T>& dP, M<T>& dS) {
+                             const T* dyh, long ldd, T* dQ, T* dK, T* dV, long ldg, M<T>& dP, M<T>& dS,
+                             bool causal = true) {
     const T scale = T(1) / std::sqrt(T(dh));
+    const Triangle lower_c = causal ? Triangle::LowerC : Triangle::None,
+                   lower_a = causal ? Triangle::LowerA : Triangle::None,
+                   upper_a = causal ? Triangle::UpperA : Triangle::None;
     dP.resize(n, n);
     dS.resize(n, n);
-    // dP [n, n] = dy_h·Vᵀ (on and below the diagonal); dV [n, dh] = Pᵀ·dy_h (Pᵀ upper-triangular)
-    product<T>(n, n, dh, dyh, ldd, 1, V, 1, ld, dP.data(), n, false, Triangle::LowerC);
-    product<T>(n, dh, n, P.data(), 1, n, dyh, ldd, 1, dV, ldg, false, Triangle::UpperA);
+    // dP [n, n] = dy_h·Vᵀ (on and below the diagonal when causal); dV [n, dh] = Pᵀ·dy_h
+    product<T>(n, n, dh, dyh, ldd, 1, V, 1, ld, dP.data(), n, false, lower_c);
+    product<T>(n, dh, n, P.data(), 1, n, dyh, ldd, 1, dV, ldg, false, upper_a);
     for (int i = 0; i < n; ++i) {
-        const auto p = P.row(i).head(i + 1).array();
-        const auto dp = dP.row(i).head(i + 1).array();
+        const int keys = causal ? i + 1 : n;
+        const auto p = P.row(i).head(keys).array();
+        const auto dp = dP.row(i).head(keys).array();
         const T dot = (dp * p).sum();
-        dS.row(i).head(i + 1).array() = p * (dp - dot) * scale;
-        dS.row(i).tail(n - i - 1).setZero();
+        dS.row(i).head(keys).array() = p * (dp - dot) * scale;
+        dS.row(i).tail(n - keys).setZero();
     }
-    // dQ [n, dh] = dS·K (dS lower-triangular); dK [n, dh] = dSᵀ·Q (dSᵀ upper-triangular)
-    product<T>(n, dh, n, dS.data(), n, 1, K, ld, 1, dQ, ldg, false, Triangle::LowerA);
-    product<T>(n, dh, n, dS.data(), 1, n, Q, ld, 1, dK, ldg, false, Triangle::UpperA);
+    // dQ [n, dh] = dS·K; dK [n, dh] = dSᵀ·Q (dS lower-triangular when causal)
+    product<T>(n, dh, n, dS.data(), n, 1, K, ld, 1, dQ, ldg, false, lower_a);
+    product<T>(n, dh, n, dS.data(), 1, n, Q, ld, 1, dK, ldg, false, upper_a);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -345,13 +383,13 @@ void cross_attention_combine(int n, int m, int dv, const M<T>& P, const T* V, lo
 ///   dS = dZ·scale; dQ = dS·K; dK = dSᵀ·Q. Q [n, dh] row stride ldq; K, V [m, dh] row stride ldk.
 /// dP, dS: [n, m] scratch.
 template <typename T>
-void cross_attention_head_backward(int n, int m, int dh, const T* Q, long ldq, const T* K, const T* V, long ldk,
-                                   const M<T>& P, T scale, bool causal, const T* dyh, long ldd, T* dQ, T* dK,
-                                   T* dV, long ldg, T* dbias, M<T>& dP, M<T>& dS) {
+void cross_attention_head_backward(int n, int m, int dh, const T* Q, long ldq, const T* K, const T* V,
+                                   long ldk, const M<T>& P, T scale, bool causal, const T* dyh, long ldd,
+                                   T* dQ, T* dK, T* dV, long ldg, T* dbias, M<T>& dP, M<T>& dS) {
     dP.resize(n, m);
     dS.resize(n, m);
-    product<T>(n, m, dh, dyh, ldd, 1, V, 1, ldk, dP.data(), m, false);       // dP [n, m] = dy_h·Vᵀ
-    product<T>(m, dh, n, P.data(), 1, m, dyh, ldd, 1, dV, ldg, false);       // dV [m, dh] = Pᵀ·dy_h
+    product<T>(n, m, dh, dyh, ldd, 1, V, 1, ldk, dP.data(), m, false);  // dP [n, m] = dy_h·Vᵀ
+    product<T>(m, dh, n, P.data(), 1, m, dyh, ldd, 1, dV, ldg, false);  // dV [m, dh] = Pᵀ·dy_h
     for (int i = 0; i < n; ++i) {
         const int w = causal ? std::min(m, i + 1) : m;
         const auto p = P.row(i).head(w).array();
@@ -404,7 +442,8 @@ std::vector<M<T>> relative_position_bias(int n, int m, int h, const T* table, bo
         bucket[std::size_t(r + n)] = relative_position_bucket(r, bidirectional, num_buckets, max_distance);
     for (int j = 0; j < h; ++j)
         for (int q = 0; q < n; ++q)
-            for (int k = 0; k < m; ++k) bias[std::size_t(j)](q, k) = table[long(bucket[std::size_t(k - q + n)]) * h + j];
+            for (int k = 0; k < m; ++k)
+                bias[std::size_t(j)](q, k) = table[long(bucket[std::size_t(k - q + n)]) * h + j];
     return bias;
 }
 
@@ -417,8 +456,8 @@ void relative_position_bias_backward(const std::vector<M<T>>& dbias, T* dtable, 
         const M<T>& g = dbias[std::size_t(j)];
         for (int q = 0; q < int(g.rows()); ++q)
             for (int k = 0; k < int(g.cols()); ++k)
-                dtable[long(relative_position_bucket(k - q, bidirectional, num_buckets, max_distance)) * h + j] +=
-                    g(q, k);
+                dtable[long(relative_position_bucket(k - q, bidirectional, num_buckets, max_distance)) * h +
+                       j] += g(q, k);
     }
 }
 

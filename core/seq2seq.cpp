@@ -25,13 +25,13 @@ Seq2SeqWeights<float> seq2seq_weights(const ModelWeights& m) {
     w.encoder.shape.causal = false;
     w.encoder.shape.cross = false;
     w.encoder.unembed = nullptr;
-    w.encoder.logits_bias = nullptr;
+    w.encoder.unembed_b = nullptr;
     return w;
 }
 
 namespace {
 
-void check_ids(const ModelSpec& s, const std::vector<int>& ids, const char* what) {
+void check_stack_ids(const ModelSpec& s, const std::vector<int>& ids, const char* what) {
     if (ids.empty()) throw Error(std::string("the model needs at least one ") + what + " token");
     if (int(ids.size()) > s.max_positions)
         throw Error(std::to_string(ids.size()) + " " + what + " tokens are more than the model's " +
@@ -43,8 +43,8 @@ void check_ids(const ModelSpec& s, const std::vector<int>& ids, const char* what
 }
 
 /// Hooks recording every stage of one stack into `out` (and its rollout from the self-attention).
-ForwardHooks<float> recorder(StackStages& out, int n_layer, int h, int group, bool rollout,
-                             std::vector<Mat>& layer_weights) {
+ForwardHooks<float> stage_recorder(StackStages& out, int n_layer, int h, int group, bool rollout,
+                                   std::vector<Mat>& layer_weights) {
     ForwardHooks<float> rec;
     out.layers.resize(std::size_t(n_layer));
     for (int l = 0; l < n_layer; ++l) {
@@ -67,45 +67,77 @@ ForwardHooks<float> recorder(StackStages& out, int n_layer, int h, int group, bo
             return;
         }
         LayerStages& st = out.layers[std::size_t(p.layer)];
-        if (st.cross_heads.empty() && p.stage >= HookStage::cross_Q && p.stage <= HookStage::cross_head_output)
+        if (st.cross_heads.empty() && p.stage >= HookStage::cross_Q &&
+            p.stage <= HookStage::cross_head_output)
             return;  // (sized before the forward: see below)
         auto head = [&](int j) -> HeadStages& { return st.heads[std::size_t(j)]; };
         auto cross = [&](int j) -> HeadStages& { return st.cross_heads[std::size_t(j)]; };
         switch (p.stage) {
-            case HookStage::ln_1: st.ln_1 = v; break;
-            case HookStage::Q: head(p.head).Q = v; break;
+            case HookStage::ln_1:
+                st.ln_1 = v;
+                break;
+            case HookStage::Q:
+                head(p.head).Q = v;
+                break;
             case HookStage::K:
             case HookStage::V:
                 for (int j = p.head * group; j < (p.head + 1) * group; ++j)
                     (p.stage == HookStage::K ? head(j).K : head(j).V) = v;
                 break;
-            case HookStage::scores: head(p.head).scores = v; break;
+            case HookStage::scores:
+                head(p.head).scores = v;
+                break;
             case HookStage::weights:
                 head(p.head).weights = v;
                 if (rollout) layer_weights[std::size_t(p.head)] = v;
                 break;
-            case HookStage::head_output: head(p.head).head_output = v; break;
-            case HookStage::attn_out: st.attn_out = v; break;
+            case HookStage::head_output:
+                head(p.head).head_output = v;
+                break;
+            case HookStage::attn_out:
+                st.attn_out = v;
+                break;
             case HookStage::resid_mid:
                 st.resid_mid = v;
-                if (rollout) {  // (every head of the layer is done by then)
+                if (rollout) {                    // (every head of the layer is done by then)
                     Mat mean = layer_weights[0];  // [rows, rows]: the heads' mean, summed in head order
                     for (int j = 1; j < h; ++j) mean += layer_weights[std::size_t(j)];
                     mean /= float(h);
                     out.rollout = rollout_step(mean, out.rollout);
                 }
                 break;
-            case HookStage::cross_Q: cross(p.head).Q = v; break;
-            case HookStage::cross_K: cross(p.head).K = v; break;
-            case HookStage::cross_V: cross(p.head).V = v; break;
-            case HookStage::cross_scores: cross(p.head).scores = v; break;
-            case HookStage::cross_weights: cross(p.head).weights = v; break;
-            case HookStage::cross_head_output: cross(p.head).head_output = v; break;
-            case HookStage::cross_attn_out: st.cross_attn_out = v; break;
-            case HookStage::ln_2: st.ln_2 = v; break;
-            case HookStage::mlp_out: st.mlp_out = v; break;
-            case HookStage::resid_post: st.resid_post = v; break;
-            default: break;
+            case HookStage::cross_Q:
+                cross(p.head).Q = v;
+                break;
+            case HookStage::cross_K:
+                cross(p.head).K = v;
+                break;
+            case HookStage::cross_V:
+                cross(p.head).V = v;
+                break;
+            case HookStage::cross_scores:
+                cross(p.head).scores = v;
+                break;
+            case HookStage::cross_weights:
+                cross(p.head).weights = v;
+                break;
+            case HookStage::cross_head_output:
+                cross(p.head).head_output = v;
+                break;
+            case HookStage::cross_attn_out:
+                st.cross_attn_out = v;
+                break;
+            case HookStage::ln_2:
+                st.ln_2 = v;
+                break;
+            case HookStage::mlp_out:
+                st.mlp_out = v;
+                break;
+            case HookStage::resid_post:
+                st.resid_post = v;
+                break;
+            default:
+                break;
         }
     };
     return rec;
@@ -116,16 +148,16 @@ ForwardHooks<float> recorder(StackStages& out, int n_layer, int h, int group, bo
 Seq2SeqForward run_seq2seq(const ModelWeights& model, const std::vector<int>& source,
                            const std::vector<int>& target, const Seq2SeqRunOptions& o) {
     const ModelSpec& s = model.spec;
-    check_ids(s, source, "source");
-    check_ids(s, target, "target");
+    check_stack_ids(s, source, "source");
+    check_stack_ids(s, target, "target");
     const int m = int(source.size()), n = int(target.size()), h = s.n_head, group = s.n_head / s.n_kv_head;
     const Seq2SeqWeights<float> w = seq2seq_weights(model);
     Seq2SeqForward out;
     std::vector<Mat> enc_w, dec_w;  // the current layer's self-attention weights, for the rollouts
     ForwardHooks<float> enc_rec, dec_rec;
     if (o.keep) {
-        enc_rec = recorder(out.encoder, s.s2s.n_encoder_layer, h, group, o.rollout, enc_w);
-        dec_rec = recorder(out.decoder, s.n_layer, h, group, o.rollout, dec_w);
+        enc_rec = stage_recorder(out.encoder, s.s2s.n_encoder_layer, h, group, o.rollout, enc_w);
+        dec_rec = stage_recorder(out.decoder, s.n_layer, h, group, o.rollout, dec_w);
         for (LayerStages& st : out.decoder.layers) st.cross_heads.resize(std::size_t(h));
     }
     ForwardOptions<float> fo;
@@ -147,10 +179,12 @@ Seq2SeqForward run_seq2seq(const ModelWeights& model, const std::vector<int>& so
 
 std::uint64_t seq2seq_forward_bytes(const ModelSpec& s, int m, int n, const Seq2SeqRunOptions& o) {
     const std::uint64_t M = std::uint64_t(std::max(0, m)), N = std::uint64_t(std::max(0, n)), f = 4;
-    const std::uint64_t d = std::uint64_t(s.d_model), h = std::uint64_t(s.n_head), dh = std::uint64_t(s.d_head);
+    const std::uint64_t d = std::uint64_t(s.d_model), h = std::uint64_t(s.n_head),
+                        dh = std::uint64_t(s.d_head);
     auto stack = [&](std::uint64_t rows, std::uint64_t keys, int layers, bool cross) {
         std::uint64_t per_layer = h * (4 * rows * dh + 2 * rows * rows) * f + 6 * rows * d * f;
-        if (cross) per_layer += h * (rows * dh + 2 * keys * dh + 2 * rows * keys + rows * dh) * f + rows * d * f;
+        if (cross)
+            per_layer += h * (rows * dh + 2 * keys * dh + 2 * rows * keys + rows * dh) * f + rows * d * f;
         std::uint64_t bytes = o.keep ? std::uint64_t(layers) * per_layer + (h + 4) * rows * rows * f : 0;
         // working set: the residual stream and norms, q | k | v, the MLP, the attention matrices
         bytes += 8 * rows * d * f + 4 * rows * h * dh * f + 3 * rows * std::uint64_t(s.d_ff) * f +

@@ -17,12 +17,17 @@
 //       never made.
 //   seq2seq_decode(w, E.f, m, tgt [S·n], S, n, D, opt): D = the decoder's SeqActs; D.logits [S·n, V]
 //       (or [S, V] with last_logits). Each kept LayerActs holds, besides the self-attention's
-//       activations: ac / xhatc / rstdc (the cross-attention's norm), cq [S·n, h·dh] (queries),
+//       activations: ac / xhatc / rstdc (the cross-attention's norm: pre-norm, ac = its output, the
+//       queries' input; post-norm (BART), ac = resid_mid and xhatc / rstdc belong to the norm of
+//       resid_mid + cross_attn_out, which is cmid), cq [S·n, h·dh] (queries),
 //       ckv [S·m, 2·h·dh] (keys | values of the source), catt [S·h][n, m] (cross weights, sequence s
 //       head j at s·h + j), cy [S·n, h·dh] (heads concatenated), cmid [S·n, d] (residual after the
 //       cross-attention). D.pos_bias [h][n, n] / E.pos_bias [h][m, m]: T5's bias as added to the scores.
-//   The backward of cross-attention per head is nn::cross_attention_head_backward (core/nn_ops.hpp),
-//   of the bias table nn::relative_position_bias_backward.
+//   Scores are scaled by 1/√dh unless shape.scale_scores is false (T5); logits = (f·Uᵀ)·logit_scale
+//   + unembed_b.
+//   The backward of cross-attention per head is nn::cross_attention_head_backward (core/nn_ops.hpp;
+//   with causal = true and a bias it is also T5's decoder self-attention), of the bias table
+//   nn::relative_position_bias_backward, of ReLU nn::relu_backward.
 //
 // For a Hugging Face model (ModelWeights with spec.encoder_decoder): seq2seq_weights(model) gives the
 // views; run_seq2seq(model, src, tgt, options) records every stage of both stacks (Seq2SeqForward).

@@ -11,8 +11,8 @@
 #include "core/error.hpp"
 #include "core/model.hpp"
 #include "core/model_trace.hpp"
-#include "core/seq2seq.hpp"
 #include "core/ops.hpp"
+#include "core/seq2seq.hpp"
 #include "core/thread_pool.hpp"
 #include "io/cli.hpp"
 #include "io/commands.hpp"
@@ -109,12 +109,14 @@ ojson stage_entry(const std::string& name, int layer, int head, const Mat& M, co
 
 /// The decoder's input of an encoder–decoder: its start token, then --target's tokens (the text alone,
 /// no special tokens) or --target-ids.
-std::vector<int> read_target(const CliArgs& args, const Input& source, const std::string& dir, const ModelSpec& s) {
+std::vector<int> read_target(const CliArgs& args, const Input& source, const std::string& dir,
+                             const ModelSpec& s) {
     if (args.has("--target") && args.has("--target-ids"))
         throw UsageError("give the target with at most one of --target TEXT or --target-ids I,J");
     std::vector<int> ids{s.s2s.decoder_start};
     if (auto t = args.get("--target")) {
-        const std::shared_ptr<const Tokenizer> tok = source.tokenizer ? source.tokenizer : Tokenizer::load_dir(dir);
+        const std::shared_ptr<const Tokenizer> tok =
+            source.tokenizer ? source.tokenizer : Tokenizer::load_dir(dir);
         const std::vector<int> more = tok->encode(*t);
         check_ids_in_vocab(*tok, more, s.vocab_size);
         ids.insert(ids.end(), more.begin(), more.end());
@@ -133,7 +135,8 @@ int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in
     const std::vector<int> target = read_target(args, in, dir, s);
     const int layers = std::max(s.n_layer, s.s2s.n_encoder_layer);
     std::vector<bool> keep_layer(std::size_t(layers), !args.has("--layer"));
-    for (const std::string& l : args.all("--layer")) keep_layer[std::size_t(cli_int("--layer", l, 0, layers - 1))] = true;
+    for (const std::string& l : args.all("--layer"))
+        keep_layer[std::size_t(cli_int("--layer", l, 0, layers - 1))] = true;
     Seq2SeqRunOptions run;
     run.threads = threads;
     const int m = int(in.ids.size()), n = int(target.size());
@@ -166,8 +169,8 @@ int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in
         ojson stages = ojson::array();
         auto put = [&](const char* stack, const std::string& name, int layer, int head, const Mat& M) {
             if (M.size() == 0) return;  // a stage this model does not have (BART: no final norm)
-            std::string file = std::string(stack) + "_" +
-                               (layer >= 0 ? "layer" + std::to_string(layer) + "_" + name : name);
+            std::string file =
+                std::string(stack) + "_" + (layer >= 0 ? "layer" + std::to_string(layer) + "_" + name : name);
             if (head >= 0) file += "_h" + std::to_string(head);
             file += ".npy";
             write_npy(tmp + "/" + file, M);
@@ -175,16 +178,17 @@ int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in
             e["stack"] = stack;
             stages.push_back(std::move(e));
         };
-        auto put_heads = [&](const char* stack, const std::string& prefix, int l, const std::vector<HeadStages>& hs) {
+        auto put_heads = [&](const char* stack, const std::string& prefix, int l,
+                             const std::vector<HeadStages>& hs) {
             const char* names[] = {"Q", "K", "V", "scores", "weights", "head_output"};
             for (const char* name : names)
                 for (std::size_t h = 0; h < hs.size(); ++h) {
                     const HeadStages& x = hs[h];
                     const std::string nm = name;
-                    const Mat& M = nm == "Q"        ? x.Q
-                                   : nm == "K"      ? x.K
-                                   : nm == "V"      ? x.V
-                                   : nm == "scores" ? x.scores
+                    const Mat& M = nm == "Q"         ? x.Q
+                                   : nm == "K"       ? x.K
+                                   : nm == "V"       ? x.V
+                                   : nm == "scores"  ? x.scores
                                    : nm == "weights" ? x.weights
                                                      : x.head_output;
                     put(stack, prefix + nm, l, int(h), M);
@@ -208,7 +212,7 @@ int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in
                 put(stack, "mlp_out", li, -1, L.mlp_out);
                 put(stack, "resid_post", li, -1, L.resid_post);
             }
-            put(stack, "ln_f", -1, -1, st.ln_f);
+            if (s.s2s.final_norm) put(stack, "ln_f", -1, -1, st.ln_f);  // (BART has none)
             if (which == 1) {
                 put(stack, "logits", -1, -1, f.logits);
                 const Vec probs = next_token_probs(f.logits.row(f.logits.rows() - 1), temperature);  // [V]
@@ -222,7 +226,8 @@ int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in
             put(stack, "rollout", -1, -1, st.rollout);
         }
         mj["stages"] = std::move(stages);
-        write_file_atomic(tmp + "/manifest.json", mj.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n");
+        write_file_atomic(tmp + "/manifest.json",
+                          mj.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n");
     });
     std::cout << "wrote " << s.architecture << " (" << s.s2s.n_encoder_layer << " + " << s.n_layer
               << " layers, source n=" << m << ", target n=" << n << ") to " << out << "/\n";
@@ -244,8 +249,12 @@ int seq2seq_generate(const ModelWeights& model, const Input& in, int count, cons
         seq2seq_forward_bytes(s, int(in.ids.size()), count + 1, est) + model.weight_bytes;
     if (need > kMemoryLimit)
         throw Error(std::to_string(in.ids.size()) + " source tokens and " + std::to_string(count) +
-                    " new ones need " + std::to_string(need >> 20) + " MiB with the weights, over the 3 GiB limit");
-    (void)run_seq2seq(model, in.ids, {s.s2s.decoder_start}, est);  // checks the ids
+                    " new ones need " + std::to_string(need >> 20) +
+                    " MiB with the weights, over the 3 GiB limit");
+    for (int id : in.ids)
+        if (id < 0 || id >= s.vocab_size)
+            throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                        std::to_string(s.vocab_size - 1) + ")");
     const Seq2SeqWeights<float> w = seq2seq_weights(model);
     ForwardOptions<float> fo;
     fo.keep_layers = false;
@@ -267,7 +276,8 @@ int seq2seq_generate(const ModelWeights& model, const Input& in, int count, cons
         std::cout << in.tokenizer->decode_labelled(generated) << "\n";
     } else {
         std::string line;
-        for (std::size_t i = 0; i < generated.size(); ++i) line += (i ? "," : "") + std::to_string(generated[i]);
+        for (std::size_t i = 0; i < generated.size(); ++i)
+            line += (i ? "," : "") + std::to_string(generated[i]);
         std::cout << line << "\n";
     }
     return 0;

@@ -53,7 +53,8 @@ struct ConfigReader final : ConfigFields {
         const json& v = j.at(f);
         if (!v.is_number_integer()) fail(f, "must be an integer, got " + v.dump());
         const std::int64_t x = v.get<std::int64_t>();
-        if (x < 0 || x > kMaxDim) fail(f, "must be from 0 to " + std::to_string(kMaxDim) + ", got " + v.dump());
+        if (x < 0 || x > kMaxDim)
+            fail(f, "must be from 0 to " + std::to_string(kMaxDim) + ", got " + v.dump());
         return int(x);
     }
     double number(const std::string& f, double fallback, bool allow_zero) const override {
@@ -295,7 +296,7 @@ ModelWeights load_seq2seq_weights(const ModelSpec& s, const Architecture& arch, 
         if (!t.has(embed) && t.has(alt + ".weight")) embed = alt + ".weight";
     m.wte = t.matrix(embed, V, d);
     m.lm_head = tied ? m.wte : t.matrix(dn.lm_head + ".weight", V, d);
-    if (s.s2s.logits_bias && t.has(dn.logits_bias)) m.logits_bias = t.matrix(dn.logits_bias, 1, V).data;
+    if (!dn.logits_bias.empty() && t.has(dn.logits_bias)) m.lm_bias = t.matrix(dn.logits_bias, 1, V).data;
     const bool layer_norm = norm_kind(s) == NormKind::LayerNorm;
     auto norm = [&](const std::string& p) {
         return Norm{t.vector(p + ".weight", d), layer_norm ? t.vector(p + ".bias", d) : nullptr, d};
@@ -312,7 +313,9 @@ ModelWeights load_seq2seq_weights(const ModelSpec& s, const Architecture& arch, 
             wpe = t.matrix(names.positions + ".weight", s.max_positions + s.position_offset, d);
         if (!names.embed_norm.empty()) ln_embed = norm(names.embed_norm);
         if (s.s2s.rel_buckets > 0)
-            rel_bias = t.matrix(names.block_prefix(0) + names.rel_bias + ".weight", s.s2s.rel_buckets, s.n_head).data;
+            rel_bias =
+                t.matrix(names.block_prefix(0) + names.rel_bias + ".weight", s.s2s.rel_buckets, s.n_head)
+                    .data;
         for (int l = 0; l < n_layer; ++l) {
             const std::string p = names.block_prefix(l);
             BlockWeights b;
@@ -342,7 +345,8 @@ ModelWeights load_seq2seq_weights(const ModelSpec& s, const Architecture& arch, 
         if (s.s2s.final_norm) ln_f = norm(names.final_norm);
     };
     EncoderWeights& e = m.encoder;
-    stack(arch.encoder_tensors, s.s2s.n_encoder_layer, false, e.blocks, e.wpe, e.ln_embed, e.ln_f, e.rel_bias);
+    stack(arch.encoder_tensors, s.s2s.n_encoder_layer, false, e.blocks, e.wpe, e.ln_embed, e.ln_f,
+          e.rel_bias);
     stack(dn, s.n_layer, true, m.blocks, m.wpe, m.ln_embed, m.ln_f, m.rel_bias);
     return m;
 }
@@ -366,7 +370,7 @@ ModelWeights load_model_dir(const std::string& dir) {
         m = load_seq2seq_weights(spec, arch, ck, flag("tie_word_embeddings", arch.tied_by_default));
     else
         m = load_weights(spec, arch, ck, flag("tie_word_embeddings", arch.tied_by_default),
-                     !arch.tensors.conv1d && flag("attention_bias", false));
+                         !arch.tensors.conv1d && flag("attention_bias", false));
     m.storage = std::move(ck.storage);
     m.weight_bytes = ck.weight_bytes;
     validate_model(m);

@@ -28,24 +28,26 @@ TEST(RelativePositionBucket, MatchesHandComputedValues) {
     // num_buckets 32, max_distance 128. Bidirectional: 16 buckets a side, exact below 8, then
     // 8 + ⌊log(|r|/8) / log(16) · 8⌋ (16 → 10 exactly: log 2 / log 16 · 8 = 2), capped at 15; keys
     // after the query add 16.
-    const int rel[] = {-200, -128, -127, -65, -64, -63, -33, -32, -31, -17, -16, -15, -9, -8, -7, -1, 0,
+    const int rel[] = {-200, -128, -127, -65, -64, -63, -33, -32, -31, -17, -16, -15, -9, -8,  -7,  -1, 0,
                        1,    7,    8,    9,   15,  16,  17,  31,  32,  33,  63,  64,  65, 127, 128, 200};
-    const int bidir[] = {15, 15, 15, 14, 14, 13, 12, 12, 11, 10, 10, 9,  8,  8,  7,  1,  0,
+    const int bidir[] = {15, 15, 15, 14, 14, 13, 12, 12, 11, 10, 10, 9,  8,  8,  7,  1, 0,
                          17, 23, 24, 24, 25, 26, 26, 27, 28, 28, 29, 30, 30, 31, 31, 31};
     // Causal (decoder): only keys before the query count, 32 buckets, exact below 16, then
-    // 16 + ⌊log(r/16) / log(8) · 16⌋ capped at 31; keys after the query are bucket 0.
-    const int causal[] = {31, 31, 31, 27, 26, 26, 21, 21, 20, 16, 16, 15, 9, 8, 7, 1, 0,
+    // 16 + ⌊log(r/16) / log(8) · 16⌋ capped at 31 (r = 64: 16 + ⌊10.67⌋); keys after the query are
+    // bucket 0. (The same values as Hugging Face's _relative_position_bucket.)
+    const int causal[] = {31, 31, 31, 26, 26, 26, 21, 21, 21, 16, 16, 15, 9, 8, 7, 1, 0,
                           0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0, 0, 0, 0};
     for (std::size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); ++i) {
-        EXPECT_EQ(nn::relative_position_bucket(rel[i], true, 32, 128), bidir[i]) << "bidirectional r = " << rel[i];
+        EXPECT_EQ(nn::relative_position_bucket(rel[i], true, 32, 128), bidir[i])
+            << "bidirectional r = " << rel[i];
         EXPECT_EQ(nn::relative_position_bucket(rel[i], false, 32, 128), causal[i]) << "causal r = " << rel[i];
     }
     // A small table (8 buckets, max distance 20): bidirectional 4 a side, exact below 2.
     EXPECT_EQ(nn::relative_position_bucket(-1, true, 8, 20), 1);
-    EXPECT_EQ(nn::relative_position_bucket(-2, true, 8, 20), 2);   // 2 + ⌊log(1)/log(10)·2⌋
-    EXPECT_EQ(nn::relative_position_bucket(-6, true, 8, 20), 2);   // 2 + ⌊log 3 / log 10 · 2⌋ = 2 + 0
-    EXPECT_EQ(nn::relative_position_bucket(-7, true, 8, 20), 3);   // 2 + ⌊1.088⌋
-    EXPECT_EQ(nn::relative_position_bucket(3, true, 8, 20), 6);    // 4 + 2 + ⌊log 1.5 / log 10 · 2⌋
+    EXPECT_EQ(nn::relative_position_bucket(-2, true, 8, 20), 2);  // 2 + ⌊log(1)/log(10)·2⌋
+    EXPECT_EQ(nn::relative_position_bucket(-6, true, 8, 20), 2);  // 2 + ⌊log 3 / log 10 · 2⌋ = 2 + 0
+    EXPECT_EQ(nn::relative_position_bucket(-7, true, 8, 20), 3);  // 2 + ⌊1.088⌋
+    EXPECT_EQ(nn::relative_position_bucket(3, true, 8, 20), 6);   // 4 + 2 + ⌊log 1.5 / log 10 · 2⌋
 }
 
 TEST(RelativePositionBucket, BiasTableLooksUpEachHeadsColumn) {
@@ -83,9 +85,9 @@ void check_cross_backward(int n, int m, bool causal) {
     nn::cross_attention_scores<double>(n, m, dh, Q.data(), dh, K.data(), dh, P.data());
     nn::biased_softmax<double>(P, scale, bias.data(), causal);
     Md dQ(n, dh), dK(m, dh), dV(m, dh), dbias = Md::Zero(n, m), dP, dS;
-    nn::cross_attention_head_backward<double>(n, m, dh, Q.data(), dh, K.data(), V.data(), dh, P, scale, causal,
-                                              dy.data(), dh, dQ.data(), dK.data(), dV.data(), dh, dbias.data(),
-                                              dP, dS);
+    nn::cross_attention_head_backward<double>(n, m, dh, Q.data(), dh, K.data(), V.data(), dh, P, scale,
+                                              causal, dy.data(), dh, dQ.data(), dK.data(), dV.data(), dh,
+                                              dbias.data(), dP, dS);
     const double h = 1e-6;
     auto check = [&](const std::string& what, Md& x, const Md& grad) {
         for (int i = 0; i < x.rows(); ++i)
@@ -98,7 +100,8 @@ void check_cross_backward(int n, int m, bool causal) {
                 x(i, j) = keep;
                 const double numeric = (lp - lm) / (2 * h);
                 EXPECT_NEAR(grad(i, j), numeric, 1e-7 * (1 + std::abs(numeric)))
-                    << what << "(" << i << ", " << j << ") n=" << n << " m=" << m << (causal ? " causal" : "");
+                    << what << "(" << i << ", " << j << ") n=" << n << " m=" << m
+                    << (causal ? " causal" : "");
             }
     };
     check("dQ", Q, dQ);
@@ -110,7 +113,7 @@ void check_cross_backward(int n, int m, bool causal) {
 TEST(CrossAttention, BackwardMatchesFiniteDifferences) {
     check_cross_backward(3, 5, false);  // target 3 tokens, source 5
     check_cross_backward(4, 2, false);
-    check_cross_backward(4, 4, true);   // causal self-attention with a bias (T5's decoder)
+    check_cross_backward(4, 4, true);  // causal self-attention with a bias (T5's decoder)
 }
 
 TEST(CrossAttention, RowsAreDistributionsOverEverySourceToken) {
@@ -123,7 +126,8 @@ TEST(CrossAttention, RowsAreDistributionsOverEverySourceToken) {
         EXPECT_NEAR(P.row(i).sum(), 1.0, 1e-12);
         const double z = (S.row(i).array() * 0.5 - (S.row(i) * 0.5).maxCoeff()).exp().sum();
         for (int j = 0; j < 6; ++j)
-            EXPECT_NEAR(P(i, j), std::exp(S(i, j) * 0.5 - (S.row(i) * 0.5).maxCoeff()) / z, 1e-12) << i << "," << j;
+            EXPECT_NEAR(P(i, j), std::exp(S(i, j) * 0.5 - (S.row(i) * 0.5).maxCoeff()) / z, 1e-12)
+                << i << "," << j;
     }
 }
 

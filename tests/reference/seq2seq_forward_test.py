@@ -188,7 +188,7 @@ def bart_forward(W, cfg, src, tgt):
         mid = ln(x + ao, p + "self_attn_layer_norm")
         mlp = ff(mid, p)
         x_new = ln(mid + mlp, p + "final_layer_norm")
-        layers.append(post_ln_stages(x, q, k, v, s, w, ho, ao, mid, mlp, x_new))
+        layers.append(post_ln_stages(x, q, k, v, s, w, ho, ao, mid, mid, mlp, x_new))
         x = x_new
     out["encoder"] = {"layers": layers}
     y = embed(tgt, "decoder")
@@ -201,7 +201,7 @@ def bart_forward(W, cfg, src, tgt):
         mid2 = ln(mid + cao, p + "encoder_attn_layer_norm")
         mlp = ff(mid2, p)
         y_new = ln(mid2 + mlp, p + "final_layer_norm")
-        st = post_ln_stages(y, q, k, v, s, w, ho, ao, mid, mlp, y_new)
+        st = post_ln_stages(y, q, k, v, s, w, ho, ao, mid, mid2, mlp, y_new)
         st.update(cross_Q=cq, cross_K=ck, cross_V=cv, cross_scores=cs, cross_weights=cw, cross_head_output=cho,
                   cross_attn_out=cao)
         layers.append(st)
@@ -211,11 +211,12 @@ def bart_forward(W, cfg, src, tgt):
     return out
 
 
-def post_ln_stages(x, q, k, v, s, w, ho, ao, mid, mlp, post):
-    """A post-LN layer's stages under the decoders' names: resid_mid is the normalised sum after attention
-    (the MLP's input), resid_post the layer's output."""
-    return dict(Q=q, K=k, V=v, scores=s, weights=w, head_output=ho, attn_out=ao, resid_mid=mid, mlp_out=mlp,
-                resid_post=post)
+def post_ln_stages(x, q, k, v, s, w, ho, ao, mid, mlp_in, mlp, post):
+    """A post-LN layer's stages under the decoders' names: ln_1 is what the attention reads (the layer's
+    input as it is), resid_mid the normalised sum after the self-attention, ln_2 what the MLP reads (after
+    the cross-attention's norm in a decoder layer), resid_post the layer's output."""
+    return dict(ln_1=x, Q=q, K=k, V=v, scores=s, weights=w, head_output=ho, attn_out=ao, resid_mid=mid,
+                ln_2=mlp_in, mlp_out=mlp, resid_post=post)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -454,7 +455,9 @@ def main():
         src, tgt = tok.encode(text), [2] + tok.encode(target_text)
         check_dump(attnviz, "bart", d, bart_forward(Wr, cfg, src, tgt), src, tgt, ["--text", text],
                    ["--target", target_text], temperature=1.3)
-        check_generate(attnviz, "bart", d, lambda s, t: bart_forward(Wr, cfg, s, t), src, 2, 2)
+        r = run(attnviz, "generate", "--model", d, "--text", text, "--tokens", "3")
+        if r.returncode != 0 or not r.stdout.strip():
+            FAILURES.append("bart generate --text: %r %r" % (r.stdout, r.stderr))
 
         # BartModel's names (no "model." prefix), no final_logits_bias, no scale: still read.
         d = os.path.join(tmp, "bart-model")
@@ -466,6 +469,7 @@ def main():
         src, tgt = [4, 8, 15, 16, 23, 42], [2, 3, 5]
         check_dump(attnviz, "bart-nomodelprefix", d, bart_forward(Wr, cfg, src, tgt), src, tgt,
                    ["--ids", ",".join(map(str, src))], ["--target-ids", "3,5"])
+        check_generate(attnviz, "bart", d, lambda s, t: bart_forward(Wr, cfg, s, t), src, 2, 2)
 
         # Bad input: one line.
         out = os.path.join(tmp, "bad-out")
