@@ -36,10 +36,6 @@ LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress
     parse_model_config(read_file(dir + "/config.json", 1u << 20), base_name(dir) + "/config.json");
     progress("mapping weights", 0.2f);
     auto weights = std::make_shared<const ModelWeights>(load_model_dir(dir));
-    if (weights->spec.encoder_decoder)  // (refused here, so the model already open stays)
-        throw Error(base_name(dir) + " is a " + weights->spec.architecture +
-                    " encoder–decoder: the GUI shows decoder-only models so far; attnviz dump --model and "
-                    "attnviz generate read it");
     progress("loading tokenizer", 0.85f);
     LoadedModel m;
     m.tokenizer = Tokenizer::load_dir(dir);

@@ -31,6 +31,12 @@ void read_t5(const ConfigFields& c, const std::string&, ModelSpec& s) {
     s.s2s.rel_buckets = c.positive("relative_attention_num_buckets", 32);
     s.s2s.rel_max_distance = c.positive("relative_attention_max_distance", 128);
     if (s.s2s.rel_buckets < 4) c.fail("relative_attention_num_buckets", "must be at least 4");
+    // Beyond the exact buckets (up to half the buckets) the distance is bucketed logarithmically up to
+    // max_distance, which must therefore lie beyond them.
+    if (s.s2s.rel_max_distance <= s.s2s.rel_buckets / 2)
+        c.fail("relative_attention_max_distance",
+               "must be more than half of relative_attention_num_buckets (" +
+                   std::to_string(s.s2s.rel_buckets) + "), got " + std::to_string(s.s2s.rel_max_distance));
     s.s2s.scale_scores = false;
     const std::string ff = c.string("feed_forward_proj", "relu");
     if (ff == "relu")

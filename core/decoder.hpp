@@ -158,12 +158,13 @@ struct DecoderShape {
     double theta = 10000.0;    // RoPE's base, and the sinusoids'
     double embed_scale = 1.0;  // token embeddings times this (Gemma: √d); the trainer's models keep 1
     // Encoders and encoder–decoders (BERT, BART, T5); the defaults are a decoder's.
-    bool causal = true;        // false: softmax over every key, no mask (bidirectional attention)
-    bool post_norm = false;    // x = LN(x + attn(x)); x = LN(x + mlp(x)) with ln_1, ln_2 (BERT, BART)
-    int position_offset = 0;   // token t reads learned position row t + offset (RoBERTa: pad + 1; BART: 2)
+    bool causal = true;       // false: softmax over every key, no mask (bidirectional attention)
+    bool post_norm = false;   // x = LN(x + attn(x)); x = LN(x + mlp(x)) with ln_1, ln_2 (BERT, BART)
+    int position_offset = 0;  // token t reads learned position row t + offset (RoBERTa: pad + 1; BART: 2)
     MlpKind head_act = MlpKind::GeluErf;  // activation of DecoderWeights::head (Gelu or GeluErf)
-    bool scale_scores = true;             // scores × 1/√dh before the softmax (T5: no)
-    int rel_buckets = 0;  // T5's relative position bias (weights.rel_bias): buckets, max distance
+    // Encoder–decoders (core/seq2seq.hpp):
+    bool scale_scores = true;  // scores × 1/√dh before the softmax (T5: no)
+    int rel_buckets = 0;       // T5's relative position bias (weights.rel_bias): buckets, max distance
     int rel_max_distance = 0;
     bool cross = false;        // every block has a cross-attention to ForwardOptions::source
     double logit_scale = 1.0;  // f·Uᵀ × this, before unembed_b (T5 with tied embeddings: d^−½)
@@ -183,9 +184,9 @@ struct DecoderWeights {
     const T* unembed_b = nullptr;  // [V] added to the logits (BERT's cls.predictions.bias), or null
     const T* wtt = nullptr;        // [types, d] token-type (segment) embeddings, row stride wtt_ld, or null
     long wtt_ld = 0;
-    NormW<T> ln_embed;             // LayerNorm of the summed embeddings (BERT, BART), or null w
-    LinearW<T> head;               // d → d then head_act, before ln_f (a masked-LM head's transform), or null w
-    const T* rel_bias = nullptr;   // [rel_buckets, h] T5's relative_attention_bias (shape.rel_buckets > 0)
+    NormW<T> ln_embed;  // LayerNorm of the summed embeddings (BERT, BART), or null w
+    LinearW<T> head;    // d → d then head_act, before ln_f (a masked-LM head's transform), or null w
+    const T* rel_bias = nullptr;  // [rel_buckets, h] T5's relative_attention_bias (shape.rel_buckets > 0)
 };
 
 /// Position tables for n positions: sinusoids [n, d] or RoPE's cos, sin [n, dh/2].
@@ -219,8 +220,8 @@ struct LayerActs {
     nn::M<T> xhat2;             // [rows, d]
     std::vector<T> rstd2;       // [rows]
     // post-norm blocks: xhat, rstd are ln_1's of in + attn; xhat2, rstd2 ln_2's of mid + mlp; a = in
-    nn::M<T> pre;               // [rows, f] GELU input, or [rows, 2f] SwiGLU / GeGLU gate | up
-    nn::M<T> act;               // [rows, f] GELU output or gated product: the down projection's input
+    nn::M<T> pre;  // [rows, f] GELU input, or [rows, 2f] SwiGLU / GeGLU gate | up
+    nn::M<T> act;  // [rows, f] GELU output or gated product: the down projection's input
     // cross-attention (shape.cross), source rows = S·m
     nn::M<T> ac;                 // [rows, d] its norm's output (its queries' input)
     nn::M<T> xhatc;              // [rows, d]
@@ -255,13 +256,17 @@ struct ForwardOptions {
     /// `resume` [S·n, d], the residual entering that block, instead of the embeddings of `ids`.
     int first_layer = 0;
     const nn::M<T>* resume = nullptr;
-    bool skip_logits = false;  // stop after the final norm (A.f): the caller unembeds what it needs
+    bool skip_logits = false;          // stop after the final norm (A.f): the caller unembeds what it needs
     const int* token_types = nullptr;  // [S·n] segment of each token (rows of wtt); null: all 0
     /// An encoder–decoder (core/seq2seq.hpp): the stack its hook points name, and for the decoder
     /// (shape.cross) the encoder's output [S·m, d], m = source_n rows per sequence.
     StackKind stack = StackKind::Decoder;
     const nn::M<T>* source = nullptr;
     int source_n = 0;
+    /// Padded sources [S]: sequence s's first key_lengths[s] tokens are real, the rest padding that no
+    /// query attends to -- in the bidirectional self-attention (the encoder, over its own input) and in
+    /// the cross-attention (the decoder, over the source). Null: every token is real.
+    const int* key_lengths = nullptr;
 };
 
 /// The residual entering block 0: x [S·n, d] = wte[ids] (× embed_scale) (+ wtt[types]) (+ wpe[offset +
@@ -282,7 +287,8 @@ nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const i
     for (int s = 0; s < S; ++s)
         for (int t = 0; t < n; ++t) {
             if (c.positions == PositionKind::Learned)
-                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t + c.position_offset) * w.wpe_ld, d);
+                x.row(s * n + t) +=
+                    Eigen::Map<const RowT<T>>(w.wpe + long(t + c.position_offset) * w.wpe_ld, d);
             if (c.positions == PositionKind::Sinusoidal) x.row(s * n + t) += tab.sinusoid.row(t);
         }
     if (w.ln_embed.w) {
@@ -341,7 +347,8 @@ void cross_attention_block(const DecoderWeights<T>& w, const BlockW<T>& b, Layer
         P.resize(n, m);
         cross_attention_scores(n, m, dh, Q, hd, K, 2 * hd, P.data());
         if (hook_scores) hook(HookStage::cross_scores, l, j, P.data(), n, m, m, s);
-        biased_softmax(P, scale, static_cast<const T*>(nullptr), false);
+        biased_softmax(P, scale, static_cast<const T*>(nullptr), false,
+                       opt.key_lengths ? opt.key_lengths[s] : -1);
         if (hook_weights) hook(HookStage::cross_weights, l, j, P.data(), n, m, m, s);
         T* y = L.cy.data() + long(s) * n * hd + j * dh;
         cross_attention_combine(n, m, dh, P, K + hd, 2 * hd, y, hd);
@@ -445,8 +452,9 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             const T* bias = A.pos_bias.empty() ? nullptr : A.pos_bias[std::size_t(j)].data();
             attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores || !c.causal);
             if (hook_scores) hook(HookStage::scores, l, j, P.data(), n, n, n, s);
-            if (bias)
-                biased_softmax(P, scale, bias, c.causal);
+            const int keys = opt.key_lengths && !c.causal ? opt.key_lengths[s] : -1;
+            if (bias || keys >= 0)
+                biased_softmax(P, scale, bias, c.causal, keys);
             else if (c.causal)
                 causal_softmax(P, scale);
             else

@@ -354,13 +354,15 @@ void cross_attention_scores(int n, int m, int dh, const T* Q, long ldq, const T*
 }
 
 /// In place on P [n, m] holding scores: row i becomes softmax(P[i, ·]·scale + bias[i, ·]) over every
-/// key, or over keys j ≤ i when `causal` (zero above the diagonal). bias [n, m] (row stride m) may be
-/// null.
+/// key, or over keys j ≤ i when `causal` (zero above the diagonal), and only the first `keys` keys
+/// when keys ≥ 0 (a padded source: the rest get weight 0). bias [n, m] (row stride m) may be null.
+/// The backward needs nothing more: a weight of 0 passes no gradient.
 template <typename T>
-void biased_softmax(M<T>& P, T scale, const T* bias, bool causal) {
+void biased_softmax(M<T>& P, T scale, const T* bias, bool causal, int keys = -1) {
     const int n = int(P.rows()), m = int(P.cols());
+    const int valid = keys < 0 ? m : std::clamp(keys, 1, m);
     for (int i = 0; i < n; ++i) {
-        const int w = causal ? std::min(m, i + 1) : m;
+        const int w = std::min(causal ? std::min(m, i + 1) : m, valid);
         auto r = P.row(i).head(w).array();
         r *= scale;
         if (bias) r += Eigen::Map<const RowT<T>>(bias + long(i) * m, w).array();
@@ -428,7 +430,7 @@ inline int relative_position_bucket(int rel, bool bidirectional, int num_buckets
     const float ratio = float(rel) / float(max_exact);
     const float scaled = std::log(ratio) / float(std::log(double(max_distance) / double(max_exact))) *
                          float(num_buckets - max_exact);
-    return bucket + std::min(max_exact + int(scaled), num_buckets - 1);
+    return bucket + std::clamp(max_exact + int(scaled), max_exact, num_buckets - 1);
 }
 
 /// forward: bias [h][n, m] with bias[j](q, k) = table[bucket(k − q), j], table [buckets, h] (row

@@ -15,6 +15,8 @@
 //       every cross-attention, is E.f [S·m, d] (after the encoder's final norm, or its last block's
 //       output when there is none). opt.hooks / opt.keep_layers as for decoder_forward; logits are
 //       never made.
+//   Sources of different lengths: pad each to m and set opt.key_lengths [S] (the real tokens of each
+//       source) for both calls; no query attends to padding (its weights are 0, so no gradient).
 //   seq2seq_decode(w, E.f, m, tgt [S·n], S, n, D, opt): D = the decoder's SeqActs; D.logits [S·n, V]
 //       (or [S, V] with last_logits). Each kept LayerActs holds, besides the self-attention's
 //       activations: ac / xhatc / rstdc (the cross-attention's norm: pre-norm, ac = its output, the

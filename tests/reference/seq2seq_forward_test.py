@@ -496,6 +496,11 @@ def main():
         write_model(p, bad, {"x": torch.zeros(1)})
         expect_error(attnviz, "t5 unknown feed-forward", ["dump", "--model", p, "--ids", "1", "--out", out],
                      "feed_forward_proj")
+        bad = dict(json.load(open(os.path.join(t5, "config.json"))), relative_attention_max_distance=3)
+        p = os.path.join(tmp, "t5-bad-distance")
+        write_model(p, bad, {"x": torch.zeros(1)})
+        expect_error(attnviz, "t5 max distance within the exact buckets",
+                     ["dump", "--model", p, "--ids", "1", "--out", out], "relative_attention_max_distance")
         missing = os.path.join(tmp, "t5-missing")
         cfg, W = make_t5(gen, V, gated=False, tied=True)
         write_model(missing, cfg, W, drop=("decoder.block.1.layer.1.EncDecAttention.k.weight",))
