@@ -157,27 +157,27 @@ struct TrainingSnapshot {
     std::string first_label, repeat_label;
     TrainConfig config;
     long step = 0, total_steps = 0;
-    double lr = 0;                              // of the last step
-    double tokens_per_second = 0;               // while running
-    double running_seconds = 0;                 // wall time spent training (not paused)
-    ThinnedSeries train_loss, learning_rate;    // per step
-    std::vector<EvalPoint> evals;               // every eval_every steps
-    long cliff_step = -1;                       // first eval whose held-out repeat loss < 1.0
-    double cliff_seconds = -1;                  // running seconds from Train to the cliff
-    bool cliff_before_start = false;            // the loaded model was past its phase change already
-    double start_repeat_loss = NAN;             // the held-out repeat loss at the run's first evaluation
-    std::vector<HeadScore> scores;              // the head scores the task declares (the lab's curves)
-    std::vector<HeadScoreMark> marks;           // when each head type appeared (RunMarks)
-    std::vector<std::string> token_names;       // the task's (the probe maps' labels)
-    std::string heldout_note;                   // where the held-out data comes from
-    std::string tokenizer;                      // how a text task's text was cut ("" = not a text)
-    std::vector<int> probe_ids;                 // [n] the probe sequence (an encoder–decoder: the decoder's)
-    std::vector<int> probe_source_ids;          // [m] an encoder–decoder's probe source (else empty)
-    std::vector<int> probe_target_ids;          // [n] what each probe row predicts (−1: not scored)
-    std::vector<std::string> figure_names;      // the task's figures per evaluation (translate: alignment)
-    std::vector<long> figure_step;              // [figures] the first evaluation reaching 0.8 (−1: none)
-    std::vector<double> figure_seconds;         // ... and the running seconds then
-    std::shared_ptr<const TimelineFrame> live;  // the newest probe attention
+    double lr = 0;                            // of the last step
+    double tokens_per_second = 0;             // while running
+    double running_seconds = 0;               // wall time spent training (not paused)
+    ThinnedSeries train_loss, learning_rate;  // per step
+    std::vector<EvalPoint> evals;             // every eval_every steps
+    long cliff_step = -1;                     // first eval whose held-out repeat loss < 1.0
+    double cliff_seconds = -1;                // running seconds from Train to the cliff
+    bool cliff_before_start = false;          // the loaded model was past its phase change already
+    double start_repeat_loss = NAN;           // the held-out repeat loss at the run's first evaluation
+    std::vector<HeadScore> scores;            // the head scores the task declares (the lab's curves)
+    std::vector<HeadScoreMark> marks;         // when each head type appeared (RunMarks)
+    std::vector<std::string> token_names;     // the task's (the probe maps' labels)
+    std::string heldout_note;                 // where the held-out data comes from
+    std::string tokenizer;                    // how a text task's text was cut ("" = not a text)
+    std::vector<int> probe_ids;               // [n] the probe sequence (an encoder–decoder: the decoder's)
+    std::vector<int> probe_source_ids;        // [m] an encoder–decoder's probe source (else empty)
+    std::vector<int> probe_target_ids;        // [n] what each probe row predicts (−1: not scored)
+    std::vector<std::string> figure_names;    // the task's figures per evaluation (translate: alignment)
+    std::vector<long> figure_step;            // [figures] the first evaluation reaching 0.8 (−1: none)
+    std::vector<double> figure_seconds;       // ... and the running seconds then
+    std::shared_ptr<const TimelineFrame> live;                   // the newest probe attention
     std::vector<std::shared_ptr<const TimelineFrame>> timeline;  // kept frames, by step
     std::size_t timeline_stride = 1, timeline_capacity = 0;
     std::shared_ptr<const Params<float>> params;  // as of the newest evaluation / pause / end

@@ -20,7 +20,15 @@ namespace attnviz {
 /// The head scores of core/tasks.hpp's HeadScores, by name (metrics.csv, summary.json). Every task
 /// reports the first four (all_head_scores); a task with annotations (story) also adjective_noun and
 /// pronoun_antecedent; an encoder–decoder task (translate) alignment alone (of its cross-attention).
-enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken, AdjectiveNoun, PronounAntecedent, Alignment };
+enum class HeadScore {
+    PreviousToken,
+    Induction,
+    FirstToken,
+    SameToken,
+    AdjectiveNoun,
+    PronounAntecedent,
+    Alignment
+};
 const char* head_score_name(
     HeadScore score);  // "previous_token", ..., "adjective_noun", "pronoun_antecedent", "alignment"
 double head_score_value(const HeadScores& scores, HeadScore score);

@@ -203,15 +203,16 @@ std::vector<std::vector<HeadScores>> cross_head_scores(const Params<float>& para
                                                        const std::vector<std::vector<int>>& targets,
                                                        const std::vector<SequenceAnnotations>& annotations) {
     const TrainConfig& c = params.config;
-    std::vector<std::vector<HeadScores>> out(std::size_t(c.n_layer), std::vector<HeadScores>(std::size_t(c.n_head)));
+    std::vector<std::vector<HeadScores>> out(std::size_t(c.n_layer),
+                                             std::vector<HeadScores>(std::size_t(c.n_head)));
     std::vector<std::vector<long>> count(std::size_t(c.n_layer), std::vector<long>(std::size_t(c.n_head), 0));
     for (std::size_t r = 0; r < sources.size() && r < targets.size() && r < annotations.size(); ++r) {
         const auto att = cross_attention_patterns(params, sources[r], targets[r]);
         for (int l = 0; l < c.n_layer; ++l)
             for (int h = 0; h < c.n_head; ++h) {
                 int rows = 0;
-                const double s =
-                    head_alignment_score(att[std::size_t(l)][std::size_t(h)], annotations[r].alignment, &rows);
+                const double s = head_alignment_score(att[std::size_t(l)][std::size_t(h)],
+                                                      annotations[r].alignment, &rows);
                 out[std::size_t(l)][std::size_t(h)].alignment += s * rows;
                 count[std::size_t(l)][std::size_t(h)] += rows;
             }
@@ -592,7 +593,8 @@ EvalPoint Trainer::evaluate() const {
 }
 
 std::vector<std::vector<MatT<float>>> Trainer::probe_attention() const {
-    if (!probe_source_.empty()) return cross_attention_patterns(params_, probe_source_.front(), probe_.front());
+    if (!probe_source_.empty())
+        return cross_attention_patterns(params_, probe_source_.front(), probe_.front());
     return attention_patterns(params_, probe_.front());
 }
 

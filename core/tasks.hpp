@@ -68,7 +68,6 @@ struct HeadScores {
     double alignment = 0;
 };
 
-
 /// Attention of pattern P [n, n] from each noun to its own adjectives, summed per noun, averaged over
 /// the annotated nouns inside P (0 when none); `count` (optional) receives how many there were.
 double adjective_noun_score(const MatT<float>& P, const SequenceAnnotations& a, int* count = nullptr);

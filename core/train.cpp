@@ -145,12 +145,15 @@ Params<float> init_t5_params(const TrainConfig& c, std::uint64_t seed) {
             std::fill(x, x + v.size, 1.0f);
             continue;
         }
-        if (has(".q.weight")) sd = 1.0 / std::sqrt(d * dh);
+        if (has(".q.weight"))
+            sd = 1.0 / std::sqrt(d * dh);
         else if (has(".k.weight") || has(".v.weight") || has("wi_") || has("relative_attention_bias") ||
                  has("lm_head"))
             sd = 1.0 / std::sqrt(d);
-        else if (has(".o.weight")) sd = 1.0 / std::sqrt(dh * c.n_head);
-        else if (has(".wo.weight")) sd = 1.0 / std::sqrt(f);
+        else if (has(".o.weight"))
+            sd = 1.0 / std::sqrt(dh * c.n_head);
+        else if (has(".wo.weight"))
+            sd = 1.0 / std::sqrt(f);
         std::normal_distribution<float> normal(0.0f, float(sd));
         for (std::size_t i = 0; i < v.size; ++i) x[i] = normal(rng);
     }

@@ -49,10 +49,10 @@ inline std::string t5_block(bool decoder, int l) {
 
 /// Indices (into param_layout) of one block's tensors; −1 = absent.
 struct BlockIdx {
-    int ln_self = -1, qkv = -1, o = -1;     // q | k | v adjacent: one [3d, d] nn.Linear
-    int ln_cross = -1, cq = -1, ckv = -1;   // decoder: cross q [d, d]; k | v adjacent [2d, d]
+    int ln_self = -1, qkv = -1, o = -1;    // q | k | v adjacent: one [3d, d] nn.Linear
+    int ln_cross = -1, cq = -1, ckv = -1;  // decoder: cross q [d, d]; k | v adjacent [2d, d]
     int co = -1;
-    int ln_ff = -1, wi = -1, wo = -1;       // wi_0 | wi_1 adjacent: [2f, d]; wo [d, f]
+    int ln_ff = -1, wi = -1, wo = -1;  // wi_0 | wi_1 adjacent: [2f, d]; wo [d, f]
 };
 struct Idx {
     int shared = -1, enc_bias = -1, dec_bias = -1, enc_ln_f = -1, dec_ln_f = -1, lm_head = -1;
@@ -228,9 +228,9 @@ void seq_forward(const Seq2SeqWeights<T>& w, const int* src, int m, const int* t
 /// [S·nq, h·dh] → dq (rows S·nq), dk, dv (rows S·nk), all overwritten, each with row stride ldg; q row
 /// stride ldq, k and v ldk. dbias [h] [nq, nk] added to when non-null.
 template <typename T>
-void attend_backward(int S, int nq, int nk, int h, int dh, const T* q, long ldq, const T* k, const T* v, long ldk,
-                     const std::vector<M<T>>& att, bool causal, const M<T>& dy, T* dq, T* dk, T* dv, long ldg,
-                     std::vector<M<T>>* dbias) {
+void attend_backward(int S, int nq, int nk, int h, int dh, const T* q, long ldq, const T* k, const T* v,
+                     long ldk, const std::vector<M<T>>& att, bool causal, const M<T>& dy, T* dq, T* dk, T* dv,
+                     long ldg, std::vector<M<T>>* dbias) {
     M<T> dP, dS;
     const long ldy = long(h) * dh;
     for (int s = 0; s < S; ++s)
@@ -264,12 +264,14 @@ void block_backward(const Params<T>& p, const BlockIdx& b, int S, int n, bool de
         linear_backward(dx, L.cy, at(p, b.co), LinearShape{d, d, true}, gat(g, layout, b.co), none, dy);
         // dq and dk | dv share one row stride (2d): dq in the left half of a [S·n, 2d] buffer
         M<T> dq2(long(S) * n, 2 * d), dkv(long(S) * m, 2 * d);
-        attend_backward(S, n, m, h, dh, L.cq.data(), d, L.ckv.data(), L.ckv.data() + d, 2 * d, L.catt, false, dy,
-                        dq2.data(), dkv.data(), dkv.data() + d, 2 * d, static_cast<std::vector<M<T>>*>(nullptr));
+        attend_backward(S, n, m, h, dh, L.cq.data(), d, L.ckv.data(), L.ckv.data() + d, 2 * d, L.catt, false,
+                        dy, dq2.data(), dkv.data(), dkv.data() + d, 2 * d,
+                        static_cast<std::vector<M<T>>*>(nullptr));
         const M<T> dq = dq2.leftCols(d);
         linear_backward(dq, L.ac, at(p, b.cq), LinearShape{d, d, true}, gat(g, layout, b.cq), none, da);
         norm_backward(da, L.xhatc, L.rstdc, at(p, b.ln_cross), true, dx, gat(g, layout, b.ln_cross), none);
-        linear_backward(dkv, *enc_out, at(p, b.ckv), LinearShape{d, 2 * d, true}, gat(g, layout, b.ckv), none, da);
+        linear_backward(dkv, *enc_out, at(p, b.ckv), LinearShape{d, 2 * d, true}, gat(g, layout, b.ckv), none,
+                        da);
         *denc += da;
     }
     // self-attention: mid = in + o(attend(qkv(norm(in))))
@@ -284,8 +286,8 @@ void block_backward(const Params<T>& p, const BlockIdx& b, int S, int n, bool de
 /// Backward of S pairs after seq_forward (with softmax): dlogits = (probs − onehot)·weight per scored
 /// target, then every step in reverse. g: the gradient buffer (added to).
 template <typename T>
-void seq_backward(const Params<T>& p, const Idx& idx, const int* src, int m, const int* tgt, const int* targets,
-                  int n, int S, T weight, const Acts<T>& A, std::vector<T>& g) {
+void seq_backward(const Params<T>& p, const Idx& idx, const int* src, int m, const int* tgt,
+                  const int* targets, int n, int S, T weight, const Acts<T>& A, std::vector<T>& g) {
     const TrainConfig& c = p.config;
     const int d = c.d_model, h = c.n_head, V = c.vocab_size, rows = S * n;
     const auto& layout = p.layout;
@@ -300,21 +302,22 @@ void seq_backward(const Params<T>& p, const Idx& idx, const int* src, int m, con
         dlogits.row(t) *= weight;
     }
     M<T> df;
-    linear_backward(dlogits, A.D.f, at(p, idx.lm_head), LinearShape{d, V, true}, gat(g, layout, idx.lm_head), none,
-                    df);
+    linear_backward(dlogits, A.D.f, at(p, idx.lm_head), LinearShape{d, V, true}, gat(g, layout, idx.lm_head),
+                    none, df);
     M<T> dx = M<T>::Zero(rows, d);
     norm_backward(df, A.D.fhat, A.D.frstd, at(p, idx.dec_ln_f), true, dx, gat(g, layout, idx.dec_ln_f), none);
     M<T> denc = M<T>::Zero(long(S) * m, d);
     std::vector<M<T>> dbias(std::size_t(h), M<T>::Zero(n, n));
     for (int l = int(idx.dec.size()) - 1; l >= 0; --l)
-        block_backward(p, idx.dec[std::size_t(l)], S, n, true, &A.E.f, m, A.D.layers[std::size_t(l)], dx, &denc,
-                       dbias, g);
+        block_backward(p, idx.dec[std::size_t(l)], S, n, true, &A.E.f, m, A.D.layers[std::size_t(l)], dx,
+                       &denc, dbias, g);
     relative_position_bias_backward(dbias, gat(g, layout, idx.dec_bias), false, kBuckets, kMaxDistance);
     WMap<T> dshared(gat(g, layout, idx.shared), V, d);
     for (int t = 0; t < rows; ++t) dshared.row(tgt[t]) += dx.row(t);
     // the encoder, from the gradient of its output
     M<T> dxe = M<T>::Zero(long(S) * m, d);
-    norm_backward(denc, A.E.fhat, A.E.frstd, at(p, idx.enc_ln_f), true, dxe, gat(g, layout, idx.enc_ln_f), none);
+    norm_backward(denc, A.E.fhat, A.E.frstd, at(p, idx.enc_ln_f), true, dxe, gat(g, layout, idx.enc_ln_f),
+                  none);
     std::vector<M<T>> ebias(std::size_t(h), M<T>::Zero(m, m));
     for (int l = int(idx.enc.size()) - 1; l >= 0; --l)
         block_backward(p, idx.enc[std::size_t(l)], S, m, false, static_cast<const M<T>*>(nullptr), 0,
@@ -324,7 +327,8 @@ void seq_backward(const Params<T>& p, const Idx& idx, const int* src, int m, con
 }
 
 inline void check_batch(const TrainConfig& c, const Batch& b) {
-    if (b.B <= 0 || b.n <= 0 || b.m <= 0) throw Error("The training batch is empty (an encoder-decoder needs sources).");
+    if (b.B <= 0 || b.n <= 0 || b.m <= 0)
+        throw Error("The training batch is empty (an encoder-decoder needs sources).");
     if (b.n > c.context || b.m > c.context)
         throw Error("The training pairs have " + std::to_string(b.m) + " source and " + std::to_string(b.n) +
                     " target tokens but the model's context is " + std::to_string(c.context) + ".");
@@ -338,7 +342,8 @@ inline void check_batch(const TrainConfig& c, const Batch& b) {
     for (std::size_t i = 0; i < cells; ++i)
         if (bad(b.inputs[i]) || b.targets[i] >= c.vocab_size)
             throw Error("Token id " + std::to_string(std::max(b.inputs[i], b.targets[i])) +
-                        " in the training batch is outside the vocabulary of " + std::to_string(c.vocab_size) + ".");
+                        " in the training batch is outside the vocabulary of " +
+                        std::to_string(c.vocab_size) + ".");
 }
 
 /// loss_and_grad of an encoder–decoder (train.hpp's contract): runs of pairs per thread, each in
@@ -377,7 +382,8 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
                     if (tg[r] < 0) continue;
                     const double l = -std::log(std::max(double(A.D.logits(r, tg[r])), 1e-300));
                     sum += l;
-                    if (per_token_loss) (*per_token_loss)[std::size_t(g0) * std::size_t(n) + std::size_t(r)] = l;
+                    if (per_token_loss)
+                        (*per_token_loss)[std::size_t(g0) * std::size_t(n) + std::size_t(r)] = l;
                 }
                 seq_loss[std::size_t(g0 + s)] = sum;
             }

@@ -18,7 +18,8 @@ TranslateLexicon make_translate_lexicon() {
     x.src_adj = {"big", "small", "red", "blue", "old", "young", "happy", "sad"};
     x.tgt_adj = {"grando", "pikko", "roso", "blua", "malno", "juna", "gaja", "trista"};
     x.src_noun = {"dog", "cat", "bird", "fox", "horse", "child", "farmer", "king", "fish", "mouse"};
-    x.tgt_noun = {"hundo", "kato", "birdo", "vulpo", "chevalo", "infano", "farmisto", "rego", "fisho", "muso"};
+    x.tgt_noun = {"hundo",  "kato",     "birdo", "vulpo", "chevalo",
+                  "infano", "farmisto", "rego",  "fisho", "muso"};
     x.src_verb = {"sees", "likes", "chases", "helps", "finds", "feeds", "follows", "hears"};
     x.tgt_verb = {"vidas", "amas", "chasas", "helpas", "trovas", "nutras", "sekvas", "audas"};
     return x;
@@ -186,7 +187,8 @@ TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed, int n)
     for (int r = 0; r < B; ++r) {
         const SentencePair p = generate_sentence_pair(rng(), adjectives);
         for (int j = 0; j < m; ++j)
-            b.source[std::size_t(r) * std::size_t(m) + std::size_t(j)] = translate_id(p.source[std::size_t(j)]);
+            b.source[std::size_t(r) * std::size_t(m) + std::size_t(j)] =
+                translate_id(p.source[std::size_t(j)]);
         int* in = b.inputs.data() + std::ptrdiff_t(r) * n;
         int* tg = b.targets.data() + std::ptrdiff_t(r) * n;
         in[0] = kTranslatePad;  // the decoder's start token (T5's decoder_start_token_id)
@@ -238,7 +240,8 @@ namespace {
 constexpr std::uint64_t kTranslateHeldout = 1ull << 63;
 constexpr int kTranslateMaxAdjectives = 3, kTranslateContext = 6 + kTranslateMaxAdjectives + 1;
 
-// A batch of the task: `adjectives` of them (−1: 0–3 from the seed), decoder rows padded to kTranslateContext.
+// A batch of the task: `adjectives` of them (−1: 0–3 from the seed), decoder rows padded to
+// kTranslateContext.
 TaskBatch translate_task_batch(int B, int adjectives, std::uint64_t seed) {
     if (adjectives < 0) adjectives = int((seed * 0x9E3779B97F4A7C15ull) >> 62);  // 0–3
     TranslateBatch tb = translate_batch(B, adjectives, seed, kTranslateContext);
@@ -260,16 +263,19 @@ double model_alignment(const Params<float>& params, int pairs, std::uint64_t see
     long rows = 0;
     double hits = 0;
     for (int k = 0; k <= kTranslateMaxAdjectives; ++k) {
-        const TaskBatch b = translate_task_batch(std::max(1, pairs / (kTranslateMaxAdjectives + 1)), k, (seed + std::uint64_t(k)) | kTranslateHeldout);
+        const TaskBatch b = translate_task_batch(std::max(1, pairs / (kTranslateMaxAdjectives + 1)), k,
+                                                 (seed + std::uint64_t(k)) | kTranslateHeldout);
         for (int r = 0; r < b.batch.B; ++r) {
             const std::vector<int> src(b.batch.source.begin() + std::ptrdiff_t(r) * b.batch.m,
                                        b.batch.source.begin() + std::ptrdiff_t(r + 1) * b.batch.m);
             // The decoder's rows up to </s> (the padding after it is not needed)
-            const std::vector<int> tgt(b.batch.inputs.begin() + std::ptrdiff_t(r) * b.batch.n,
-                                       b.batch.inputs.begin() + std::ptrdiff_t(r) * b.batch.n + b.batch.m + 1);
+            const std::vector<int> tgt(
+                b.batch.inputs.begin() + std::ptrdiff_t(r) * b.batch.n,
+                b.batch.inputs.begin() + std::ptrdiff_t(r) * b.batch.n + b.batch.m + 1);
             const auto cross = cross_attention_patterns(params, src, tgt);
             int counted = 0;
-            const double s = alignment_score(cross[std::size_t(L - 1)], b.notes[std::size_t(r)].alignment, &counted);
+            const double s =
+                alignment_score(cross[std::size_t(L - 1)], b.notes[std::size_t(r)].alignment, &counted);
             hits += s * counted;
             rows += counted;
         }
@@ -284,11 +290,15 @@ Task translate_task(int probe) {
     task.context = kTranslateContext;  // the longest sentence (3 adjectives) and </s>
     task.first_label = "target words";
     task.repeat_label = "";
-    task.train_batch = [](int B, std::uint64_t seed) { return translate_task_batch(B, -1, seed & ~kTranslateHeldout); };
-    task.heldout_batch = [](int B, std::uint64_t seed) { return translate_task_batch(B, kTranslateMaxAdjectives, seed | kTranslateHeldout); };
-    task.heldout_note = "sentence pairs with 3 adjectives (the longest) from seeds the training batches never use";
-    for (const std::string& t : translate_tokens())
-        task.token_names.push_back(t[0] == ' ' ? t.substr(1) : t);
+    task.train_batch = [](int B, std::uint64_t seed) {
+        return translate_task_batch(B, -1, seed & ~kTranslateHeldout);
+    };
+    task.heldout_batch = [](int B, std::uint64_t seed) {
+        return translate_task_batch(B, kTranslateMaxAdjectives, seed | kTranslateHeldout);
+    };
+    task.heldout_note =
+        "sentence pairs with 3 adjectives (the longest) from seeds the training batches never use";
+    for (const std::string& t : translate_tokens()) task.token_names.push_back(t[0] == ' ' ? t.substr(1) : t);
     task.tokens = translate_tokens();
     task.figure_names = {"alignment"};
     task.figures = [probe](const Params<float>& p) {

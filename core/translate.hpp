@@ -75,7 +75,8 @@ TranslateBatch translate_batch(int B, int adjectives, std::uint64_t seed, int n 
 /// heads), averaged over the heads; the share of the rows with a gold source position (gold[t] ≥ 0)
 /// whose largest averaged weight falls on it (ties: the first largest). `rows` (optional) receives
 /// how many rows were counted. Pure.
-double alignment_score(const std::vector<MatT<float>>& heads, const std::vector<int>& gold, int* rows = nullptr);
+double alignment_score(const std::vector<MatT<float>>& heads, const std::vector<int>& gold,
+                       int* rows = nullptr);
 
 /// The score of a single head (the per-head curve of the lab): the same with `heads` = {P}.
 double head_alignment_score(const MatT<float>& P, const std::vector<int>& gold, int* rows = nullptr);

@@ -391,14 +391,18 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
         return v;
     };
     NormKind norm_k = info->encoder_decoder ? NormKind::RMSNorm : NormKind::LayerNorm;
-    const std::string norm = info->encoder_decoder ? std::string("rmsnorm") :
-        kind_flag("--norm", args.has("--no-norm") ? "none" : "layernorm",
-                  std::vector<NormKind>{NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None}, &norm_k);
+    const std::string norm =
+        info->encoder_decoder
+            ? std::string("rmsnorm")
+            : kind_flag("--norm", args.has("--no-norm") ? "none" : "layernorm",
+                        std::vector<NormKind>{NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None},
+                        &norm_k);
     if (args.has("--no-norm") && norm != "none") throw UsageError("--no-norm contradicts --norm " + norm);
     c.layer_norm = norm_k != NormKind::None;
     c.norm = norm_k == NormKind::RMSNorm ? NormKind::RMSNorm : NormKind::LayerNorm;
     if (!info->encoder_decoder)
-        kind_flag("--mlp", "none", std::vector<MlpKind>{MlpKind::None, MlpKind::Gelu, MlpKind::SwiGLU}, &c.mlp);
+        kind_flag("--mlp", "none", std::vector<MlpKind>{MlpKind::None, MlpKind::Gelu, MlpKind::SwiGLU},
+                  &c.mlp);
     if (args.has("--d-ff")) c.d_ff = cli_int("--d-ff", *args.get("--d-ff"), 1, 1024);
     kind_flag("--positions", "learned",
               std::vector<PositionKind>{PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::Rope},
@@ -468,10 +472,11 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     }
     if (info->fits_model) {  // the model fits the task's vocabulary and sequences
         c.vocab_size = task.vocab_size;
-        if (args.has("--context") && task.context > c.context)  // asked for: never changed behind the user's back
+        if (args.has("--context") &&
+            task.context > c.context)  // asked for: never changed behind the user's back
             throw UsageError("--context " + std::to_string(c.context) + " is shorter than the " + task_name +
-                             " task's sequences (" + std::to_string(task.context) + " tokens); give --context " +
-                             std::to_string(task.context) + " or more" +
+                             " task's sequences (" + std::to_string(task.context) +
+                             " tokens); give --context " + std::to_string(task.context) + " or more" +
                              (option_with_flag(*info, "--length") ? ", or a smaller --length" : ""));
         c.context = std::max(c.context, task.context);
     }
@@ -588,8 +593,8 @@ int train_main(int argc, char** argv) {
             if (step == o.steps) std::fprintf(stderr, "\n");
         } else if (!e->figures.empty()) {
             std::fprintf(stderr, "step %ld/%ld loss %.4f heldout %.4f %s %.3f %.0f tok/s ETA %.0fs\n", step,
-                         o.steps, loss, e->heldout_loss, e->figures[0].first.c_str(), e->figures[0].second, tps,
-                         eta);
+                         o.steps, loss, e->heldout_loss, e->figures[0].first.c_str(), e->figures[0].second,
+                         tps, eta);
         } else {
             std::fprintf(stderr, "step %ld/%ld loss %.4f heldout %.4f repeat %.4f %.0f tok/s ETA %.0fs\n",
                          step, o.steps, loss, e->heldout_loss, e->heldout_split.repeat, tps, eta);
@@ -656,11 +661,13 @@ int train_main(int argc, char** argv) {
     if ((!scores.empty() && scores != all_head_scores()) || task.report) {
         // The best head of each score on the probe stories (pairs), and the task's figures.
         if (c.encoder_layers > 0)
-            std::printf("head scores (each decoder head's share of target words whose strongest cross-attention "
-                        "falls on their source word, 0-1; summary.json \"head_scores\"):\n");
+            std::printf(
+                "head scores (each decoder head's share of target words whose strongest cross-attention "
+                "falls on their source word, 0-1; summary.json \"head_scores\"):\n");
         else
-            std::printf("head scores (the mean attention weight where each pattern applies, 0-1; "
-                        "summary.json \"head_scores\"):\n");
+            std::printf(
+                "head scores (the mean attention weight where each pattern applies, 0-1; "
+                "summary.json \"head_scores\"):\n");
         for (HeadScore k : scores) {
             double best = -1;
             int bl = 0, bh = 0;

@@ -169,8 +169,8 @@ Trace frame_layer_trace(const TimelineFrame& f, int layer, const ProbeAxes& axes
         Stage s;
         s.name = "weights";
         s.head = h;
-        s.title = "Layer " + std::to_string(layer) + (axes.cross ? " cross-attention" : " attention") + ", step " +
-                  std::to_string(f.step);
+        s.title = "Layer " + std::to_string(layer) + (axes.cross ? " cross-attention" : " attention") +
+                  ", step " + std::to_string(f.step);
         s.formula = axes.cross ? "A = softmax(Q_target K_sourceᵀ)" : "A = softmax(QKᵀ/√d_h + causal mask)";
         s.rows = Axis{Axis::Kind::QueryTokens, axes.cross ? "target words" : "query tokens", t.n, rows};
         s.cols = Axis{Axis::Kind::KeyTokens, axes.cross ? "source words" : "key tokens", t.m, cols};
@@ -331,7 +331,8 @@ void draw_setup(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
         state.widget_rects["training_preset"] = {at.x, at.y, em(260), ImGui::GetFrameHeight()};
     }
     // (tall enough for every preset at once: ImGui's regular height shows 8 and hides the rest)
-    if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]), ImGuiComboFlags_HeightLarge)) {
+    if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]),
+                          ImGuiComboFlags_HeightLarge)) {
         for (int i = 0; i < int(names.size()); ++i) {
             if (ImGui::Selectable(training_preset_label(names[std::size_t(i)]), i == ls.preset) &&
                 i != ls.preset) {
@@ -462,10 +463,10 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
     const bool has_run = s.status != TrainingStatus::Idle && s.status != TrainingStatus::Failed;
     // Knobs changed since the run shown started apply to the next run only: the button says so.
     const TrainConfig& c = ls.setup.model;
-    const bool knobs_changed = has_run && (ls.setup.preset != s.preset || c.n_layer != s.config.n_layer ||
-                                           c.encoder_layers != s.config.encoder_layers ||
-                                           c.n_head != s.config.n_head || c.d_model != s.config.d_model ||
-                                           ls.setup.options.steps != s.total_steps);
+    const bool knobs_changed =
+        has_run && (ls.setup.preset != s.preset || c.n_layer != s.config.n_layer ||
+                    c.encoder_layers != s.config.encoder_layers || c.n_head != s.config.n_head ||
+                    c.d_model != s.config.d_model || ls.setup.options.steps != s.total_steps);
     if (ImGui::Button(!has_run        ? "Train###train"
                       : knobs_changed ? "Train again (new knobs)###train"
                                       : "Train again###train")) {
@@ -590,9 +591,12 @@ void draw_status(const TrainingSnapshot& s) {
             }
             ImGui::SameLine();
             help_marker(
-                "The alignment score: for each target word of the probe sentences, the cross-attention of the "
-                "last decoder layer is averaged over its heads; the word counts when its largest weight falls on "
-                "the source word it translates. 1 = every word looks at its source word while being written.");
+                "The alignment score: for each target word of the probe sentences, the cross-attention of "
+                "the "
+                "last decoder layer is averaged over its heads; the word counts when its largest weight "
+                "falls on "
+                "the source word it translates. 1 = every word looks at its source word while being "
+                "written.");
         }
     std::string had;
     for (const HeadScoreMark& m : s.marks)
@@ -811,8 +815,7 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
         ls.focus_layer = L - 1;
         ls.focus_head = H;
     }
-    if (ls.focus_layer >= L || ls.focus_head >= H + extra ||
-        (ls.focus_head == H && ls.focus_layer != L - 1))
+    if (ls.focus_layer >= L || ls.focus_head >= H + extra || (ls.focus_head == H && ls.focus_layer != L - 1))
         ls.focus_layer = ls.focus_head = -1;
     const bool focused = ls.focus_layer >= 0;
     // One shared 0–1 scale (weights are probabilities): its colour bar sits right of the grid.
@@ -827,7 +830,8 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
     float row_w = 0, col_w = 0;
     for (const std::string& t : axes.rows) row_w = std::max(row_w, ImGui::CalcTextSize(t.c_str()).x);
     for (const std::string& t : axes.cols) col_w = std::max(col_w, ImGui::CalcTextSize(t.c_str()).x);
-    if (int(axes.rows.size()) > 32) row_w += ImGui::CalcTextSize((std::to_string(axes.rows.size()) + " ").c_str()).x;
+    if (int(axes.rows.size()) > 32)
+        row_w += ImGui::CalcTextSize((std::to_string(axes.rows.size()) + " ").c_str()).x;
     if (n > 32) col_w += ImGui::CalcTextSize((std::to_string(n) + " ").c_str()).x;
     const float row_label_w = std::min(row_w + 8, 120.0f);
     const float title_h = line + style.ItemSpacing.y;
@@ -856,13 +860,15 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
             char id[32], title[96];
             std::snprintf(id, sizeof id, "att%d_%d", l, hd);
             if (mean)
-                std::snprintf(title, sizeof title, focused ? "layer %d, mean of heads (click: all)" : "layer %d, mean of heads",
+                std::snprintf(title, sizeof title,
+                              focused ? "layer %d, mean of heads (click: all)" : "layer %d, mean of heads",
                               l);
             else
-                std::snprintf(title, sizeof title, focused ? "layer %d head %d (click: all heads)" : "layer %d head %d", l,
-                              hd);
-            const std::string key = "lab/train/" + std::to_string(s.run) + "/" + std::to_string(f.step) + "/" +
-                                    std::to_string(l) + "/" + (mean ? std::string("mean") : std::to_string(hd));
+                std::snprintf(title, sizeof title,
+                              focused ? "layer %d head %d (click: all heads)" : "layer %d head %d", l, hd);
+            const std::string key = "lab/train/" + std::to_string(s.run) + "/" + std::to_string(f.step) +
+                                    "/" + std::to_string(l) + "/" +
+                                    (mean ? std::string("mean") : std::to_string(hd));
             const auto& layer = f.attention[std::size_t(l)];
             const MatT<float> M = shown_map(mean ? mean_of_heads(layer) : layer[std::size_t(hd)], axes);
             const CachedMatrix& cm =
@@ -887,7 +893,8 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
             ImGui::BeginGroup();
             const HeatmapResult r = heatmap_widget(id, ls.views[std::size_t(l * (H + extra) + hd)], in, opt);
             ImGui::EndGroup();
-            remember_item_rect(state, "training_head_" + std::to_string(l) + "_" + (mean ? std::string("mean") : std::to_string(hd)));
+            remember_item_rect(state, "training_head_" + std::to_string(l) + "_" +
+                                          (mean ? std::string("mean") : std::to_string(hd)));
             if (r.clicked) {
                 ls.focus_layer = focused ? -1 : l;
                 ls.focus_head = focused ? -1 : hd;
@@ -895,9 +902,9 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
             if (r.hovered && r.row >= 0 && r.col >= 0 && r.row < M.rows() && r.col < M.cols())
                 ImGui::SetTooltip("layer %d %s, step %ld\n%s %d (%s) -> %s %d (%s)\nweight %s\n%s", l,
                                   mean ? "mean of heads" : ("head " + std::to_string(hd)).c_str(), f.step,
-                                  axes.cross ? "writing target word" : "query", r.row, rows.label(r.row).c_str(),
-                                  axes.cross ? "source word" : "key", r.col, cols.label(r.col).c_str(),
-                                  format_value(M(r.row, r.col)).c_str(),
+                                  axes.cross ? "writing target word" : "query", r.row,
+                                  rows.label(r.row).c_str(), axes.cross ? "source word" : "key", r.col,
+                                  cols.label(r.col).c_str(), format_value(M(r.row, r.col)).c_str(),
                                   focused ? "click: back to all heads" : "click: this map alone, large");
         }
         if (!first_in_row) ++drawn_rows;
@@ -1028,14 +1035,16 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
         if (ImGui::Button("Export frame PNG")) export_frame(state, s, *f);
         remember_item_rect(state, "training_export_frame");
         if (!s.probe_source_ids.empty())
-            lab_heading(ls.focus_layer >= 0
-                            ? "cross-attention: row = target word being written, column = source word"
-                            : "cross-attention, every decoder layer × head (rows: target, columns: source; click "
-                              "one to enlarge it)");
+            lab_heading(
+                ls.focus_layer >= 0
+                    ? "cross-attention: row = target word being written, column = source word"
+                    : "cross-attention, every decoder layer × head (rows: target, columns: source; click "
+                      "one to enlarge it)");
         else
-            lab_heading(ls.focus_layer >= 0
-                            ? "attention of the probe sequence, one head (row = query, column = key)"
-                            : "attention of the probe sequence, every layer × head (click one to enlarge it)");
+            lab_heading(
+                ls.focus_layer >= 0
+                    ? "attention of the probe sequence, one head (row = query, column = key)"
+                    : "attention of the probe sequence, every layer × head (click one to enlarge it)");
         draw_grid(state, ls, s, *f, right_w, std::max(200.0f, ImGui::GetContentRegionAvail().y - 8));
     }
     ImGui::EndGroup();

@@ -28,9 +28,9 @@ TEST(Translate, HandMadeSentenceAndItsAlignment) {
 }
 
 TEST(Translate, RejectsSentencesOutsideTheGrammar) {
-    EXPECT_THROW(translate_sentence({"the", "dog", "sees", "."}), ConfigError);            // no object
-    EXPECT_THROW(translate_sentence({"dog", "sees", "a", "cat", "."}), ConfigError);       // no determiner
-    EXPECT_THROW(translate_sentence({"the", "dog", "sees", "a", "cat"}), ConfigError);     // no end mark
+    EXPECT_THROW(translate_sentence({"the", "dog", "sees", "."}), ConfigError);         // no object
+    EXPECT_THROW(translate_sentence({"dog", "sees", "a", "cat", "."}), ConfigError);    // no determiner
+    EXPECT_THROW(translate_sentence({"the", "dog", "sees", "a", "cat"}), ConfigError);  // no end mark
     EXPECT_EQ(translate_sentence({"a", "fox", "hears", "my", "old", "king", "?"}).target,
               (std::vector<std::string>{"una", "vulpo", "mio", "rego", "malno", "audas", "?"}));
     EXPECT_THROW(translate_sentence({"the", "big", "old", "red", "dog", "sees", "a", "cat", "."}),
@@ -46,7 +46,8 @@ TEST(Translate, GeneratorIsDeterministicAndItsAlignmentsAreTheTranslations) {
     int non_diagonal = 0;
     for (std::uint64_t seed = 0; seed < 200; ++seed) {
         const int adjectives = int(seed % 5);
-        const SentencePair a = generate_sentence_pair(seed, adjectives), b = generate_sentence_pair(seed, adjectives);
+        const SentencePair a = generate_sentence_pair(seed, adjectives),
+                           b = generate_sentence_pair(seed, adjectives);
         ASSERT_EQ(a.source, b.source);
         ASSERT_EQ(a.target, b.target);
         ASSERT_EQ(a.source.size(), std::size_t(6 + adjectives));
@@ -58,12 +59,15 @@ TEST(Translate, GeneratorIsDeterministicAndItsAlignmentsAreTheTranslations) {
             const std::string& src = a.source[std::size_t(a.alignment[t])];
             const std::string& tgt = a.target[t];
             const std::pair<const std::vector<std::string>*, const std::vector<std::string>*> classes[] = {
-                {&x.src_det, &x.tgt_det}, {&x.src_adj, &x.tgt_adj}, {&x.src_noun, &x.tgt_noun}, {&x.src_verb, &x.tgt_verb}};
+                {&x.src_det, &x.tgt_det},
+                {&x.src_adj, &x.tgt_adj},
+                {&x.src_noun, &x.tgt_noun},
+                {&x.src_verb, &x.tgt_verb}};
             bool found = index_in(x.stops, src) < int(x.stops.size()) && tgt == src;
             for (const auto& [s, g] : classes)
-                if (index_in(*s, src) < int(s->size()))
-                    found = index_in(*g, tgt) == index_in(*s, src);
-            EXPECT_TRUE(found) << "seed " << seed << ": target word " << t << " '" << tgt << "' aligned to '" << src << "'";
+                if (index_in(*s, src) < int(s->size())) found = index_in(*g, tgt) == index_in(*s, src);
+            EXPECT_TRUE(found) << "seed " << seed << ": target word " << t << " '" << tgt << "' aligned to '"
+                               << src << "'";
             non_diagonal += a.alignment[t] != int(t);
         }
         // The verb is the target's last word before the end mark.
@@ -228,7 +232,8 @@ TEST(Translate, EncoderDecoderBackwardMatchesFiniteDifferences) {
             const double down = loss_and_grad<double>(q, b, nullptr, 1);
             q.data[k] = p.data[k];
             const double fd = (up - down) / (2 * h), an = grad.data[k];
-            EXPECT_NEAR(an, fd, 1e-7 + 1e-5 * std::max(std::abs(an), std::abs(fd))) << v.name << "[" << i << "]";
+            EXPECT_NEAR(an, fd, 1e-7 + 1e-5 * std::max(std::abs(an), std::abs(fd)))
+                << v.name << "[" << i << "]";
             ++checked;
         }
     }

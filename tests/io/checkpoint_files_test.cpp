@@ -54,7 +54,7 @@ TEST(CheckpointFiles, EveryTasksCheckpointOpensWithItsTokenizer) {
                                        ? "a fluffy blue creature roamed the verdant forest."
                                    : info.name == "modadd"    ? "3 + 5 ="
                                    : info.name == "translate" ? "the big dog sees a cat."
-                                                           : "3 1 4 1 5";
+                                                              : "3 1 4 1 5";
         const std::vector<int> ids = tok->encode(sample);
         for (int id : ids) EXPECT_LT(id, model.spec.vocab_size) << info.name << ": " << sample;
         if (info.name != "text") {

@@ -48,7 +48,8 @@ TEST(TranslateCheckpoint, OpensAsAT5ModelWithTheTrainersAttention) {
     const auto tok = Tokenizer::load_dir(dir);
     const std::vector<int> src = tok->encode("the big red dog sees a cat.");
     std::vector<int> want;
-    for (const char* w : {"the", "big", "red", "dog", "sees", "a", "cat", "."}) want.push_back(translate_id(w));
+    for (const char* w : {"the", "big", "red", "dog", "sees", "a", "cat", "."})
+        want.push_back(translate_id(w));
     EXPECT_EQ(src, want);
     const std::vector<int> tgt = {kTranslatePad, translate_id("lo"), translate_id("hundo")};
 
@@ -63,7 +64,8 @@ TEST(TranslateCheckpoint, OpensAsAT5ModelWithTheTrainersAttention) {
             ASSERT_EQ(a.cols(), b.cols());
             for (Eigen::Index i = 0; i < a.rows(); ++i)
                 for (Eigen::Index j = 0; j < a.cols(); ++j)
-                    EXPECT_NEAR(a(i, j), b(i, j), 1e-5) << "layer " << l << " head " << h << " (" << i << ", " << j << ")";
+                    EXPECT_NEAR(a(i, j), b(i, j), 1e-5)
+                        << "layer " << l << " head " << h << " (" << i << ", " << j << ")";
         }
     std::filesystem::remove_all(dir);
 }
