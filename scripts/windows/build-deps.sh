@@ -102,7 +102,8 @@ if ! done_mark icu; then
   objs=()
   for f in "$src/icu/source/common"/*.cpp; do
     o="$b/obj/$(basename "$f" .cpp).o"
-    "${niced[@]}" x86_64-w64-mingw32-g++-posix -std=gnu++17 -O2 -DU_COMMON_IMPLEMENTATION \
+    # (-w: upstream's own deprecation warnings, about calls inside ICU)
+    "${niced[@]}" x86_64-w64-mingw32-g++-posix -std=gnu++17 -O2 -w -DU_COMMON_IMPLEMENTATION \
       -DU_STATIC_IMPLEMENTATION -I"$src/icu/source/common" -c "$f" -o "$o" &
     objs+=("$o")
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
