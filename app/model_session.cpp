@@ -378,18 +378,10 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     run_submitted_ = false;
     state.pinned_row = -1;
     state.set_status("Opened " + m.name + " from " + m.dir, false);
-    // The word classes of a story model (head labels: adjective→noun). A broken file is one line; the
-    // model stays open, labelled without them.
+    // The word classes of a story model (head labels: adjective→noun), from the grammar the folder's
+    // loading read (a broken file was reported there: the model is labelled without them).
     m.grammar.reset();
-    const std::string grammar_path = m.dir + "/story_grammar.json";
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(grammar_path, ec)) {
-        try {
-            m.grammar = std::make_shared<const WordClassTable>(read_word_classes(grammar_path));
-        } catch (const std::exception& e) {
-            state.set_status(one_line(e.what()) + " (the head labels go without adjective→noun)", true);
-        }
-    }
+    if (model_->grammar) m.grammar = std::make_shared<const WordClassTable>(word_class_table(*model_->grammar));
     // A model trained here on its own small language cannot read the app's default English sentence:
     // opened without a text of its own, it reads the seeds' sentence of that language instead.
     if (m.grammar && m.text == ModelUi::kDefaultText)

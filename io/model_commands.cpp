@@ -284,7 +284,7 @@ const std::vector<CliOption>& model_render_options() {
          "resid_post, residual_stream or rollout",
          false},
         {"--head", "H", "head for per-head stages (default 0)", false},
-        {"--out", "FIG.png", "PNG file to write (written whole or not at all)", false},
+        {"--out", "FIG.png", "figure to write: PNG, or SVG when the name ends in .svg (written whole or not at all)", false},
         {"--scale", "S", "1, 2 or 4 (default 1)", false},
         {"--grid", "", "every head of the stage side by side", false},
         {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
@@ -347,17 +347,22 @@ int model_render_main(int argc, char** argv) {
         throw UsageError("--stage: no stage named '" + stage_name + "' in a model layer (stages: " + names +
                          ")");
     }
-    Image image;
-    if (args.has("--grid")) {
-        image = render_heads_grid_figure(trace, stage_name, figure);
-    } else {
-        const Stage* stage = trace.get(stage_name, head);
+    const Stage* stage = nullptr;
+    if (!args.has("--grid")) {
+        stage = trace.get(stage_name, head);
         if (!stage || (stage->head >= 0 && stage->head != head))
             throw UsageError("--head: expected a head from 0 to " + std::to_string(s.n_head - 1) + ", got " +
                              std::to_string(head));
-        image = render_stage_figure(trace, *stage, figure);
     }
     const std::string out = *args.get("--out");
+    if (is_svg_path(out)) {  // vector text, the same layout as the PNG (as `render` of the single layer)
+        write_file_atomic(out, stage ? render_stage_figure_svg(trace, *stage, figure)
+                                     : render_heads_grid_figure_svg(trace, stage_name, figure));
+        std::cout << "wrote " << out << " (SVG)\n";
+        return 0;
+    }
+    const Image image =
+        stage ? render_stage_figure(trace, *stage, figure) : render_heads_grid_figure(trace, stage_name, figure);
     write_png(out, image);
     std::cout << "wrote " << out << " (" << image.width << "×" << image.height << ")\n";
     return 0;

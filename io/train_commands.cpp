@@ -445,6 +445,11 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     }
     if (info->fits_model) {  // the model fits the task's vocabulary and sequences
         c.vocab_size = task.vocab_size;
+        if (args.has("--context") && task.context > c.context)  // asked for: never changed behind the user's back
+            throw UsageError("--context " + std::to_string(c.context) + " is shorter than the " + task_name +
+                             " task's sequences (" + std::to_string(task.context) + " tokens); give --context " +
+                             std::to_string(task.context) + " or more" +
+                             (option_with_flag(*info, "--length") ? ", or a smaller --length" : ""));
         c.context = std::max(c.context, task.context);
     }
     if (init && (c.vocab_size != init->config.vocab_size || c.context != init->config.context))
@@ -587,10 +592,14 @@ int train_main(int argc, char** argv) {
     }
     files.push_back(stage_file(out + "/summary.json", s.dump(2) + "\n"));
     commit_all(files);
-    std::cout << "trained " << o.steps << " steps in " << secs << " s; held-out loss " << last.heldout_loss
-              << " (repeats " << last.heldout_split.repeat << "); wrote " << out << "\n";
+    std::cout << "trained " << o.steps << " steps in " << secs << " s; held-out loss " << last.heldout_loss;
+    if (last.heldout_split.repeat != 0)  // (tasks without repeated tokens have no repeat loss)
+        std::cout << " (repeats " << last.heldout_split.repeat << ")";
+    std::cout << "; wrote " << out << "\n";
     if (scores.size() > all_head_scores().size() || task.report) {
         // The best head of each score on the probe stories, and the task's figures.
+        std::printf("head scores (the mean attention weight where each pattern applies, 0-1; "
+                    "summary.json \"head_scores\"):\n");
         for (HeadScore k : scores) {
             double best = -1;
             int bl = 0, bh = 0;
@@ -603,6 +612,9 @@ int train_main(int argc, char** argv) {
                     }
             std::printf("best %s head: layer %d head %d, %.3f\n", head_score_name(k), bl, bh, best);
         }
+        if (!figures.empty())
+            std::printf("the %s task's figures, measured on fresh samples (summary.json \"figures\"):\n",
+                        task_name.c_str());
         for (const auto& [name, value] : figures) std::printf("%s: %.4g\n", name.c_str(), value);
         std::fflush(stdout);
     }
