@@ -33,11 +33,6 @@ bool stderr_is_terminal();
 /// The local time of `t` (thread-safe).
 std::tm local_time(std::time_t t);
 
-/// Unicode normalization of UTF-8 text (ICU on Linux, NormalizeString on Windows). Throws
-/// attnviz::TextError for text that cannot be normalized.
-enum class NormForm { NFC, NFD, NFKC, NFKD };
-std::string normalize(std::string_view utf8, NormForm form);
-
 /// What is at a path (symlinks not followed, except by is_regular_file / is_directory).
 bool exists(const std::string& path);
 bool is_regular_file(const std::string& path);

@@ -8,8 +8,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <unicode/normalizer2.h>
-#include <unicode/unistr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,34 +72,6 @@ std::tm local_time(std::time_t t) {
     std::tm local{};
     localtime_r(&t, &local);
     return local;
-}
-
-std::string normalize(std::string_view s, NormForm form) {
-    UErrorCode status = U_ZERO_ERROR;
-    const icu::Normalizer2* n = nullptr;
-    switch (form) {
-        case NormForm::NFC:
-            n = icu::Normalizer2::getNFCInstance(status);
-            break;
-        case NormForm::NFD:
-            n = icu::Normalizer2::getNFDInstance(status);
-            break;
-        case NormForm::NFKC:
-            n = icu::Normalizer2::getNFKCInstance(status);
-            break;
-        case NormForm::NFKD:
-            n = icu::Normalizer2::getNFKDInstance(status);
-            break;
-    }
-    if (U_FAILURE(status) || !n) throw Error("Unicode normalization is not available (ICU data missing)");
-    const icu::UnicodeString in = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), int32_t(s.size())));
-    if (n->isNormalized(in, status) && U_SUCCESS(status)) return std::string(s);
-    status = U_ZERO_ERROR;
-    const icu::UnicodeString out = n->normalize(in, status);
-    if (U_FAILURE(status)) throw TextError("cannot normalize this text to Unicode normal form");
-    std::string r;
-    out.toUTF8String(r);
-    return r;
 }
 
 bool exists(const std::string& path) {

@@ -120,36 +120,6 @@ std::tm local_time(std::time_t t) {
     return local;
 }
 
-std::string normalize(std::string_view s, NormForm form) {
-    NORM_FORM f = NormalizationC;
-    switch (form) {
-        case NormForm::NFC:
-            f = NormalizationC;
-            break;
-        case NormForm::NFD:
-            f = NormalizationD;
-            break;
-        case NormForm::NFKC:
-            f = NormalizationKC;
-            break;
-        case NormForm::NFKD:
-            f = NormalizationKD;
-            break;
-    }
-    if (s.empty()) return {};
-    const std::wstring in = win::widen(s);  // invalid UTF-8 becomes U+FFFD, as with ICU
-    int size = NormalizeString(f, in.data(), int(in.size()), nullptr, 0);
-    // The estimate may be too small; NormalizeString says so and gives a new one.
-    for (int attempt = 0; attempt < 10 && size > 0; ++attempt) {
-        std::wstring out(std::size_t(size), L'\0');
-        const int n = NormalizeString(f, in.data(), int(in.size()), out.data(), size);
-        if (n > 0) return win::narrow(std::wstring_view(out.data(), std::size_t(n)));
-        if (GetLastError() != ERROR_INSUFFICIENT_BUFFER) break;
-        size = -n;
-    }
-    throw TextError("cannot normalize this text to Unicode normal form");
-}
-
 bool exists(const std::string& path) {
     return attributes(path) != INVALID_FILE_ATTRIBUTES;
 }

@@ -1,13 +1,12 @@
 // story_grammar.json: see io/story_grammar.hpp.
 #include "io/story_grammar.hpp"
 
-#include <sys/stat.h>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json_limits.hpp"
+#include "io/platform.hpp"
 
 namespace attnviz {
 
@@ -66,8 +65,7 @@ StoryWords parse_story_grammar(const std::string& text, const std::string& name)
 
 std::optional<StoryWords> read_story_grammar(const std::string& dir, std::string* problem) {
     const std::string path = dir + "/story_grammar.json";
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;  // no grammar: not a story model
+    if (!platform::exists(path)) return std::nullopt;  // no grammar: not a story model
     try {
         return parse_story_grammar(read_file(path, kMaxStoryGrammarBytes), path);
     } catch (const Error& e) {

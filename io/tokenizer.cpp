@@ -19,7 +19,6 @@
 #include "io/tokenizer_text.hpp"
 
 #include <pcre2.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
@@ -2187,8 +2186,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::load_dir(const std::string& dir) {
         return load_gpt2_files(base + "vocab.json", base + "merges.txt");
     if (is_regular_file(base + "vocab.txt"))
         return load_bert_vocab(base + "vocab.txt", base + "tokenizer_config.json");
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    if (!platform::is_directory(dir))
         throw Error(dir + ": not a directory (expected a model folder with tokenizer.json)");
     throw Error(dir + ": no tokenizer.json, no vocab.json + merges.txt, and no vocab.txt");
 }

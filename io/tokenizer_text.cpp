@@ -2,6 +2,7 @@
 #include "io/tokenizer_text.hpp"
 
 #include <unicode/brkiter.h>
+#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/utext.h>
@@ -31,6 +32,34 @@ void for_each_char(std::string_view s, F f) {
 }
 
 }  // namespace
+
+std::string unicode_normalize(std::string_view s, NormForm form) {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::Normalizer2* n = nullptr;
+    switch (form) {
+        case NormForm::NFC:
+            n = icu::Normalizer2::getNFCInstance(status);
+            break;
+        case NormForm::NFD:
+            n = icu::Normalizer2::getNFDInstance(status);
+            break;
+        case NormForm::NFKC:
+            n = icu::Normalizer2::getNFKCInstance(status);
+            break;
+        case NormForm::NFKD:
+            n = icu::Normalizer2::getNFKDInstance(status);
+            break;
+    }
+    if (U_FAILURE(status) || !n) throw Error("Unicode normalization is not available (ICU data missing)");
+    const icu::UnicodeString in = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), int32_t(s.size())));
+    if (n->isNormalized(in, status) && U_SUCCESS(status)) return std::string(s);
+    status = U_ZERO_ERROR;
+    const icu::UnicodeString out = n->normalize(in, status);
+    if (U_FAILURE(status)) throw TextError("cannot normalize this text to Unicode normal form");
+    std::string r;
+    out.toUTF8String(r);
+    return r;
+}
 
 bool is_white_space(char32_t c) {
     return u_isUWhiteSpace(UChar32(c)) != 0;

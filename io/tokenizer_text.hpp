@@ -1,16 +1,15 @@
 // The text steps of Hugging Face tokenizers that work on characters, as `tokenizers` (Rust) does them:
 // Unicode character classes, the normalizers (Unicode forms, lower-casing, accent stripping, BERT's
 // cleaning and CJK spacing, SentencePiece's precompiled charsmap) and the rewrite of \s / \S in split
-// patterns to Unicode White_Space. Character properties come from ICU. Everything here is linear in
-// its input; texts are valid UTF-8 (the tokenizer checks that first).
+// patterns to Unicode White_Space. Character properties come from ICU, on Windows too (ICU 72 built
+// from Debian's source by scripts/windows/build-deps.sh), so both give the same ids. Everything here is
+// linear in its input; texts are valid UTF-8 (the tokenizer checks that first).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "io/platform.hpp"
 
 namespace attnviz::tokenizer_text {
 
@@ -19,11 +18,9 @@ bool is_bert_punctuation(char32_t c);  // ASCII punctuation (incl. $+<=>^`|~) or
 bool is_numeric(char32_t c);           // Unicode N* (Rust's char::is_numeric)
 bool is_chinese_char(char32_t c);      // the CJK ideograph blocks BERT puts spaces around
 
-/// The Unicode normal forms: the platform's one normalizer (io/platform.hpp: ICU, or Windows' own).
-using NormForm = platform::NormForm;
-inline std::string unicode_normalize(std::string_view s, NormForm form) {
-    return platform::normalize(s, form);
-}
+/// Unicode normalization of UTF-8 text. Throws attnviz::TextError for text that cannot be normalized.
+enum class NormForm { NFC, NFD, NFKC, NFKD };
+std::string unicode_normalize(std::string_view s, NormForm form);
 
 /// Every character to its full Unicode lower case, one by one (Rust's char::to_lowercase).
 std::string lowercase(std::string_view s);

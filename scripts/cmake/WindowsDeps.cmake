@@ -18,6 +18,13 @@ target_include_directories(stb INTERFACE "${_deps}/include/stb")
 add_library(PkgConfig::PCRE2 STATIC IMPORTED)
 set_target_properties(PkgConfig::PCRE2 PROPERTIES IMPORTED_LOCATION "${_deps}/lib/libpcre2-8.a"
                       INTERFACE_INCLUDE_DIRECTORIES "${_deps}/include" INTERFACE_COMPILE_DEFINITIONS PCRE2_STATIC)
+# ICU 72's common library and the few data items attnviz opens (static: U_STATIC_IMPLEMENTATION).
+add_library(ICU::data STATIC IMPORTED)
+set_target_properties(ICU::data PROPERTIES IMPORTED_LOCATION "${_deps}/lib/libicudata.a")
+add_library(ICU::uc STATIC IMPORTED)
+set_target_properties(ICU::uc PROPERTIES IMPORTED_LOCATION "${_deps}/lib/libicuuc.a"
+                      INTERFACE_INCLUDE_DIRECTORIES "${_deps}/include" INTERFACE_COMPILE_DEFINITIONS U_STATIC_IMPLEMENTATION
+                      INTERFACE_LINK_LIBRARIES "ICU::data;advapi32")
 add_library(PkgConfig::GLFW3 STATIC IMPORTED)
 set_target_properties(PkgConfig::GLFW3 PROPERTIES IMPORTED_LOCATION "${_deps}/lib/libglfw3.a"
                       INTERFACE_INCLUDE_DIRECTORIES "${_deps}/include" INTERFACE_LINK_LIBRARIES "gdi32")

@@ -89,6 +89,43 @@ if ! done_mark imgui; then
   touch "$prefix/.done-imgui"
 fi
 
+# ICU 72 (the tokenizers' character classes, lower case, grapheme clusters and Unicode normal forms),
+# the same version and data as Linux's libicu72 so token ids match: its common library compiled as it
+# stands (no configure: ICU's headers detect MinGW), static; and a data library holding only what
+# attnviz opens (the grapheme break rules and the NFKC tables; the rest of the properties are
+# compiled into the common library), cut from Debian's icudt72l.dat with icupkg and turned into C by
+# genccode (icu-devtools) under the entry point ICU looks for, icudt72_dat.
+if ! done_mark icu; then
+  fetch icu
+  b="$deps/build-icu"
+  rm -rf "$b"; mkdir -p "$b/obj" "$b/items"
+  objs=()
+  for f in "$src/icu/source/common"/*.cpp; do
+    o="$b/obj/$(basename "$f" .cpp).o"
+    # (-w: upstream's own deprecation warnings, about calls inside ICU)
+    "${niced[@]}" x86_64-w64-mingw32-g++-posix -std=gnu++17 -O2 -w -DU_COMMON_IMPLEMENTATION \
+      -DU_STATIC_IMPLEMENTATION -I"$src/icu/source/common" -c "$f" -o "$o" &
+    objs+=("$o")
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  done
+  wait
+  rm -f "$prefix/lib/libicuuc.a" "$prefix/lib/libicudata.a"
+  x86_64-w64-mingw32-ar rcs "$prefix/lib/libicuuc.a" "${objs[@]}"
+  printf '%s\n' brkitr/res_index.res brkitr/root.res brkitr/char.brk nfkc.nrm >"$b/items.txt"
+  icupkg -x "$b/items.txt" -d "$b/items" "$src/icu/source/data/in/icudt72l.dat"
+  # (--ignore-deps: brkitr/root.res also names the word, line and sentence rules, left out)
+  icupkg -tl --ignore-deps -s "$b/items" -a "$b/items.txt" new "$b/icudt72l.dat" 2>/dev/null
+  # genccode names the array after the file: icudt72.dat gives icudt72_dat
+  cp "$b/icudt72l.dat" "$b/icudt72.dat"
+  genccode -q -d "$b" "$b/icudt72.dat"
+  "${niced[@]}" x86_64-w64-mingw32-gcc-posix -O2 -I"$src/icu/source/common" -c "$b/icudt72_dat.c" -o "$b/icudt72_dat.o"
+  x86_64-w64-mingw32-ar rcs "$prefix/lib/libicudata.a" "$b/icudt72_dat.o"
+  rm -rf "$prefix/include/unicode"; cp -r "$src/icu/source/common/unicode" "$prefix/include/unicode"
+  mkdir -p "$prefix/licenses/icu"; cp "$src/icu/LICENSE" "$prefix/licenses/icu/"
+  rm -rf "$b/obj"
+  touch "$prefix/.done-icu"
+fi
+
 # Header-only: Eigen, nlohmann-json and stb from the build machine's Debian packages, linked into the
 # prefix so the cross compiler never sees the build machine's own /usr/include.
 ln -sfn /usr/include/eigen3 "$prefix/include/eigen3"

@@ -2,7 +2,8 @@
 # The Windows build under Wine, against the Linux build of the same source (scripts/dev package-windows):
 #   tests/windows/wine_test.sh PACKAGE_DIR LINUX_ATTNVIZ WORK_DIR
 # PACKAGE_DIR is the unpacked zip (attnviz.exe, share/attnviz/...). Checks --version, dump (numbers
-# equal to Linux's), render (pixels within 1/255), tokenize (the same ids), a short train, dump --model
+# equal to Linux's), render (pixels within 1/255), tokenize (the same ids; every Hugging Face tokenizer
+# of tests/data/hf_tokenizers with Hugging Face's ids), a short train, dump --model
 # of a test checkpoint, the GUI under Xvfb (a screenshot with the heatmap), a scripted GUI run that
 # steps through stages and exports a figure, and bad input: a non-ASCII path, a read-only file and
 # folder, a file another process holds locked. Prints one line per check; exits non-zero on the first failure.
@@ -58,6 +59,11 @@ a="$(win tokenize --model "$model" --text "the cat sat on the mat" | tr -d '\r')
 b="$(lin tokenize --model "$model" --text "the cat sat on the mat")"
 [ "$a" = "$b" ] || fail "tokenize: Windows '$a', Linux '$b'"
 ok "tokenize: $a"
+# Every Hugging Face tokenizer of the test data (WordPiece, Unigram, BPE; BERT's normalizer, NFKC,
+# SentencePiece's charsmap by graphemes: ICU on both systems): Hugging Face's ids on both.
+$py "$here/tests/windows/compare_tokenizers.py" "$here/tests/data/hf_tokenizers" "$work/out/hf" \
+    -- "$wine64" "$exe" -- env HOME="$work/linux-home" XDG_CONFIG_HOME="$work/linux-home/.config" "$linux" ||
+  fail "the Hugging Face tokenizers differ"
 
 # --- a short train, then dump --model of that checkpoint, compared with Linux's numbers --------------
 win train --task induction --layers 1 --heads 2 --d-model 32 --context 48 --steps 20 \
@@ -139,7 +145,13 @@ win dump --model "李/模型/induction-2l" --text "the cat sat on the mat the ca
   fail "dump into a non-ASCII folder"
 $py "$here/tests/windows/compare_dumps.py" lin-induction "李/模型/转储" "dump --model from and into 李/模型" >/dev/null ||
   fail "dump in a non-ASCII folder differs"
-ok "non-ASCII path: tokenize and dump from 李/模型/induction-2l, render to 李/模型/图.png, dump to 李/模型/转储"
+mkdir -p "李/模型/bert_uncased"
+cp "$here/tests/data/hf_tokenizers/bert_uncased.tokenizer.json" "李/模型/bert_uncased/tokenizer.json"
+printf 'Héllo, 世界! Ünïcödé naïve café' >"李/模型/文本.txt"
+a="$(win tokenize --model "李/模型/bert_uncased" --text-file "李/模型/文本.txt" | tr -d '\r')"
+b="$(lin tokenize --model "李/模型/bert_uncased" --text-file "李/模型/文本.txt")"
+[ "$a" = "$b" ] || fail "WordPiece from a non-ASCII folder: Windows '$a', Linux '$b'"
+ok "non-ASCII path: tokenize and dump from 李/模型/induction-2l, render to 李/模型/图.png, dump to 李/模型/转储, WordPiece on 李/模型/文本.txt $a"
 
 # A read-only file (attrib +r, what a read-only copy from a CD or a locked-down share gives): refused in
 # one line, the file untouched.
@@ -154,10 +166,10 @@ ok "read-only file: '$err' (file untouched)"
 
 # A read-only folder (as a locked-down school share is): Wine maps Unix permissions, which do not stop
 # root, so as root the check runs as the user nobody, with a Wine prefix of its own.
-ro_render() {  # ro_render OUT: render into OUT as a user the folder's permissions stop
-  if [ "$(id -u)" -ne 0 ]; then win render --scene "$scene" --stage weights --out "$1"; return; fi
+ro_win() {  # ro_win ARGS...: attnviz.exe as a user the folder's permissions stop
+  if [ "$(id -u)" -ne 0 ]; then win "$@"; return; fi
   runuser -u nobody -- env HOME="$work/as-nobody" WINEPREFIX="$work/as-nobody/wineprefix" WINEDEBUG=-all \
-    WINEDLLOVERRIDES="mscoree,mshtml=" "$wine64" "$exe" render --scene "$scene" --stage weights --out "$1"
+    WINEDLLOVERRIDES="mscoree,mshtml=" "$wine64" "$exe" "$@"
 }
 if [ "$(id -u)" -eq 0 ] && [ ! -f "$work/as-nobody/wineprefix/system.reg" ]; then
   mkdir -p "$work/as-nobody"; chown nobody "$work/as-nobody"
@@ -167,10 +179,18 @@ if [ "$(id -u)" -eq 0 ] && [ ! -f "$work/as-nobody/wineprefix/system.reg" ]; the
 fi
 ro="$work/as-nobody/ro-folder"
 rm -rf "$ro"; mkdir -p "$ro"; cp win-fig.png "$ro/kept.png"; chmod 555 "$ro"
-set +e; err="$(ro_render "$ro/fig.png" 2>&1 >/dev/null | tr -d '\r')"; rc=$?; set -e
+set +e; err="$(ro_win render --scene "$scene" --stage weights --out "$ro/fig.png" 2>&1 >/dev/null | tr -d '\r')"; rc=$?; set -e
 [ "$rc" -ne 0 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "read-only folder: exit $rc, '$err'"
 [ "$(ls -A "$ro")" = kept.png ] || fail "read-only folder: $(ls -A "$ro") (something was written)"
 ok "read-only folder: '$err' (nothing written)"
+# A training run's checkpoint folder there: refused before it trains, in one line.
+set +e
+err="$(ro_win train --task induction --layers 1 --heads 2 --d-model 32 --context 48 --steps 5 --batch 8 \
+       --out "$ro/ckpt" 2>&1 >/dev/null | tr -d '\r')"; rc=$?
+set -e
+[ "$rc" -ne 0 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "train into a read-only folder: exit $rc, '$err'"
+[ "$(ls -A "$ro")" = kept.png ] || fail "train into a read-only folder: $(ls -A "$ro") (something was written)"
+ok "read-only folder, train --out: '$err' (nothing written)"
 chmod 755 "$ro"
 
 # A file another program holds open without sharing (as Excel or an image viewer does): refused in one
@@ -189,4 +209,19 @@ wait "$locker" 2>/dev/null || true
 [ "$(md5sum <locked.png)" = "$before" ] || fail "the locked file was changed"
 [ -z "$(ls -A . | grep '\.tmp-')" ] || fail "a temporary file was left behind"
 ok "locked file: '$err' (file untouched)"
+# A tokenizer.json another program holds open without sharing: tokenize says so in one line.
+mkdir -p locked-model
+cp "$here/tests/data/hf_tokenizers/t5_unigram.tokenizer.json" locked-model/tokenizer.json
+before="$(md5sum <locked-model/tokenizer.json)"
+rm -f locker.out
+"$wine64" ./locker.exe locked-model/tokenizer.json 30 >locker.out 2>&1 &
+locker=$!
+for _ in $(seq 100); do grep -q locked locker.out 2>/dev/null && break; sleep 0.2; done
+grep -q locked locker.out || fail "the locker did not start: $(cat locker.out)"
+set +e; err="$(win tokenize --model locked-model --text "hello world" 2>&1 >/dev/null | tr -d '\r')"; rc=$?; set -e
+kill "$locker" 2>/dev/null || true
+wait "$locker" 2>/dev/null || true
+[ "$rc" -ne 0 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "locked tokenizer.json: exit $rc, '$err'"
+[ "$(md5sum <locked-model/tokenizer.json)" = "$before" ] || fail "the locked tokenizer.json was changed"
+ok "locked tokenizer.json: '$err' (file untouched)"
 echo "all Windows checks passed"
