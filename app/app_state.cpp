@@ -169,6 +169,10 @@ nlohmann::json state_json(const AppState& state) {
     j["top_k"] = state.model.top_k;
     j["top_p"] = state.model.top_p;
     j["model_last_appended"] = state.model.last_appended;
+    j["model_encoder"] = state.model.encoder;
+    j["model_text_b"] = state.model.text_b;
+    j["mask_positions"] = state.model.mask_positions;
+    j["mask_choice"] = state.model.mask_choice;
     j["export_path"] = state.last_export_path;
     j["status"] = state.status;
     j["status_is_error"] = state.status_is_error;

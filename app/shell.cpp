@@ -315,8 +315,9 @@ void Shell::model_frame() {
         quit_ = true;
     }
     if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
-    interventions_->frame(state, session_->loaded_model(), state.view == MainView::Interventions,
-                          now_seconds());
+    // (an encoder predicts no next token: nothing for the interventions to measure)
+    interventions_->frame(state, state.model.encoder ? nullptr : session_->loaded_model(),
+                          state.view == MainView::Interventions, now_seconds());
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
         compute_error_shown_ = false;

@@ -87,6 +87,7 @@ std::string workspace_json(const AppState& state) {
                       {"temperature", m.temperature},
                       {"top_k", m.top_k},
                       {"top_p", m.top_p}};
+        if (!m.text_b.empty()) j["model"]["text_b"] = m.text_b;  // an encoder's sentence pair
     }
     return j.dump(1) + "\n";
 }
@@ -152,6 +153,7 @@ void apply_workspace_json(const std::string& text, AppState& state) {
             s.model.resume.pinned_row = s.pinned_row;
             s.model.resume.model_view = v == "model";
             s.model.text = m.value("text", s.model.text);
+            s.model.text_b = m.value("text_b", std::string());
             s.model.temperature = model_number(m, "temperature", 1.0f, 0.05f, 5.0f);
             s.model.top_k = model_number(m, "top_k", 0, 0, 100);
             s.model.top_p = model_number(m, "top_p", 1.0f, 0.05f, 1.0f);
@@ -181,6 +183,7 @@ void apply_workspace_json(const std::string& text, AppState& state) {
     state.model.resume = s.model.resume;
     state.model.open_request = s.model.resume.dir;
     state.model.text = s.model.text;
+    state.model.text_b = s.model.text_b;
     state.model.temperature = s.model.temperature;
     state.model.top_k = s.model.top_k;
     state.model.top_p = s.model.top_p;

@@ -140,9 +140,9 @@ struct DecoderShape {
     double theta = 10000.0;    // RoPE's base, and the sinusoids'
     double embed_scale = 1.0;  // token embeddings times this (Gemma: √d); the trainer's models keep 1
     // Encoders and encoder–decoders (BERT, BART, T5); the defaults are a decoder's.
-    bool causal = true;        // false: softmax over every key, no mask (bidirectional attention)
-    bool post_norm = false;    // x = LN(x + attn(x)); x = LN(x + mlp(x)) with ln_1, ln_2 (BERT, BART)
-    int position_offset = 0;   // token t reads learned position row t + offset (RoBERTa: pad + 1; BART: 2)
+    bool causal = true;       // false: softmax over every key, no mask (bidirectional attention)
+    bool post_norm = false;   // x = LN(x + attn(x)); x = LN(x + mlp(x)) with ln_1, ln_2 (BERT, BART)
+    int position_offset = 0;  // token t reads learned position row t + offset (RoBERTa: pad + 1; BART: 2)
     MlpKind head_act = MlpKind::GeluErf;  // activation of DecoderWeights::head (Gelu or GeluErf)
 };
 
@@ -160,8 +160,8 @@ struct DecoderWeights {
     const T* unembed_b = nullptr;  // [V] added to the logits (BERT's cls.predictions.bias), or null
     const T* wtt = nullptr;        // [types, d] token-type (segment) embeddings, row stride wtt_ld, or null
     long wtt_ld = 0;
-    NormW<T> ln_embed;             // LayerNorm of the summed embeddings (BERT, BART), or null w
-    LinearW<T> head;               // d → d then head_act, before ln_f (a masked-LM head's transform), or null w
+    NormW<T> ln_embed;  // LayerNorm of the summed embeddings (BERT, BART), or null w
+    LinearW<T> head;    // d → d then head_act, before ln_f (a masked-LM head's transform), or null w
 };
 
 /// Position tables for n positions: sinusoids [n, d] or RoPE's cos, sin [n, dh/2].
@@ -195,8 +195,8 @@ struct LayerActs {
     nn::M<T> xhat2;             // [rows, d]
     std::vector<T> rstd2;       // [rows]
     // post-norm blocks: xhat, rstd are ln_1's of in + attn; xhat2, rstd2 ln_2's of mid + mlp; a = in
-    nn::M<T> pre;               // [rows, f] GELU input, or [rows, 2f] SwiGLU / GeGLU gate | up
-    nn::M<T> act;               // [rows, f] GELU output or gated product: the down projection's input
+    nn::M<T> pre;  // [rows, f] GELU input, or [rows, 2f] SwiGLU / GeGLU gate | up
+    nn::M<T> act;  // [rows, f] GELU output or gated product: the down projection's input
 };
 
 template <typename T>
@@ -221,7 +221,7 @@ struct ForwardOptions {
     /// `resume` [S·n, d], the residual entering that block, instead of the embeddings of `ids`.
     int first_layer = 0;
     const nn::M<T>* resume = nullptr;
-    bool skip_logits = false;  // stop after the final norm (A.f): the caller unembeds what it needs
+    bool skip_logits = false;          // stop after the final norm (A.f): the caller unembeds what it needs
     const int* token_types = nullptr;  // [S·n] segment of each token (rows of wtt); null: all 0
 };
 
@@ -243,7 +243,8 @@ nn::M<T> decoder_embed(const DecoderWeights<T>& w, const Tables<T>& tab, const i
     for (int s = 0; s < S; ++s)
         for (int t = 0; t < n; ++t) {
             if (c.positions == PositionKind::Learned)
-                x.row(s * n + t) += Eigen::Map<const RowT<T>>(w.wpe + long(t + c.position_offset) * w.wpe_ld, d);
+                x.row(s * n + t) +=
+                    Eigen::Map<const RowT<T>>(w.wpe + long(t + c.position_offset) * w.wpe_ld, d);
             if (c.positions == PositionKind::Sinusoidal) x.row(s * n + t) += tab.sinusoid.row(t);
         }
     if (w.ln_embed.w) {

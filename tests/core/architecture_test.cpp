@@ -9,14 +9,17 @@ namespace attnviz {
 namespace {
 
 TEST(Architectures, ModelTypesAndTheTrainersLayout) {
-    for (const char* type : {"gpt2", "llama", "qwen2", "mistral", "gemma"}) {
+    for (const char* type :
+         {"gpt2", "llama", "qwen2", "mistral", "gemma", "bert", "roberta", "xlm-roberta", "distilbert"}) {
         const Architecture* a = find_architecture(type);
         ASSERT_NE(a, nullptr) << type;
         EXPECT_TRUE(a->read) << type;
     }
-    EXPECT_EQ(find_architecture("bert"), nullptr);
-    EXPECT_EQ(architecture_names(), "gpt2, llama, qwen2, mistral or gemma");
-    EXPECT_FALSE(find_architecture("gemma")->trains);  // read only
+    EXPECT_EQ(find_architecture("t5-like"), nullptr);
+    EXPECT_EQ(architecture_names(),
+              "gpt2, llama, qwen2, mistral, gemma, bert, roberta, xlm-roberta or distilbert");
+    for (const char* type : {"gemma", "bert", "roberta", "distilbert"})
+        EXPECT_FALSE(find_architecture(type)->trains) << type;  // read only
     TrainConfig c;
     EXPECT_EQ(train_architecture(c).model_types.front(), "gpt2");
     EXPECT_EQ(param_layout(c).front().name, "wte.weight");
