@@ -53,7 +53,7 @@ const char* const kUsage =
     "               [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
     "               [--set KEY=VALUE ...] [--view stage|heads|compare|lines] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
-    "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
+    "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT] [--text-b TEXT]]\n"
     "               [--tour FILE [--step K]]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
     "       attnviz render [--scene FILE] [--set KEY=VALUE ...] --stage NAME [--head H] --out FIG.png\n"
@@ -117,6 +117,8 @@ const std::vector<CliOption>& gui_options() {
         {"--model", "DIR", "open a real model", false},
         {"--layer", "L", "with --model: start on this layer", false},
         {"--text", "TEXT", "with --model: the text", false},
+        {"--text-b", "TEXT", "with --model (an encoder such as BERT): the second text of a sentence pair",
+         false},
         {"--state-log", "FILE", "state log (tests)", false},
         {"--frame-log", "FILE", "frame log (measurements)", false},
         {"--script", "FILE", "scripted input (tests)", false},
@@ -169,6 +171,7 @@ Options options_from(const CliArgs& args) {
     o.model = args.get_or("--model", "");
     if (auto v = args.get("--layer")) o.layer = parse_int("--layer", *v, 0, 1 << 20);
     if (auto v = args.get("--text")) o.text = *v;
+    if (auto v = args.get("--text-b")) o.text_b = *v;
     o.state_log = args.get_or("--state-log", "");
     o.frame_log = args.get_or("--frame-log", "");
     o.script = args.get_or("--script", "");
@@ -223,8 +226,11 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
     if (o.hover && o.screenshot.empty()) throw UsageError{"--hover needs --screenshot OUT.png"};
     if (!o.screenshot.empty() && o.screenshot.size() < 5)
         throw UsageError{"--screenshot: expected a file name ending in .png"};
-    if (o.model.empty() && (o.layer || o.text))
-        throw UsageError{std::string(o.layer ? "--layer" : "--text") + " needs --model DIR"};
+    if (o.model.empty() && (o.layer || o.text || o.text_b))
+        throw UsageError{std::string(o.layer  ? "--layer"
+                                     : o.text ? "--text"
+                                              : "--text-b") +
+                         " needs --model DIR"};
     if (o.view == MainView::Model && o.model.empty()) throw UsageError{"--view model needs --model DIR"};
     if (o.step && o.tour.empty()) throw UsageError{"--step needs --tour FILE"};
     if (!o.tour.empty() && (!o.scene.empty() || !o.model.empty()))

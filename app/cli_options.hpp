@@ -24,9 +24,10 @@ struct Options {
     std::vector<std::string> sets;
     std::optional<MainView> view;
     std::string lab;
-    std::string model;                // --model DIR: open a real model
-    std::optional<int> layer;         // --layer L (with --model)
-    std::optional<std::string> text;  // --text TEXT (with --model)
+    std::string model;                  // --model DIR: open a real model
+    std::optional<int> layer;           // --layer L (with --model)
+    std::optional<std::string> text;    // --text TEXT (with --model)
+    std::optional<std::string> text_b;  // --text-b TEXT (with --model: an encoder's sentence pair)
     std::string state_log;
     std::string frame_log;
     std::string script;             // --script FILE: scripted input (GUI tests), see app/script.hpp

@@ -163,6 +163,7 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
     interventions_ = std::make_unique<InterventionsWorker>(std::max(1, state.compute_threads));
     if (!opt_.model.empty() && opt_.text) state.model.text = *opt_.text;
+    if (!opt_.model.empty() && opt_.text_b) state.model.text_b = *opt_.text_b;
     session_->start(state, {opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty()});
 }
 

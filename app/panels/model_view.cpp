@@ -21,7 +21,8 @@ namespace {
 
 constexpr const char* kHelp =
     "Every layer (rows) and head (columns) of the model, each cell one head's attention weights: row = "
-    "query token, column = key token, bright = attends strongly, dark grey = the future (causal mask). "
+    "query token, column = key token, bright = attends strongly, dark grey = the future (causal mask; an "
+    "encoder such as BERT has none: every token sees every token). "
     "Early layers often attend to the previous token or to themselves; later ones to the first token "
     "(an 'attention sink') or to words that matter for the next one. Click a cell to open that head in "
     "the stage view with every stage behind it (Q, K, V, scores, weights, output). Under each cell: the "
@@ -36,7 +37,8 @@ ImU32 to_u32(Rgb8 c) {
 // One thumbnail: weights [n, n] pooled to cells × cells blocks. A block shows the attention mass its
 // queries give its keys: Σ over the block's keys, averaged over its queries — rows of blocks still sum
 // to 1, and with n <= res every block is one cell of the weights.
-void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res) {
+// An encoder's (causal = false) keys are all visible: no block is the future.
+void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res, bool causal) {
     const int n = int(A.rows());
     const int cells = std::min(n, res);
     const float px = size / float(cells);
@@ -46,13 +48,13 @@ void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res
         for (int bj = 0; bj < cells; ++bj) {
             const int j0 = bj * n / cells, j1 = std::max(j0 + 1, (bj + 1) * n / cells);
             const ImVec2 a(p0.x + bj * px, p0.y + bi * px), b(p0.x + (bj + 1) * px, p0.y + (bi + 1) * px);
-            if (j0 > i1 - 1) {  // every key in the block is in the future of every query
+            if (causal && j0 > i1 - 1) {  // every key in the block is in the future of every query
                 dl->AddRectFilled(a, b, IM_COL32(58, 60, 68, 255));
                 continue;
             }
             double mass = 0;
             for (int i = i0; i < i1; ++i)
-                for (int j = j0; j < j1 && j <= i; ++j) mass += A(i, j);
+                for (int j = j0; j < j1 && (!causal || j <= i); ++j) mass += A(i, j);
             dl->AddRectFilled(a, b, to_u32(value_rgb(range, float(mass / (i1 - i0)))));
         }
     }
@@ -131,7 +133,7 @@ void draw_model_view(AppState& state) {
             const ImVec2 p1(p0.x + cell, p0.y + cell);
             const Stage* st = tr ? tr->get("weights", h) : nullptr;
             if (st && st->stored_matrix()) {
-                draw_thumbnail(dl, p0, cell, *st->stored_matrix(), res);
+                draw_thumbnail(dl, p0, cell, *st->stored_matrix(), res, !m.encoder);
             } else {
                 dl->AddRectFilled(p0, p1, IM_COL32(45, 47, 54, 255));
                 if (cell > 40)
