@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -368,7 +369,7 @@ int model_render_main(int argc, char** argv) {
         resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
     run.keep_heads.assign(std::size_t(s.n_layer), false);
     run.keep_heads[std::size_t(layer)] = true;
-    run.all_logits = false;
+    run.all_logits = is_encoder(s);  // an encoder's logits stage shows its first [MASK]
     const std::uint64_t need = model_forward_bytes(s, n, run) + model.weight_bytes;
     if (need > kMemoryLimit)
         throw Error(std::to_string(n) + " tokens need " + std::to_string(need >> 20) +
@@ -376,7 +377,14 @@ int model_render_main(int argc, char** argv) {
     auto fwd = std::make_shared<const ModelForward>(run_model(model, in.ids, in.types, run));
     auto tokens = std::make_shared<std::vector<std::string>>();
     for (int id : in.ids) tokens->push_back(token_label(in, id));
-    const Trace trace = model_layer_trace(s, fwd, layer, std::move(tokens));  // figures need no weights
+    int mask_row = -1;
+    if (is_encoder(s) && in.tokenizer)
+        for (const char* mask : {"[MASK]", "<mask>"})
+            if (const std::optional<int> id = in.tokenizer->token_id(mask); id && mask_row < 0)
+                for (int i = 0; i < n && mask_row < 0; ++i)
+                    if (in.ids[std::size_t(i)] == *id) mask_row = i;
+    const Trace trace = model_layer_trace(s, fwd, layer, std::move(tokens), nullptr, nullptr,
+                                          mask_row);  // figures need no weights
     const std::string stage_name = *args.get("--stage");
     if (trace.find(stage_name) < 0) {
         std::string names;
