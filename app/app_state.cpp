@@ -183,6 +183,10 @@ nlohmann::json state_json(const AppState& state) {
     j["model_target"] = state.model.target;
     j["model_family"] = family_name(state.model.family);
     j["model_n_source"] = state.model.n_source;
+    j["model_encoder"] = state.model.encoder;
+    j["model_text_b"] = state.model.text_b;
+    j["mask_positions"] = state.model.mask_positions;
+    j["mask_choice"] = state.model.mask_choice;
     j["export_path"] = state.last_export_path;
     j["status"] = state.status;
     j["status_is_error"] = state.status_is_error;

@@ -41,7 +41,14 @@ struct ModelUi {
     static constexpr const char* kDefaultText = "The cat sat on the mat because it";
     std::string text = kDefaultText;  // what the model reads (the text box)
     int layer = 0, n_layer = 0, n_head = 0, n_kv_head = 0, n = 0;
-    std::vector<bool> kept_heads;  // per layer: its per-head stages are in the last run
+    // An encoder (BERT, RoBERTa, DistilBERT): the next-token panel fills a [MASK] instead.
+    bool encoder = false;
+    std::string text_b;               // the second text of a sentence pair ("" = one text)
+    std::string mask_token;           // how the tokenizer writes its mask ("[MASK]", "<mask>"; "" = none)
+    std::vector<int> mask_positions;  // the last run's [MASK] tokens (indices into its tokens)
+    int mask_choice = 0;              // which of them the panel ranks (index into mask_positions)
+    bool has_head = true;             // false: a bare encoder (BertModel) with no masked-LM head
+    std::vector<bool> kept_heads;     // per layer: its per-head stages are in the last run
     /// Word classes of the folder's story_grammar.json (the head labels' adjective→noun; null: none).
     std::shared_ptr<const WordClassTable> grammar;
     std::string note;  // what is summarised at this length ("" = nothing)
@@ -80,7 +87,7 @@ struct ModelUi {
     bool close_request = false;        // back to the single layer
     bool close_for_scene = false;      // ... because a scene was opened (its "Opened" line stays)
     bool cancel_load = false;          // a model still loading must not replace the scene just opened
-    int append_request = 0;            // 1 = greedy, 2 = sampled
+    int append_request = 0;            // 1 = greedy, 2 = sampled (an encoder: fill the chosen mask)
     std::uint64_t run_generation = 0;  // increments with every finished run
     bool run_failed = false;           // the last run failed (its line is in the status bar)
     // An encoder–decoder (t5, bart): `text` is the source (the encoder's input), `target` the decoder's

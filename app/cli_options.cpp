@@ -53,7 +53,7 @@ const char* const kUsage =
     "               [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
     "               [--set KEY=VALUE ...] [--view stage|heads|compare|lines] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
-    "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]\n"
+    "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT] [--text-b TEXT]\n"
     "                            [--target TEXT] [--family encoder|decoder|cross]]\n"
     "               [--tour FILE [--step K]]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
@@ -122,6 +122,8 @@ const std::vector<CliOption>& gui_options() {
         {"--text", "TEXT", "with --model: the text", false},
         {"--target", "TEXT", "with --model (t5, bart): the decoder's input", false},
         {"--family", "F", "with --model (t5, bart): encoder, decoder or cross", false},
+        {"--text-b", "TEXT", "with --model (an encoder such as BERT): the second text of a sentence pair",
+         false},
         {"--state-log", "FILE", "state log (tests)", false},
         {"--frame-log", "FILE", "frame log (measurements)", false},
         {"--script", "FILE", "scripted input (tests)", false},
@@ -185,6 +187,7 @@ Options options_from(const CliArgs& args) {
         else
             throw UsageError{"--family: expected encoder, decoder or cross, got '" + *v + "'"};
     }
+    if (auto v = args.get("--text-b")) o.text_b = *v;
     o.state_log = args.get_or("--state-log", "");
     o.frame_log = args.get_or("--frame-log", "");
     o.script = args.get_or("--script", "");
@@ -239,9 +242,10 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
     if (o.hover && o.screenshot.empty()) throw UsageError{"--hover needs --screenshot OUT.png"};
     if (!o.screenshot.empty() && o.screenshot.size() < 5)
         throw UsageError{"--screenshot: expected a file name ending in .png"};
-    if (o.model.empty() && (o.layer || o.text || o.target || o.family))
+    if (o.model.empty() && (o.layer || o.text || o.text_b || o.target || o.family))
         throw UsageError{std::string(o.layer    ? "--layer"
                                      : o.text   ? "--text"
+                                     : o.text_b ? "--text-b"
                                      : o.target ? "--target"
                                                 : "--family") +
                          " needs --model DIR"};

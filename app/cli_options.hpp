@@ -24,9 +24,10 @@ struct Options {
     std::vector<std::string> sets;
     std::optional<MainView> view;
     std::string lab;
-    std::string model;                // --model DIR: open a real model
-    std::optional<int> layer;         // --layer L (with --model)
-    std::optional<std::string> text;  // --text TEXT (with --model)
+    std::string model;                  // --model DIR: open a real model
+    std::optional<int> layer;           // --layer L (with --model)
+    std::optional<std::string> text;    // --text TEXT (with --model)
+    std::optional<std::string> text_b;  // --text-b TEXT (with --model: an encoder's sentence pair)
     /// An encoder–decoder (t5, bart): --target TEXT, the decoder's input after its start token, and
     /// --family encoder|decoder|cross, the attention the views show.
     std::optional<std::string> target;

@@ -57,11 +57,32 @@ LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress
     return m;
 }
 
+std::pair<std::string, int> mask_token_of(const Tokenizer& tokenizer) {
+    for (const char* t : {"[MASK]", "<mask>"})
+        if (const std::optional<int> id = tokenizer.token_id(t)) return {t, *id};
+    return {"", -1};
+}
+
 ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, int layer, int threads,
                            const std::atomic<bool>* cancel, std::uint64_t keep_all_bytes) {
+    return run_model_on_input(model, TextInput{text, "", 0}, layer, threads, cancel, keep_all_bytes);
+}
+
+ModelRun run_model_on_input(const LoadedModel& model, const TextInput& input, int layer, int threads,
+                            const std::atomic<bool>* cancel, std::uint64_t keep_all_bytes) {
     const ModelSpec& s = model.weights->spec;
+    const bool encoder = is_encoder(s);
     ModelRun r;
-    r.ids = model.tokenizer->encode_for_model(text).ids;  // with [CLS]/<s>... as the model wants
+    // with [CLS]/<s>... as the model wants; an encoder's pair with its segments
+    const Tokenizer::ModelInput mi = encoder && !input.text_b.empty()
+                                         ? model.tokenizer->encode_pair_for_model(input.text, input.text_b)
+                                         : model.tokenizer->encode_for_model(input.text);
+    r.ids = mi.ids;
+    std::vector<int> types;
+    if (encoder && s.type_vocab > 1) {
+        types = mi.type_ids;
+        for (int& t : types) t = std::min(t, s.type_vocab - 1);
+    }
     if (r.ids.empty()) throw TextError("the text gives no tokens: type something");
     const int n = int(r.ids.size());
     if (n > s.max_positions)
@@ -70,7 +91,7 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
     check_ids_in_vocab(*model.tokenizer, r.ids, s.vocab_size);
     ModelRunOptions o;
     o.keep_layers = true;
-    o.all_logits = false;
+    o.all_logits = encoder;  // an encoder's guesses at every [MASK]
     o.rollout = true;
     o.threads = threads;
     o.cancel = cancel;
@@ -87,13 +108,22 @@ ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, in
         throw Error(std::to_string(n) + " tokens need " + mib(need) +
                     " with the weights, over the 3 GiB limit; shorten the text");
     r.kept_heads = o.keep_heads.empty() ? std::vector<bool>(std::size_t(s.n_layer), true) : o.keep_heads;
-    r.forward = std::make_shared<const ModelForward>(run_model(*model.weights, r.ids, o));
+    r.forward = std::make_shared<const ModelForward>(run_model(*model.weights, r.ids, types, o));
     auto tokens = std::make_shared<std::vector<std::string>>();
     for (int id : r.ids) tokens->push_back(model.tokenizer->token_label(id));
     r.tokens = std::move(tokens);
+    if (encoder) {
+        const int mask_id = mask_token_of(*model.tokenizer).second;
+        for (int i = 0; i < n; ++i)
+            if (r.ids[std::size_t(i)] == mask_id) r.mask_positions.push_back(i);
+        if (!r.mask_positions.empty())
+            r.logits_row = r.mask_positions[std::size_t(
+                input.mask_choice >= 0 && input.mask_choice < int(r.mask_positions.size()) ? input.mask_choice
+                                                                                           : 0)];
+    }
     for (int l = 0; l < s.n_layer; ++l)
         r.layers.push_back(std::make_shared<const Trace>(
-            model_layer_trace(s, r.forward, l, r.tokens, model.weights, model.vocab)));
+            model_layer_trace(s, r.forward, l, r.tokens, model.weights, model.vocab, r.logits_row)));
     return r;
 }
 
@@ -149,11 +179,16 @@ std::optional<ModelSession::LoadResult> ModelSession::poll_load() {
 
 std::uint64_t ModelSession::run(const LoadedModel& model, const std::string& text, int layer,
                                 const std::string& target) {
+    return run(model, TextInput{text, "", 0}, layer, target);
+}
+
+std::uint64_t ModelSession::run(const LoadedModel& model, const TextInput& input, int layer,
+                                const std::string& target) {
     std::uint64_t id;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         id = ++next_id_;
-        pending_run_ = RunRequest{id, model, text, layer, target};
+        pending_run_ = RunRequest{id, model, input, layer, target};
         cancel_ = true;  // the running one is stale now
     }
     wake_.notify_all();
@@ -230,8 +265,8 @@ void ModelSession::thread_main() {
             bool cancelled = false;
             try {
                 result.run = req.model.weights->spec.encoder_decoder
-                                 ? run_seq2seq_on_text(req.model, req.text, req.target, threads_, &cancel_)
-                                 : run_model_on_text(req.model, req.text, req.layer, threads_, &cancel_);
+                                 ? run_seq2seq_on_text(req.model, req.input.text, req.target, threads_, &cancel_)
+                                 : run_model_on_input(req.model, req.input, req.layer, threads_, &cancel_);
             } catch (const Cancelled&) {
                 cancelled = true;
             } catch (const std::exception& e) {
@@ -320,6 +355,7 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
         }
     }
     if (!m.active || !model_) return ev;
+    if (m.encoder && state.view == MainView::Interventions) state.view = MainView::Model;
 
     if (m.append_request != 0) {
         const bool sampled = m.append_request == 2;
@@ -331,6 +367,7 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
     const bool layer_kept = run_ && (m.seq2seq || (std::size_t(m.layer) < run_->kept_heads.size() &&
                                                    run_->kept_heads[std::size_t(m.layer)]));
     if (!run_submitted_ || m.text != run_text_ || (m.seq2seq && m.target != run_target_) ||
+        (m.encoder && (m.text_b != run_text_b_ || m.mask_choice != run_mask_choice_)) ||
         (!layer_kept && m.layer != run_layer_))
         submit_model_run(state);
     else if (run_ && layer_kept && (m.layer != shown_layer_ || int(m.family) != shown_family_))
@@ -343,6 +380,7 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
             if (!m.resume.dir.empty() && m.resume.dir == m.dir && r->request == next_id_) resume_model(state);
             run_ = std::move(*r->run);
             m.n = int(run_->ids.size());
+            m.mask_positions = run_->mask_positions;
             m.kept_heads = run_->kept_heads;
             m.note = run_->note;
             ++m.run_generation;
@@ -384,6 +422,12 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     m.n_source = 0;
     m.pin_new_row = false;
     shown_family_ = -1;
+    m.encoder = is_encoder(s);
+    m.has_head = s.unembeds;
+    m.mask_token = mask_token_of(*model.tokenizer).first;
+    m.mask_positions.clear();
+    m.mask_choice = 0;
+    m.top.clear();
     if (!same_shape) {
         m.layer = 0;
         state.head = 0;
@@ -406,6 +450,9 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     // opened without a text of its own, it reads the seeds' sentence of that language instead.
     if (m.grammar && m.text == ModelUi::kDefaultText)
         m.text = "a fluffy blue creature roamed the verdant forest.";
+    // An encoder fills a mask: the default sentence gets one to fill.
+    if (m.encoder && !m.mask_token.empty() && m.text == ModelUi::kDefaultText)
+        m.text = "The cat sat on the " + m.mask_token + " because it was warm.";
 }
 
 void ModelSession::resume_model(AppState& state) {
@@ -427,10 +474,11 @@ void ModelSession::leave_model(AppState& state) {
     run_.reset();
     run_submitted_ = false;
     shown_layer_ = -1;
-    const std::string text = state.model.text, target = state.model.target;
+    const std::string text = state.model.text, text_b = state.model.text_b, target = state.model.target;
     const AttnFamily family = state.model.family;
     state.model = ModelUi{};
     state.model.text = text;
+    state.model.text_b = text_b;
     state.model.target = target;
     state.model.family = family;
     shown_family_ = -1;
@@ -442,7 +490,10 @@ void ModelSession::leave_model(AppState& state) {
 }
 
 void ModelSession::submit_model_run(const AppState& state) {
-    run(*model_, state.model.text, state.model.layer, state.model.target);
+    const ModelUi& m = state.model;
+    run(*model_, TextInput{m.text, m.encoder ? m.text_b : std::string(), m.mask_choice}, m.layer, m.target);
+    run_text_b_ = m.encoder ? m.text_b : std::string();
+    run_mask_choice_ = m.mask_choice;
     run_text_ = state.model.text;
     run_target_ = state.model.target;
     run_layer_ = state.model.layer;
@@ -484,12 +535,18 @@ void ModelSession::show_model_layer(AppState& state) {
 
 void ModelSession::update_next_tokens(AppState& state) {
     ModelUi& m = state.model;
-    const Mat& logits = run_->forward->logits;  // [1, V]
+    const Mat& logits = run_->forward->logits;  // [1, V], an encoder's [n, V]
+    top_temperature_ = m.temperature;
+    top_k_ = m.top_k;
+    top_p_ = m.top_p;
+    m.top.clear();
+    // An encoder ranks the tokens for its chosen [MASK]; with no mask (or no head) there is nothing to rank.
+    const int row = m.encoder ? run_->logits_row : int(logits.rows()) - 1;
+    if (row < 0 || row >= logits.rows()) return;
     // The same distribution "Append sampled" draws from (the knobs clamped to the sliders' ranges).
     const SamplingDistribution d =
-        sampling_distribution(logits.row(logits.rows() - 1), std::max(1e-3, double(m.temperature)),
-                              std::max(0, m.top_k), std::clamp(double(m.top_p), 1e-6, 1.0));
-    m.top.clear();
+        sampling_distribution(logits.row(row), std::max(1e-3, double(m.temperature)), std::max(0, m.top_k),
+                              std::clamp(double(m.top_p), 1e-6, 1.0));
     for (std::size_t r = 0; r < std::min<std::size_t>(10, d.order.size()); ++r) {
         const int id = d.order[r];
         m.top.push_back({id, model_->tokenizer->token_label(id), double(d.tempered(id)), double(d.model(id)),
@@ -497,21 +554,22 @@ void ModelSession::update_next_tokens(AppState& state) {
     }
     m.sample_kept = d.kept;
     m.sample_cut = d.cut == SamplingCut::TopK ? "top-k" : d.cut == SamplingCut::TopP ? "top-p" : "";
-    top_temperature_ = m.temperature;
-    top_k_ = m.top_k;
-    top_p_ = m.top_p;
 }
 
 void ModelSession::append_next_token(AppState& state, bool sampled) {
     if (!run_ || run_text_ != state.model.text) return;  // the ranking belongs to an older text
     ModelUi& m = state.model;
     if (m.seq2seq && run_target_ != m.target) return;
-    const Mat& logits = run_->forward->logits;  // [1, V]
+    const Mat& logits = run_->forward->logits;  // [1, V], an encoder's [n, V]
     SamplingOptions o;
     o.temperature = sampled ? double(m.temperature) : 0.0;
     o.top_k = sampled ? m.top_k : 0;
     o.top_p = sampled ? double(m.top_p) : 1.0;
     const double u = std::uniform_real_distribution<double>(0.0, 1.0)(sample_rng_);
+    if (m.encoder) {
+        fill_mask(state, logits, o, u);
+        return;
+    }
     const int id = sample_next_token(logits.row(logits.rows() - 1), o, u);
     if (m.seq2seq) {
         // The decoder's next token goes on the target; its cross-attention row is pinned once it has run.
@@ -534,6 +592,55 @@ void ModelSession::append_next_token(AppState& state, bool sampled) {
     m.text += m.last_appended;
     state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" +
                          model_->tokenizer->token_label(id) + "\"",
+                     false);
+}
+
+}  // namespace attnviz::app
+
+namespace attnviz::app {
+
+namespace {
+
+/// Byte offset of the k-th (0-based) occurrence of `needle` in `text`, or npos.
+std::size_t nth_occurrence(const std::string& text, const std::string& needle, int k) {
+    std::size_t at = text.find(needle);
+    for (int i = 0; i < k && at != std::string::npos; ++i) at = text.find(needle, at + needle.size());
+    return at;
+}
+
+}  // namespace
+
+void ModelSession::fill_mask(AppState& state, const Mat& logits, const SamplingOptions& o, double u) {
+    ModelUi& m = state.model;
+    if (run_text_b_ != m.text_b || run_->logits_row < 0) return;
+    const int id = sample_next_token(logits.row(run_->logits_row), o, u);
+    // The chosen mask is the k-th of text A's masks, or of text B's after them.
+    const int k = std::clamp(m.mask_choice, 0, int(run_->mask_positions.size()) - 1);
+    int in_a = 0;
+    for (std::size_t at = m.text.find(m.mask_token); at != std::string::npos;
+         at = m.text.find(m.mask_token, at + m.mask_token.size()))
+        ++in_a;
+    std::string& text = k < in_a ? m.text : m.text_b;
+    const std::size_t at = nth_occurrence(text, m.mask_token, k < in_a ? k : k - in_a);
+    const std::string label = model_->tokenizer->token_label(id);
+    if (at == std::string::npos || m.mask_token.empty()) {
+        state.set_status("The mask is not in the text as typed; the guess is \"" + label + "\"", false);
+        return;
+    }
+    // "##ing" joins the word before it; "▁the" / " the" brings its own space.
+    std::string piece = model_->tokenizer->decode_labelled({id});
+    std::size_t start = at;
+    if (label.rfind("##", 0) == 0) {
+        piece = label.substr(2);
+        while (start > 0 && text[start - 1] == ' ') --start;
+    } else if (!piece.empty() && piece[0] == ' ' && start > 0 && text[start - 1] == ' ') {
+        piece.erase(0, 1);
+    }
+    text.replace(start, at + m.mask_token.size() - start, piece);
+    m.last_appended = piece;
+    state.set_status(std::string(o.temperature > 0 ? "Filled the mask with a sampled"
+                                                   : "Filled the mask with the most likely") +
+                         " token \"" + label + "\"",
                      false);
 }
 

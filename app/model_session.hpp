@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "app/app_state.hpp"
@@ -54,7 +55,9 @@ struct ModelRun {
     std::shared_ptr<const ModelForward> forward;
     std::shared_ptr<const std::vector<std::string>> tokens;  // [n] readable token texts
     std::vector<int> ids;                                    // [n]
-    std::vector<bool> kept_heads;                            // per layer: its per-head stages are kept
+    std::vector<int> mask_positions;  // an encoder's [MASK] tokens (indices into ids), in order
+    int logits_row = -1;              // the row the layers' logits / probs stages show (-1: the last)
+    std::vector<bool> kept_heads;     // per layer: its per-head stages are kept
     std::string note;  // what is summarised at this length ("" when every layer's heads are kept)
     /// Every layer as a Trace (core/model_trace.hpp), built on the worker thread; stages alias `forward`.
     std::vector<std::shared_ptr<const Trace>> layers;
@@ -72,6 +75,18 @@ struct ModelRun {
 ModelRun run_model_on_text(const LoadedModel& model, const std::string& text, int layer, int threads,
                            const std::atomic<bool>* cancel,
                            std::uint64_t keep_all_bytes = kKeepAllHeadsBytes);
+/// An encoder's input is its text or a sentence pair (`text_b` non-empty: [CLS] A [SEP] B [SEP] with
+/// segments); its logits are kept at every position and the layers' logits stage shows the
+/// `mask_choice`-th [MASK] (the first when out of range; the last token when there is none).
+struct TextInput {
+    std::string text, text_b;
+    int mask_choice = 0;
+};
+ModelRun run_model_on_input(const LoadedModel& model, const TextInput& input, int layer, int threads,
+                            const std::atomic<bool>* cancel,
+                            std::uint64_t keep_all_bytes = kKeepAllHeadsBytes);
+/// The tokenizer's mask token as written in a text ("[MASK]", "<mask>") and its id, or "" and -1.
+std::pair<std::string, int> mask_token_of(const Tokenizer& tokenizer);
 
 class ModelSession {
   public:
@@ -109,6 +124,8 @@ class ModelSession {
     /// Asks for `text` run on `model` with `layer`'s heads kept; returns the request id. An
     /// encoder–decoder reads `text` as its source and `target` as the decoder's input.
     std::uint64_t run(const LoadedModel& model, const std::string& text, int layer,
+                      const std::string& target = "");
+    std::uint64_t run(const LoadedModel& model, const TextInput& input, int layer,
                       const std::string& target = "");
     std::optional<RunResult> poll_run();
     /// A load or a run is waiting or in progress.
@@ -157,11 +174,12 @@ class ModelSession {
     void show_model_layer(AppState& state);
     void update_next_tokens(AppState& state);
     void append_next_token(AppState& state, bool sampled);
+    void fill_mask(AppState& state, const Mat& logits, const SamplingOptions& o, double u);
 
     struct RunRequest {
         std::uint64_t id;
         LoadedModel model;
-        std::string text;
+        TextInput input;
         int layer;
         std::string target;  // an encoder–decoder's decoder input
     };
@@ -191,6 +209,8 @@ class ModelSession {
     std::string run_text_;                   // text of the last submitted run
     std::string run_target_;                 // an encoder–decoder's target of the last submitted run
     int shown_family_ = -1;                  // the attention family on screen (AttnFamily; -1 = none yet)
+    std::string run_text_b_;                 // its second text (an encoder's pair)
+    int run_mask_choice_ = 0;                // the [MASK] its logits stage shows
     int run_layer_ = -1, shown_layer_ = -1;  // layer whose heads the last request kept / on screen
     bool run_submitted_ = false;
     // The knobs the next-token ranking was computed with (temperature -1: recompute).

@@ -166,6 +166,7 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     if (!opt_.model.empty() && opt_.text) state.model.text = *opt_.text;
     if (!opt_.model.empty() && opt_.target) state.model.target = *opt_.target;
     if (!opt_.model.empty() && opt_.family) state.model.family = *opt_.family;
+    if (!opt_.model.empty() && opt_.text_b) state.model.text_b = *opt_.text_b;
     session_->start(state, {opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty()});
 }
 
@@ -318,8 +319,9 @@ void Shell::model_frame() {
         quit_ = true;
     }
     if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
-    // (ablation, patching and attribution run decoder-only models: none for an encoder–decoder)
-    interventions_->frame(state, state.model.seq2seq ? nullptr : session_->loaded_model(),
+    // (ablation, patching and attribution run decoder-only models: none for an encoder–decoder, and an
+    // encoder predicts no next token for them to measure)
+    interventions_->frame(state, state.model.seq2seq || state.model.encoder ? nullptr : session_->loaded_model(),
                           state.view == MainView::Interventions, now_seconds());
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved

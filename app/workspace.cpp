@@ -92,6 +92,7 @@ std::string workspace_json(const AppState& state) {
             j["model"]["target"] = m.target;
             j["model"]["family"] = family_name(m.family);
         }
+        if (!m.text_b.empty()) j["model"]["text_b"] = m.text_b;  // an encoder's sentence pair
     }
     return j.dump(1) + "\n";
 }
@@ -161,6 +162,7 @@ void apply_workspace_json(const std::string& text, AppState& state) {
             const std::string family = m.value("family", std::string(family_name(s.model.family)));
             for (AttnFamily f : {AttnFamily::Encoder, AttnFamily::Decoder, AttnFamily::Cross})
                 if (family == family_name(f)) s.model.family = f;
+            s.model.text_b = m.value("text_b", std::string());
             s.model.temperature = model_number(m, "temperature", 1.0f, 0.05f, 5.0f);
             s.model.top_k = model_number(m, "top_k", 0, 0, 100);
             s.model.top_p = model_number(m, "top_p", 1.0f, 0.05f, 1.0f);
@@ -192,6 +194,7 @@ void apply_workspace_json(const std::string& text, AppState& state) {
     state.model.text = s.model.text;
     state.model.target = s.model.target;
     state.model.family = s.model.family;
+    state.model.text_b = s.model.text_b;
     state.model.temperature = s.model.temperature;
     state.model.top_k = s.model.top_k;
     state.model.top_p = s.model.top_p;

@@ -3,7 +3,8 @@
 // (core/architecture.cpp): the config.json model_type it answers to, how config.json's fields become
 // a ModelSpec and a TrainConfig becomes config.json's fields, and the names and storage layout of its
 // tensors. Each architecture's entry sits in a file of its own (core/arch_gpt2.cpp,
-// core/arch_llama.cpp, core/arch_gemma.cpp); adding one is a line in the table plus its file.
+// core/arch_llama.cpp, core/arch_gemma.cpp, core/arch_bert.cpp); adding one is a line in the table
+// plus its file.
 //
 // core has no JSON: io hands the fields in through ConfigFields and takes them out through
 // ConfigSink.
@@ -64,9 +65,14 @@ struct TensorNames {
     bool conv1d = false;              // weights stored [in, out], every one with a bias (GPT-2's Conv1D);
                                       // else nn.Linear [out, in], biases where the config says
     std::string fallback_prefix;      // tried when a name is missing ("transformer." in GPT2LMHeadModel)
+    // Encoders: token types [type_vocab, d], the embeddings' LayerNorm (BERT's; BART's layernorm_embedding),
+    // a masked-LM head's dense d → d (whose LayerNorm is final_norm and whose unembedding is lm_head, or
+    // embed when tied) and its logits' bias [V] (full tensor names; the first present is used). Without
+    // head_dense's tensor the checkpoint is a bare encoder (BertModel) with no logits.
+    std::string token_types, embed_norm, head_dense;
+    std::vector<std::string> lm_bias;
     // Encoder–decoders (t5, bart):
     std::vector<std::string> embed_alternates;  // tried when `embed` is missing ("encoder.embed_tokens")
-    std::string embed_norm;                     // the embeddings' norm (BART's layernorm_embedding)
     std::string rel_bias;                       // T5: block 0's relative_attention_bias [buckets, h]
     std::string cross_norm;                     // a decoder block's cross-attention: its norm and maps
     std::string cross_q, cross_k, cross_v, cross_o;
@@ -84,6 +90,7 @@ struct Architecture {
     bool tied_by_default = false;  // tie_word_embeddings when config.json does not say
     bool qkv_bias = false;         // q, k and v always have biases (Qwen2)
     float norm_weight_offset = 0;  // added to every stored norm weight on loading (Gemma stores γ − 1)
+    bool norm_gamma_beta = false;  // LayerNorms may be stored as .gamma / .beta (TensorFlow-era BERT files)
     /// config.json → ModelSpec: every field but architecture and family, and the architecture's own
     /// refusals (activations, rope_scaling, sliding windows, ...).
     void (*read)(const ConfigFields& fields, const std::string& model_type, ModelSpec& spec) = nullptr;
@@ -104,12 +111,15 @@ std::string architecture_names();
 const Architecture& train_architecture(const TrainConfig& config);
 
 // Each architecture's entry, defined in its own file.
-Architecture gpt2_architecture();     // core/arch_gpt2.cpp
-Architecture llama_architecture();    // core/arch_llama.cpp
-Architecture qwen2_architecture();    // core/arch_llama.cpp
-Architecture mistral_architecture();  // core/arch_llama.cpp
-Architecture gemma_architecture();    // core/arch_gemma.cpp
-Architecture t5_architecture();       // core/arch_t5.cpp
-Architecture bart_architecture();     // core/arch_bart.cpp
+Architecture gpt2_architecture();        // core/arch_gpt2.cpp
+Architecture llama_architecture();       // core/arch_llama.cpp
+Architecture qwen2_architecture();       // core/arch_llama.cpp
+Architecture mistral_architecture();     // core/arch_llama.cpp
+Architecture gemma_architecture();       // core/arch_gemma.cpp
+Architecture bert_architecture();        // core/arch_bert.cpp
+Architecture roberta_architecture();     // core/arch_bert.cpp
+Architecture distilbert_architecture();  // core/arch_bert.cpp
+Architecture t5_architecture();          // core/arch_t5.cpp
+Architecture bart_architecture();        // core/arch_bart.cpp
 
 }  // namespace attnviz

@@ -132,7 +132,8 @@ void validate_model(const ModelWeights& m) {
         throw Error("model: expected " + std::to_string(s.n_layer) + " blocks");
     const bool gpt2 = s.family == ModelFamily::Gpt2;
     const int d = s.d_model, qd = s.n_head * s.d_head, kvd = s.n_kv_head * s.d_head;
-    if (s.position_offset < 0 || s.type_vocab < 0) throw Error("model: negative position offset or type count");
+    if (s.position_offset < 0 || s.type_vocab < 0)
+        throw Error("model: negative position offset or type count");
     check_ref(m.wte, s.vocab_size, d, "token embedding");
     if (pk == PositionKind::Learned)
         check_ref(m.wpe, s.max_positions + s.position_offset, d, "position embedding");
@@ -145,7 +146,8 @@ void validate_model(const ModelWeights& m) {
         check_norm(m.ln_f, d, norm_bias, "final norm");
     if (s.embed_norm) check_norm(m.ln_embed, d, norm_bias, "embedding norm");
     if (s.head_transform) check_linear(m.head_dense, d, d, false, "masked-LM head dense");
-    if (s.head_transform && !gelu_mlp(s.head_act)) throw Error("model: the masked-LM head's activation must be GELU");
+    if (s.head_transform && !gelu_mlp(s.head_act))
+        throw Error("model: the masked-LM head's activation must be GELU");
     if (s.post_norm && !norms) throw Error("model: post-norm blocks need a norm");
     if (s.encoder_decoder) {
         if (int(m.encoder.blocks.size()) != s.s2s.n_encoder_layer)
@@ -542,8 +544,8 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
     if (o.keep_layers && w.wtt) {
         out.token_type.resize(n, s.d_model);
         for (int t = 0; t < n; ++t)
-            out.token_type.row(t) =
-                Eigen::Map<const RowVec>(w.wtt + long(types.empty() ? 0 : types[std::size_t(t)]) * w.wtt_ld, s.d_model);
+            out.token_type.row(t) = Eigen::Map<const RowVec>(
+                w.wtt + long(types.empty() ? 0 : types[std::size_t(t)]) * w.wtt_ld, s.d_model);
     }
     if (s.unembeds) out.ln_f = std::move(A.f);
     out.logits = std::move(A.logits);

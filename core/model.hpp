@@ -1,6 +1,8 @@
-// Real decoder-only transformers (GPT-2 and Llama-style: llama, qwen2, mistral), computed stage by
-// stage. L blocks, each: norm → causal multi-head attention → residual → norm → MLP → residual; then
-// the final norm, the unembedding and the next-token distribution.
+// Real transformers (decoders: GPT-2 and Llama-style: llama, qwen2, mistral, gemma; encoders: bert,
+// roberta, distilbert), computed stage by stage. L blocks, each: norm → causal multi-head attention →
+// residual → norm → MLP → residual; then the final norm, the unembedding and the next-token
+// distribution. An encoder attends over every token, normalises after each residual sum (post-norm)
+// and ends in a masked-LM head whose logits at every position guess a hidden word.
 //
 // Weights are viewed in place (WeightRef: a pointer into a mapped checkpoint or a converted buffer),
 // never copied; the buffers are kept alive by ModelWeights::storage. This file knows nothing of
@@ -111,12 +113,12 @@ struct ModelSpec {
     MlpKind mlp = MlpKind::Auto;
     PositionKind positions = PositionKind::Auto;
     // Encoders (BERT, RoBERTa, DistilBERT); the defaults are a decoder's.
-    bool causal = true;          // false: every token attends to every token (no mask)
-    bool post_norm = false;      // blocks x = LN(x + attn(x)); x = LN(x + mlp(x)) (ln_1, ln_2 after the sums)
-    bool embed_norm = false;     // a LayerNorm on the summed embeddings (ModelWeights::ln_embed)
-    int position_offset = 0;     // token t reads row t + offset of the learned positions (RoBERTa: pad + 1)
-    int type_vocab = 0;          // token-type (segment) embeddings' rows; 0 = none
-    bool head_transform = false; // a masked-LM head: dense d → d, head_act, ln_f, then the unembedding
+    bool causal = true;       // false: every token attends to every token (no mask)
+    bool post_norm = false;   // blocks x = LN(x + attn(x)); x = LN(x + mlp(x)) (ln_1, ln_2 after the sums)
+    bool embed_norm = false;  // a LayerNorm on the summed embeddings (ModelWeights::ln_embed)
+    int position_offset = 0;  // token t reads row t + offset of the learned positions (RoBERTa: pad + 1)
+    int type_vocab = 0;       // token-type (segment) embeddings' rows; 0 = none
+    bool head_transform = false;  // a masked-LM head: dense d → d, head_act, ln_f, then the unembedding
     MlpKind head_act = MlpKind::GeluErf;  // the head's activation (Gelu or GeluErf)
     bool unembeds = true;        // false: a bare encoder (BertModel): no head, no ln_f, no logits
     bool encoder_decoder = false;  // t5, bart: two stacks (core/seq2seq.hpp), not run_model; causal and
@@ -286,8 +288,8 @@ struct ModelForward {
 ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids,
                        const ModelRunOptions& options = {});
 /// The same with the tokens' segments (token type ids [n], each below type_vocab; empty = all 0).
-ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const std::vector<int>& type_ids,
-                       const ModelRunOptions& options);
+ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids,
+                       const std::vector<int>& type_ids, const ModelRunOptions& options);
 
 /// Bytes run_model needs beyond the weights (the kept stages), to refuse requests over the limit.
 std::uint64_t model_forward_bytes(const ModelSpec& spec, int n, const ModelRunOptions& options);

@@ -81,9 +81,12 @@ std::vector<std::string> explain_model_cell(const ModelSpec& spec, const ModelFo
     std::vector<std::string> L;
     auto tok = [&](int k) { return (*t.query_tokens)[std::size_t(k)]; };
 
+    // Keys a query sees: j ≤ i in a decoder, every key in an encoder.
+    const bool causal = spec.causal;
+    auto visible_keys = [&](int q) { return causal ? q + 1 : int(t.m); };
     if (st.name == "weights") {
         const Stage* sc = t.get("scores", hd);
-        if (j > i) {
+        if (causal && j > i) {
             L.push_back("A" + h + cell + " = 0: key " + std::to_string(j) + " (" + tok(j) +
                         ") comes after query " + std::to_string(i) + " — hidden by the causal mask.");
             L.push_back(final_line(value));
@@ -93,13 +96,16 @@ std::vector<std::string> explain_model_cell(const ModelSpec& spec, const ModelFo
             const Mat& S = *sc->data;  // [n, n]
             const double scale = 1.0 / std::sqrt(double(spec.d_head));
             double mx = -INFINITY;
-            for (int k = 0; k <= i; ++k) mx = std::max(mx, S(i, k) * scale);
+            const int keys = visible_keys(i);
+            for (int k = 0; k < keys; ++k) mx = std::max(mx, S(i, k) * scale);
             double z = 0;
-            for (int k = 0; k <= i; ++k) z += std::exp(S(i, k) * scale - mx);
+            for (int k = 0; k < keys; ++k) z += std::exp(S(i, k) * scale - mx);
             const double e = std::exp(S(i, j) * scale - mx);
-            L.push_back("A" + h + cell + " = exp(s_ij/√d_h − max) / Σ_{k≤i} exp(s_ik/√d_h − max)");
+            L.push_back("A" + h + cell + " = exp(s_ij/√d_h − max) / Σ_" + (causal ? "{k≤i}" : "k") +
+                        " exp(s_ik/√d_h − max)");
             L.push_back("s_ij = " + f(S(i, j)) + ",  √d_h = √" + std::to_string(spec.d_head) +
-                        ",  max = " + f(mx) + " over the " + std::to_string(i + 1) + " visible keys");
+                        ",  max = " + f(mx) + " over the " + std::to_string(keys) +
+                        (causal ? " visible keys" : " keys (an encoder: every token sees every token)"));
             L.push_back("= exp(" + f(S(i, j) * scale) + " − " + f(mx) + ") / " + f(z, 4) + " = " + f(e, 4) +
                         " / " + f(z, 4));
             L.push_back(final_line(e / z));
@@ -127,16 +133,23 @@ std::vector<std::string> explain_model_cell(const ModelSpec& spec, const ModelFo
         if (a && v) {
             const Mat &A = *a->data, &V = *v->data;  // [n, n], [n, dh]
             const TermsText d = top_terms(
-                i + 1, [&](int k) { return double(A(i, k)); }, [&](int k) { return double(V(k, j)); },
-                [&](int k) { return " " + tok(k); });
-            L.push_back("O" + h + cell + " = Σ_{k≤i} A[i,k] V[k," + std::to_string(j) +
-                        "]  (weight)(value) per visible key, largest first");
+                visible_keys(i), [&](int k) { return double(A(i, k)); },
+                [&](int k) { return double(V(k, j)); }, [&](int k) { return " " + tok(k); });
+            L.push_back("O" + h + cell + " = Σ_" + (causal ? "{k≤i}" : "k") + " A[i,k] V[k," +
+                        std::to_string(j) + "]  (weight)(value) per visible key, largest first");
             L.push_back("= " + d.text);
             L.push_back(final_line(d.sum));
             return L;
         }
     }
     const LayerStages& ls = fwd.layers[std::size_t(layer)];
+    if (spec.post_norm && (st.name == "resid_post" || st.name == "resid_mid")) {
+        // LN(sum): the sum is not kept, so the value and its formula
+        L.push_back(st.title + " " + cell);
+        L.push_back(st.formula);
+        L.push_back(final_line(value));
+        return L;
+    }
     if (st.name == "resid_post" && ls.resid_mid.size() && ls.mlp_out.size()) {
         L.push_back("x'" + cell + " = r" + cell + " + mlp" + cell);
         L.push_back("= " + f(ls.resid_mid(i, j)) + " + " + f(ls.mlp_out(i, j)));
@@ -275,7 +288,7 @@ std::vector<std::string> explain_with_weights(const ModelWeights& W, const Model
     }
     const NormKind nk = norm_kind(s);
     const bool layernorm = nk == NormKind::LayerNorm;
-    if (nk == NormKind::None) return L;  // ln_1 is the block's input itself: nothing to derive
+    if (nk == NormKind::None || s.post_norm) return L;  // ln_1 is the block's input itself: nothing to derive
     if (st.name == "ln_2" && ls.resid_mid.rows() > i)
         return norm_cell(B.ln_2, s.norm_eps, layernorm, ls.resid_mid.row(i), j, "r̂" + cell,
                          "resid_mid (this layer)");
@@ -323,7 +336,7 @@ std::vector<TokenProb> top_tokens(const Vec& probs, int k) {
 Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForward> fwd, int layer,
                         std::shared_ptr<const std::vector<std::string>> tokens,
                         std::shared_ptr<const ModelWeights> weights,
-                        std::shared_ptr<const std::vector<std::string>> vocab) {
+                        std::shared_ptr<const std::vector<std::string>> vocab, int logits_row) {
     if (!fwd || layer < 0 || layer >= int(fwd->layers.size()))
         throw Error("model trace: layer " + std::to_string(layer) + " is out of range");
     const int n = int(tokens->size());
@@ -332,7 +345,7 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
         throw Error("model trace: " + std::to_string(n) + " token labels for a forward pass of " +
                     std::to_string(ls.ln_1.rows()) + " tokens");
     Trace t;
-    t.config.mask = MaskKind::Causal;  // what display_matrix() and the heatmaps hatch
+    t.config.mask = spec.causal ? MaskKind::Causal : MaskKind::None;  // what the heatmaps hatch
     t.config.heads = spec.n_head;
     t.config.d_model = spec.d_model;
     t.config.d_k = t.config.d_v = spec.d_head;
@@ -385,12 +398,18 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
     if (fwd->ln_f.rows() == n)
         add_stage(t, spec, "ln_f", -1, alias(fwd->ln_f), q_tok, d_model, ValueKind::Signed, 8 * nd);
     if (fwd->logits.rows() > 0 && fwd->logits.cols() == spec.vocab_size) {
+        // a decoder's last row, or the row asked for (an encoder's [MASK]) when the forward has every row
+        const int row =
+            logits_row >= 0 && logits_row < fwd->logits.rows() ? logits_row : int(fwd->logits.rows()) - 1;
         const MatPtr logits = fwd->logits.rows() == 1
                                   ? alias(fwd->logits)
-                                  : std::make_shared<const Mat>(fwd->logits.bottomRows(1));  // [1, V]
+                                  : std::make_shared<const Mat>(fwd->logits.row(row));  // [1, V]
         Axis next;
         next.kind = Axis::Kind::Single;
-        next.name = "after \u201c" + tokens->back() + "\u201d";
+        next.name =
+            is_encoder(spec) && fwd->logits.rows() == n
+                ? "at \u201c" + (*tokens)[std::size_t(row)] + "\u201d (token " + std::to_string(row) + ")"
+                : "after \u201c" + tokens->back() + "\u201d";
         next.size = 1;
         const Axis vocab_axis = vocab && int(vocab->size()) == spec.vocab_size
                                     ? token_axis(Axis::Kind::Vocabulary, vocab)
@@ -408,7 +427,7 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
         const Mat& A = ls.heads[h].weights;  // [n, n]
         Vec e = Vec::Zero(n);                // [n]
         for (int i = 0; i < n; ++i)
-            for (int j = 0; j <= i && j < A.cols(); ++j)
+            for (int j = 0; j < (spec.causal ? i + 1 : n) && j < A.cols(); ++j)
                 if (A(i, j) > 0) e(i) -= A(i, j) * std::log(A(i, j));
         t.row_entropy.push_back(std::move(e));
     }

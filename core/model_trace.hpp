@@ -23,12 +23,13 @@ namespace attnviz {
 /// With `weights` (the model the forward came from), hover derivations of Q, K, V, attn_out, ln_1 and
 /// ln_2 also show the sums with the checkpoint's own weights; the trace then keeps them alive.
 /// The whole model end to end: `embed` (token + position embeddings) first, then the layer's stages, then
-/// `ln_f`, `logits` and `probs` ([1, V]: the last position; `vocab` [V] labels their columns, else the
-/// columns are numbered), then the summaries.
+/// `ln_f`, `logits` and `probs` ([1, V]: the last position, or `logits_row` when the forward kept every
+/// row (an encoder's [MASK]); `vocab` [V] labels their columns, else the columns are numbered), then
+/// the summaries.
 Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForward> forward, int layer,
                         std::shared_ptr<const std::vector<std::string>> tokens,
                         std::shared_ptr<const ModelWeights> weights = nullptr,
-                        std::shared_ptr<const std::vector<std::string>> vocab = nullptr);
+                        std::shared_ptr<const std::vector<std::string>> vocab = nullptr, int logits_row = -1);
 
 /// Per-layer L2 norm of each token's residual stream after the layer: [L, n] (rows of layers whose
 /// resid_post was not kept are 0).

@@ -1,6 +1,6 @@
 // The transformer's ops, each once with its backward beside it (llm.c's habit): norms, positions,
-// activations, the matrix product, attention (causal or bidirectional) and linear layers. Used by the one decoder forward
-// (core/decoder.hpp) for every model -- trained here (core/train.cpp) or opened from a folder
+// activations, the matrix product, attention (causal or bidirectional) and linear layers. Used by the one
+// decoder forward (core/decoder.hpp) for every model -- trained here (core/train.cpp) or opened from a folder
 // (core/model.cpp) -- and by the trainer's backward. Templated on the scalar: float in the app, double
 // in the finite-difference tests.
 //
@@ -308,8 +308,10 @@ void full_softmax(M<T>& P, T scale) {
 /// y [n, dv] (row stride ldy) = P·V, V [n, dv] with row stride ldv; P [n, n] lower-triangular when
 /// `causal` (its zeros skipped), else full.
 template <typename T>
-void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy, bool causal = true) {
-    product<T>(n, dv, n, P.data(), n, 1, V, ldv, 1, y, ldy, false, causal ? Triangle::LowerA : Triangle::None);
+void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy,
+                       bool causal = true) {
+    product<T>(n, dv, n, P.data(), n, 1, V, ldv, 1, y, ldy, false,
+               causal ? Triangle::LowerA : Triangle::None);
 }
 
 /// backward of one head: dy_h [n, dv] (row stride ldd) → dQ, dK, dV (overwritten; row strides ldq...):

@@ -176,6 +176,7 @@ int ablate_main(int argc, char** argv) {
     const std::string dir = *args.get("--model");
     const ModelWeights model = load_decoder_only_model(dir, "ablate");
     const ModelSpec& s = model.spec;
+    refuse_encoder(s, dir, "predict a next token to ablate heads against");
     Tokens tokens(dir);
     std::vector<HeadRef> heads;
     if (auto list = args.get("--heads")) {
@@ -265,6 +266,7 @@ int patch_main(int argc, char** argv) {
     const std::string dir = *args.get("--model");
     const ModelWeights model = load_decoder_only_model(dir, "patch");
     const ModelSpec& s = model.spec;
+    refuse_encoder(s, dir, "predict a next token to patch");
     Tokens tokens(dir);
     const std::vector<int> clean_ids = encode_flag(tokens, "--clean", *args.get("--clean"));
     const std::vector<int> corrupt_ids = encode_flag(tokens, "--corrupt", *args.get("--corrupt"));
@@ -332,6 +334,7 @@ int attribute_main(int argc, char** argv) {
     const std::string dir = *args.get("--model");
     const ModelWeights model = load_decoder_only_model(dir, "attribute");
     const ModelSpec& s = model.spec;
+    refuse_encoder(s, dir, "predict a next token to attribute");
     Tokens tokens(dir);
     const std::vector<int> ids = read_ids(args, tokens, s);
     const int chosen = args.has("--target") ? one_token(tokens, "--target", *args.get("--target"), s) : -1;

@@ -1,10 +1,12 @@
 // `attnviz dump --model` and `attnviz generate`: see io/model_commands.hpp.
 #include "io/model_commands.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,13 @@
 #include "io/tokenizer.hpp"
 
 namespace attnviz {
+
+void refuse_encoder(const ModelSpec& s, const std::string& dir, const std::string& what) {
+    if (!is_encoder(s)) return;
+    throw UsageError(dir + " is an encoder (" + s.architecture + "): it fills masks, it does not " + what +
+                     "; see its guesses for a [MASK] with attnviz dump --model " + dir +
+                     " --text '... [MASK] ...'");
+}
 
 std::vector<int> parse_ids(const std::string& text, const char* flag) {
     std::vector<int> ids;
@@ -45,23 +54,35 @@ using ojson = nlohmann::ordered_json;
 
 constexpr std::uint64_t kMemoryLimit = 3ull << 30;  // the app's 3.0 GiB
 
-/// The input tokens: --ids, or --text through the folder's tokenizer. The tokenizer (when it loads)
-/// also names the tokens.
+/// The input tokens: --ids, or --text (and --text-b, a sentence pair) through the folder's tokenizer.
+/// The tokenizer (when it loads) also names the tokens.
 struct Input {
     std::vector<int> ids;
+    std::vector<int> types;  // [ids] segment of each token for a model with token types, else empty
     std::shared_ptr<const Tokenizer> tokenizer;
 };
 
-Input read_input(const CliArgs& args, const std::string& dir, int vocab) {
+Input read_input(const CliArgs& args, const std::string& dir, const ModelSpec& spec) {
     if (args.has("--text") == args.has("--ids"))
         throw UsageError("give the input with exactly one of --text TEXT or --ids 1,2,3");
+    if (args.has("--text-b") && !args.has("--text"))
+        throw UsageError("--text-b is the second text of a pair: give the first with --text");
     Input in;
     if (args.has("--text")) {
         in.tokenizer = Tokenizer::load_dir(dir);
-        in.ids =
-            in.tokenizer->encode_for_model(*args.get("--text")).ids;  // with [CLS]/<s>... as the model wants
+        // with [CLS] ... [SEP] (<s> ... </s>) as the model wants; a pair as its post-processor joins it
+        const Tokenizer::ModelInput mi =
+            args.has("--text-b")
+                ? in.tokenizer->encode_pair_for_model(*args.get("--text"), *args.get("--text-b"))
+                : in.tokenizer->encode_for_model(*args.get("--text"));
+        in.ids = mi.ids;
         if (in.ids.empty()) throw TextError("--text gives no tokens");
-        check_ids_in_vocab(*in.tokenizer, in.ids, vocab);
+        check_ids_in_vocab(*in.tokenizer, in.ids, spec.vocab_size);
+        // Segments only for a model with more than one (RoBERTa's single row reads every token as 0).
+        if (spec.type_vocab > 1) {
+            in.types = mi.type_ids;
+            for (int& t : in.types) t = std::min(t, spec.type_vocab - 1);
+        }
     } else {
         in.ids = parse_ids(*args.get("--ids"));
         try {
@@ -83,6 +104,8 @@ const std::vector<CliOption>& model_dump_options() {
         {"--model", "DIR", "Hugging Face model folder (config.json, model.safetensors, tokenizer files)",
          false},
         {"--text", "TEXT", "input text (needs the folder's tokenizer)", false},
+        {"--text-b", "TEXT", "second text of a sentence pair: [CLS] A [SEP] B [SEP] with segments 0 and 1",
+         false},
         {"--ids", "1,2,3", "input token ids instead of --text", false},
         {"--target", "TEXT",
          "encoder–decoders (t5, bart): the decoder's input after its start token (--text is the encoder's)",
@@ -310,11 +333,11 @@ int model_dump_main(int argc, char** argv) {
 
     const ModelWeights model = load_model_dir(dir);
     const ModelSpec& s = model.spec;
-    const Input in = read_input(args, dir, model.spec.vocab_size);
+    const Input in = read_input(args, dir, model.spec);
     if (s.encoder_decoder) return seq2seq_dump(args, model, in, dir, out, temperature, run.threads);
     if (args.has("--target") || args.has("--target-ids"))
         throw UsageError("--target applies to encoder–decoders (t5, bart); " + s.architecture +
-                         " is a decoder-only model");
+                         " is not one");
     if (args.has("--layer")) {
         run.keep_heads.assign(std::size_t(s.n_layer), false);
         for (const std::string& l : args.all("--layer"))
@@ -329,14 +352,18 @@ int model_dump_main(int argc, char** argv) {
         throw Error(
             std::to_string(n) + " tokens with these layers need " + std::to_string(need >> 20) +
             " MiB with the weights, over the 3 GiB limit; pass --layer L to keep fewer layers' attention");
-    const ModelForward f = run_model(model, in.ids, run);
+    const ModelForward f = run_model(model, in.ids, in.types, run);
 
     ojson m = ojson::object();
     m["attnviz_dump"] = 1;
     m["model"] = {{"architecture", s.architecture}, {"n_layer", s.n_layer}, {"n_head", s.n_head},
                   {"n_kv_head", s.n_kv_head},       {"d_model", s.d_model}, {"vocab_size", s.vocab_size}};
     ojson tokens = ojson::array();
-    for (int id : in.ids) tokens.push_back({{"id", id}, {"text", token_label(in, id)}});
+    for (std::size_t i = 0; i < in.ids.size(); ++i) {
+        ojson t = {{"id", in.ids[i]}, {"text", token_label(in, in.ids[i])}};
+        if (s.type_vocab > 0) t["token_type"] = in.types.empty() ? 0 : in.types[i];
+        tokens.push_back(std::move(t));
+    }
     m["tokens"] = std::move(tokens);
     m["temperature"] = temperature;
     publish_dump_dir(out, [&](const std::string& tmp) {
@@ -349,6 +376,7 @@ int model_dump_main(int argc, char** argv) {
             write_npy(tmp + "/" + file, M);
             stages.push_back(stage_entry(name, layer, head, M, file));
         };
+        put("token_type", -1, -1, f.token_type);  // [n, d] the segment embeddings added (token types only)
         for (int l = 0; l < s.n_layer; ++l) {
             const LayerStages& st = f.layers[std::size_t(l)];
             put("ln_1", l, -1, st.ln_1);
@@ -373,11 +401,19 @@ int model_dump_main(int argc, char** argv) {
         }
         put("ln_f", -1, -1, f.ln_f);
         put("logits", -1, -1, f.logits);
-        const Vec probs = next_token_probs(f.logits.row(f.logits.rows() - 1), temperature);  // [V]
-        write_file_atomic(tmp + "/probs.npy", npy_f32_bytes(probs.data(), {std::uint64_t(probs.size())}));
-        ojson pe = stage_entry("probs", -1, -1, Mat(), "probs.npy");
-        pe["shape"] = {probs.size()};
-        stages.push_back(std::move(pe));
+        if (is_encoder(s) && f.logits.size() > 0) {
+            // an encoder's masked-LM guesses at every position: probs [n, V]
+            Mat probs(f.logits.rows(), f.logits.cols());
+            for (Eigen::Index i = 0; i < f.logits.rows(); ++i)
+                probs.row(i) = next_token_probs(f.logits.row(i), temperature).transpose();
+            put("probs", -1, -1, probs);
+        } else if (f.logits.size() > 0) {
+            const Vec probs = next_token_probs(f.logits.row(f.logits.rows() - 1), temperature);  // [V]
+            write_file_atomic(tmp + "/probs.npy", npy_f32_bytes(probs.data(), {std::uint64_t(probs.size())}));
+            ojson pe = stage_entry("probs", -1, -1, Mat(), "probs.npy");
+            pe["shape"] = {probs.size()};
+            stages.push_back(std::move(pe));
+        }
         put("rollout", -1, -1, f.rollout);
         m["stages"] = std::move(stages);
         write_file_atomic(tmp + "/manifest.json",
@@ -428,8 +464,9 @@ int generate_main(int argc, char** argv) {
     run.rollout = false;
     const std::string dir = *args.get("--model");
     const ModelWeights model = load_model_dir(dir);
+    refuse_encoder(model.spec, dir, "generate");
     run.keep_heads.assign(std::size_t(model.spec.n_layer), false);
-    Input in = read_input(args, dir, model.spec.vocab_size);
+    Input in = read_input(args, dir, model.spec);
     if (model.spec.encoder_decoder) return seq2seq_generate(model, in, count, sampling, seed, run.threads);
     if (in.ids.size() + std::size_t(count) > std::size_t(model.spec.max_positions))
         throw Error(std::to_string(in.ids.size()) + " prompt tokens + " + std::to_string(count) +
@@ -463,6 +500,7 @@ const std::vector<CliOption>& model_render_options() {
     static const std::vector<CliOption> options = {
         {"--model", "DIR", "Hugging Face model folder", false},
         {"--text", "TEXT", "input text (needs the folder's tokenizer)", false},
+        {"--text-b", "TEXT", "second text of a sentence pair (an encoder's [CLS] A [SEP] B [SEP])", false},
         {"--ids", "1,2,3", "input token ids instead of --text", false},
         {"--layer", "L", "layer to draw (default 0)", false},
         {"--stage", "NAME",
@@ -507,7 +545,7 @@ int model_render_main(int argc, char** argv) {
     const ModelWeights model = load_model_dir(dir);
     const ModelSpec& s = model.spec;
     const int layer = args.has("--layer") ? cli_int("--layer", *args.get("--layer"), 0, s.n_layer - 1) : 0;
-    const Input in = read_input(args, dir, model.spec.vocab_size);
+    const Input in = read_input(args, dir, model.spec);
     const int n = int(in.ids.size());
     if (n > s.max_positions)
         throw Error(std::to_string(n) + " tokens are more than the model's " +
@@ -517,15 +555,22 @@ int model_render_main(int argc, char** argv) {
         resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
     run.keep_heads.assign(std::size_t(s.n_layer), false);
     run.keep_heads[std::size_t(layer)] = true;
-    run.all_logits = false;
+    run.all_logits = is_encoder(s);  // an encoder's logits stage shows its first [MASK]
     const std::uint64_t need = model_forward_bytes(s, n, run) + model.weight_bytes;
     if (need > kMemoryLimit)
         throw Error(std::to_string(n) + " tokens need " + std::to_string(need >> 20) +
                     " MiB with the weights, over the 3 GiB limit");
-    auto fwd = std::make_shared<const ModelForward>(run_model(model, in.ids, run));
+    auto fwd = std::make_shared<const ModelForward>(run_model(model, in.ids, in.types, run));
     auto tokens = std::make_shared<std::vector<std::string>>();
     for (int id : in.ids) tokens->push_back(token_label(in, id));
-    const Trace trace = model_layer_trace(s, fwd, layer, std::move(tokens));  // figures need no weights
+    int mask_row = -1;
+    if (is_encoder(s) && in.tokenizer)
+        for (const char* mask : {"[MASK]", "<mask>"})
+            if (const std::optional<int> id = in.tokenizer->token_id(mask); id && mask_row < 0)
+                for (int i = 0; i < n && mask_row < 0; ++i)
+                    if (in.ids[std::size_t(i)] == *id) mask_row = i;
+    const Trace trace = model_layer_trace(s, fwd, layer, std::move(tokens), nullptr, nullptr,
+                                          mask_row);  // figures need no weights
     const std::string stage_name = *args.get("--stage");
     if (trace.find(stage_name) < 0) {
         std::string names;

@@ -236,12 +236,14 @@ ModelWeights load_weights(const ModelSpec& s, const Architecture& arch, Checkpoi
     const MlpKind mk = mlp_kind(s);
     m.wte = t.matrix(names.embed + ".weight", s.vocab_size, d);
     if (position_kind(s) == PositionKind::Learned)
-        m.wpe = t.matrix(names.positions + ".weight", s.max_positions, d);
-    m.lm_head = tied ? m.wte : t.matrix(names.lm_head + ".weight", s.vocab_size, d);
+        m.wpe = t.matrix(names.positions + ".weight", s.max_positions + s.position_offset, d);
+    const bool bare = s.head_transform && !t.has(names.head_dense + ".weight");  // BertModel: no MLM head
+    m.lm_head = tied || bare ? m.wte : t.matrix(names.lm_head + ".weight", s.vocab_size, d);
     auto norm = [&](const std::string& p) {
         if (nk == NormKind::None) return Norm{};
-        return Norm{t.vector_plus(p + ".weight", d, arch.norm_weight_offset),
-                    nk == NormKind::LayerNorm ? t.vector(p + ".bias", d) : nullptr, d};
+        const bool gamma = arch.norm_gamma_beta && !t.has(p + ".weight") && t.has(p + ".gamma");
+        return Norm{t.vector_plus(p + (gamma ? ".gamma" : ".weight"), d, arch.norm_weight_offset),
+                    nk == NormKind::LayerNorm ? t.vector(p + (gamma ? ".beta" : ".bias"), d) : nullptr, d};
     };
     // Conv1D: [in, out] and a bias, always; nn.Linear: [out, in], a bias when required or present.
     auto linear = [&](const std::string& p, int in, int out, bool bias) {
@@ -250,7 +252,22 @@ ModelWeights load_weights(const ModelSpec& s, const Architecture& arch, Checkpoi
         if (bias || t.has(p + ".bias")) L.bias = t.vector(p + ".bias", out);
         return L;
     };
-    m.ln_f = norm(names.final_norm);
+    if (s.type_vocab > 0) m.wtt = t.matrix(names.token_types + ".weight", s.type_vocab, d);
+    if (s.embed_norm) m.ln_embed = norm(names.embed_norm);
+    if (bare) {
+        m.spec.head_transform = false;  // a bare encoder (BertModel): no head, no logits
+        m.spec.unembeds = false;
+    }
+    if (m.spec.head_transform) {
+        m.head_dense = linear(names.head_dense, d, d, true);
+        for (const std::string& b : names.lm_bias)
+            if (t.has(b)) {
+                m.lm_bias = t.vector(b, s.vocab_size);
+                break;
+            }
+        if (!m.lm_bias) throw Error("the checkpoint has no tensor '" + names.lm_bias.front() + "'");
+    }
+    if (m.spec.unembeds) m.ln_f = norm(names.final_norm);
     for (int l = 0; l < s.n_layer; ++l) {
         const std::string p = names.block_prefix(l);
         BlockWeights b;
@@ -271,7 +288,7 @@ ModelWeights load_weights(const ModelSpec& s, const Architecture& arch, Checkpoi
             b.gate = linear(p + names.gate, d, s.d_ff, false);
             b.up = linear(p + names.up, d, s.d_ff, false);
             b.down = linear(p + names.down, s.d_ff, d, false);
-        } else if (mk == MlpKind::Gelu) {
+        } else if (gelu_mlp(mk)) {
             b.fc = linear(p + names.fc, d, s.d_ff, false);
             b.proj = linear(p + names.proj, s.d_ff, d, false);
         }

@@ -1,4 +1,5 @@
-// Hugging Face model folders → core/model.hpp: config.json (model_type gpt2, llama, qwen2, mistral) and
+// Hugging Face model folders → core/model.hpp: config.json (model_type gpt2, llama, qwen2, mistral,
+// gemma, bert, roberta, xlm-roberta, distilbert: core/architecture.hpp's table) and
 // the weights in model.safetensors (or shards listed by model.safetensors.index.json).
 //
 // F32 tensors are used in place from a read-only memory mapping (Eigen::Map, no copy); BF16 and F16

@@ -136,11 +136,18 @@ int token_count_hint(const AppState& state) {
 // knobs are hidden (the checkpoint fixes them) and the panel says so.
 void draw_model_controls(AppState& state) {
     ModelUi& m = state.model;
-    section_heading("Model",
-                    "A real, trained transformer read from a Hugging Face folder. Every layer does the same "
-                    "steps as the single layer: normalise, Q/K/V per head, scores, causal softmax, weighted "
-                    "sum of values, output projection, residual; then an MLP and another residual. Pick a "
-                    "layer and a head and step through its stages; hover a cell to see how it was made.");
+    section_heading(
+        "Model",
+        m.encoder
+            ? "A real, trained encoder (BERT family) read from a Hugging Face folder. Every layer: Q/K/V "
+              "per head, scores, a softmax over every token (no causal mask: each token sees the whole "
+              "text), weighted sum of values, output projection, residual and LayerNorm; then an MLP, "
+              "residual and LayerNorm. Pick a layer and a head and step through its stages; hover a "
+              "cell to see how it was made."
+            : "A real, trained transformer read from a Hugging Face folder. Every layer does the same "
+              "steps as the single layer: normalise, Q/K/V per head, scores, causal softmax, weighted "
+              "sum of values, output projection, residual; then an MLP and another residual. Pick a "
+              "layer and a head and step through its stages; hover a cell to see how it was made.");
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(m.name.c_str());
     ImGui::TextDisabled("%s", m.description.c_str());
@@ -152,6 +159,17 @@ void draw_model_controls(AppState& state) {
                     "What the model reads, split by its own tokenizer (subword pieces; · marks a space in "
                     "token labels). Every token is one row of every matrix. Editing recomputes every layer.");
     ImGui::InputTextMultiline("##model_text", &m.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 3.6f));
+    remember_item_rect(state, "model_text");
+    if (m.encoder) {
+        // A sentence pair: [CLS] A [SEP] B [SEP], B's tokens in segment 1.
+        ImGui::SetNextItemWidth(-1.0f);
+        ImGui::InputTextWithHint("##model_text_b", "text B: a second sentence (optional)", &m.text_b);
+        remember_item_rect(state, "model_text_b");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "With a second text the model reads the pair [CLS] A [SEP] B [SEP]; B's tokens get the "
+                "second segment embedding.");
+    }
     if (m.seq2seq)
         draw_seq2seq_target(state);  // (an encoder–decoder: the text above is its source)
     else

@@ -608,6 +608,8 @@ void draw_view_switch(AppState& state) {
         const bool model_only = it.view == MainView::Model || it.view == MainView::Interventions;
         if ((it.view == MainView::Compare && state.model.active) || (model_only && !state.model.active))
             continue;
+        // (an encoder fills masks: the interventions measure a next-token prediction it does not make)
+        if (it.view == MainView::Interventions && state.model.encoder) continue;
         // (a button that would cross the view's right edge starts the next row)
         if (!first) same_line_if_fits(ImGui::CalcTextSize(it.label).x + 2 * ImGui::GetStyle().FramePadding.x);
         first = false;

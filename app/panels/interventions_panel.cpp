@@ -418,6 +418,12 @@ void draw_interventions_panel(AppState& state) {
                             state.model.name.c_str());
         return;
     }
+    if (state.model.encoder) {
+        ImGui::TextDisabled(
+            "This model is an encoder: it fills masks and predicts no next token, which the "
+            "interventions measure. Open a decoder (GPT-2, Llama, ...) to knock out heads.");
+        return;
+    }
     ImGui::PushFont(app_font(FontRole::Bold));
     ImGui::TextUnformatted("Interventions");
     ImGui::PopFont();

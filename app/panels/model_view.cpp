@@ -21,7 +21,8 @@ namespace {
 
 constexpr const char* kHelp =
     "Every layer (rows) and head (columns) of the model, each cell one head's attention weights: row = "
-    "query token, column = key token, bright = attends strongly, dark grey = the future (causal mask). "
+    "query token, column = key token, bright = attends strongly, dark grey = the future (causal mask; an "
+    "encoder such as BERT has none: every token sees every token). "
     "Early layers often attend to the previous token or to themselves; later ones to the first token "
     "(an 'attention sink') or to words that matter for the next one. Click a cell to open that head in "
     "the stage view with every stage behind it (Q, K, V, scores, weights, output). Under each cell: the "
@@ -78,7 +79,7 @@ void draw_model_view(AppState& state) {
     help_marker(kHelp);
     // An encoder–decoder: which of its three attentions the grid shows, and over which tokens.
     const bool cross = m.seq2seq && m.family == AttnFamily::Cross;
-    const bool causal = !m.seq2seq || m.family == AttnFamily::Decoder;
+    const bool causal = !m.encoder && (!m.seq2seq || m.family == AttnFamily::Decoder);  // else no future
     const char* weights_stage = attention_stage(state);
     draw_attention_family(state);
     const std::string what = !m.seq2seq ? "attention weights, n = " + std::to_string(m.n) + " tokens"

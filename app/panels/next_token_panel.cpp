@@ -1,7 +1,9 @@
 // The next-token panel: what the model predicts after the text — the ten most likely tokens with
 // their probabilities as bars, the sampling knobs (temperature, top-k, top-p) and two buttons that
 // append the greedy or a sampled token to the text, so a learner steps through generation and sees
-// the new token's attention in every layer.
+// the new token's attention in every layer. For an encoder (BERT) it is the fill-the-mask panel: the
+// same ranking for a [MASK] of the text (which one, when there are several), and the buttons put the
+// guess in its place.
 #include <imgui.h>
 
 #include <algorithm>
@@ -47,21 +49,86 @@ std::string elide(const std::string& s, float width) {
 
 }  // namespace
 
+namespace {
+
+// An encoder's header: which [MASK] is ranked (a choice when the text has several), or how to make one.
+// False when there is nothing to rank.
+bool draw_mask_choice(AppState& state) {
+    ModelUi& m = state.model;
+    if (!m.has_head) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled(
+            "This checkpoint is the encoder alone (no masked-LM head, e.g. BertModel): it "
+            "cannot guess a hidden word. Its attention is all there: pick a layer and a head.");
+        ImGui::PopTextWrapPos();
+        return false;
+    }
+    const int count = int(m.mask_positions.size());
+    if (count == 0) {
+        ImGui::PushTextWrapPos(0.0f);
+        if (m.mask_token.empty())
+            ImGui::TextDisabled("This tokenizer has no mask token to hide a word with.");
+        else
+            ImGui::TextDisabled(
+                "Hide a word: type %s in the text where it was, and the model guesses it from "
+                "the words on both sides.",
+                m.mask_token.c_str());
+        ImGui::PopTextWrapPos();
+        return false;
+    }
+    m.mask_choice = std::clamp(m.mask_choice, 0, count - 1);
+    if (count > 1) {
+        const float label_w = ImGui::GetFontSize() * 5.0f;
+        ImGui::PushItemWidth(-label_w);
+        char current[64];
+        std::snprintf(current, sizeof current, "%s %d of %d (token %d)", m.mask_token.c_str(),
+                      m.mask_choice + 1, count, m.mask_positions[std::size_t(m.mask_choice)]);
+        if (ImGui::BeginCombo("mask", current)) {
+            for (int k = 0; k < count; ++k) {
+                char item[64];
+                std::snprintf(item, sizeof item, "%s %d of %d (token %d)", m.mask_token.c_str(), k + 1, count,
+                              m.mask_positions[std::size_t(k)]);
+                if (ImGui::Selectable(item, k == m.mask_choice)) m.mask_choice = k;
+            }
+            ImGui::EndCombo();
+        }
+        remember_item_rect(state, "mask_choice");
+        ImGui::PopItemWidth();
+    } else {
+        ImGui::TextDisabled("guesses for %s (token %d)", m.mask_token.c_str(), m.mask_positions[0]);
+    }
+    return true;
+}
+
+}  // namespace
+
 void draw_next_token_panel(AppState& state) {
     ModelUi& m = state.model;
     ImGui::Spacing();
     ImGui::PushFont(app_font(FontRole::Bold));
-    ImGui::TextUnformatted("Next token");
+    ImGui::TextUnformatted(m.encoder ? "Fill the mask" : "Next token");
     ImGui::PopFont();
-    help_marker(
-        "The model's prediction for the token after your text, the ten most likely shown (· is a "
-        "space). The bar is the chance that sampling draws the token: softmax(logits / T), then only "
-        "the top-k tokens (0 = all), then only the smallest most-likely-first set whose probability "
-        "reaches top-p, renormalised so the kept tokens sum to 100 %. Greyed tokens cannot be drawn; "
-        "the line marks the cut. The number on the right is the model's own probability, softmax(logits) "
-        "at T = 1. T < 1 sharpens the distribution, T > 1 flattens it. 'Append greedy' always takes the "
-        "most likely token; 'Append sampled' draws one from the bars. The text grows by that token and "
-        "every layer is recomputed: look at the new last row of the weights to see what it attended to.");
+    if (m.encoder)
+        help_marker(
+            "An encoder such as BERT reads the whole text at once (every token attends to every token, the "
+            "later ones too) and was trained to guess hidden words: write the mask token ([MASK] for BERT, "
+            "<mask> for RoBERTa) where a word was and the panel lists the ten most likely words for it (· is "
+            "a space). With several masks, choose which one. The bars are the chance that sampling draws the "
+            "token: softmax(logits / T), cut to the top-k tokens (0 = all) and the smallest set reaching "
+            "top-p; the number on the right is the model's own probability at T = 1. 'Fill greedy' writes "
+            "the most likely word in place of the mask, 'Fill sampled' one drawn from the bars; every layer "
+            "is recomputed. Text B makes a sentence pair: [CLS] A [SEP] B [SEP], with segment embeddings "
+            "telling the two apart (look for heads that attend to [SEP]).");
+    else
+        help_marker(
+            "The model's prediction for the token after your text, the ten most likely shown (· is a "
+            "space). The bar is the chance that sampling draws the token: softmax(logits / T), then only "
+            "the top-k tokens (0 = all), then only the smallest most-likely-first set whose probability "
+            "reaches top-p, renormalised so the kept tokens sum to 100 %. Greyed tokens cannot be drawn; "
+            "the line marks the cut. The number on the right is the model's own probability, softmax(logits) "
+            "at T = 1. T < 1 sharpens the distribution, T > 1 flattens it. 'Append greedy' always takes the "
+            "most likely token; 'Append sampled' draws one from the bars. The text grows by that token and "
+            "every layer is recomputed: look at the new last row of the weights to see what it attended to.");
     if (m.seq2seq) {  // an encoder–decoder: the decoder's next token, appended to the target
         ImGui::PushTextWrapPos(0.0f);
         ImGui::TextDisabled(
@@ -70,7 +137,10 @@ void draw_next_token_panel(AppState& state) {
         ImGui::PopTextWrapPos();
     }
     ImGui::Separator();
-    if (m.top.empty()) {
+    const bool can_rank = !m.encoder || draw_mask_choice(state);
+    if (!can_rank) {
+        // (the encoder's line above says why)
+    } else if (m.top.empty()) {
         ImGui::TextDisabled(state.updating ? "Computing…" : "No prediction yet.");
     } else {
         const float em = ImGui::GetFontSize();
@@ -164,11 +234,11 @@ void draw_next_token_panel(AppState& state) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Sample among the smallest set of tokens whose probability reaches p (1 = off)");
     ImGui::PopItemWidth();
-    ImGui::BeginDisabled(m.top.empty() || state.updating);
-    if (ImGui::Button("Append greedy")) m.append_request = 1;
+    ImGui::BeginDisabled(!can_rank || m.top.empty() || state.updating);
+    if (ImGui::Button(m.encoder ? "Fill greedy" : "Append greedy")) m.append_request = 1;
     remember_item_rect(state, "append_greedy");
     ImGui::SameLine();
-    if (ImGui::Button("Append sampled")) m.append_request = 2;
+    if (ImGui::Button(m.encoder ? "Fill sampled" : "Append sampled")) m.append_request = 2;
     remember_item_rect(state, "append_sampled");
     ImGui::EndDisabled();
     if (!m.last_appended.empty()) {

@@ -61,14 +61,24 @@ void draw_next_token_view(AppState& state) {
 
     // --- title and knobs --------------------------------------------------------------------------
     ImGui::PushFont(app_font(FontRole::Bold));
-    ImGui::TextUnformatted("Next token: p = softmax(z / T), then top-k, then top-p");
+    ImGui::TextUnformatted(m.encoder ? "The masked word: p = softmax(z / T), then top-k, then top-p"
+                                     : "Next token: p = softmax(z / T), then top-k, then top-p");
     ImGui::PopFont();
-    help_marker(
-        "The model's last stage. z are the logits of the last token's position; dividing by T before the "
-        "softmax sharpens (T < 1) or flattens (T > 1) the distribution; the outlined ghost bars are T = 1. "
-        "Sampling keeps the k most likely tokens (top-k), then, of those, the fewest whose share reaches p "
-        "(top-p), and draws among them in proportion to their bars. Greyed tokens can never be drawn; the "
-        "line marks the cut.");
+    if (m.encoder)
+        help_marker(
+            "The model's last stage. z are the logits at the [MASK] (the one chosen in the Fill the mask "
+            "panel); dividing by T before the softmax sharpens (T < 1) or flattens (T > 1) the distribution; "
+            "the outlined ghost bars are T = 1. Top-k and top-p cut the list as for a next token.");
+    else
+        help_marker(
+            "The model's last stage. z are the logits of the last token's position; dividing by T before the "
+            "softmax sharpens (T < 1) or flattens (T > 1) the distribution; the outlined ghost bars are T = "
+            "1. "
+            "Sampling keeps the k most likely tokens (top-k), then, of those, the fewest whose share reaches "
+            "p "
+            "(top-p), and draws among them in proportion to their bars. Greyed tokens can never be drawn; "
+            "the "
+            "line marks the cut.");
     const float knob_w = ImGui::GetFontSize() * 8.0f;
     ImGui::SetNextItemWidth(knob_w);
     ImGui::SliderFloat("##nt_T", &m.temperature, 0.05f, 5.0f, "T = %.2f", ImGuiSliderFlags_Logarithmic);

@@ -47,14 +47,14 @@ std::string strip_group(const AppState& state, const std::string& name) {
     const std::string phase = stage_phase(name);
     if (!state.model.active) return phase;
     if (name == "embed") return "embeddings";
-    if (phase == "output") return "next token";
+    if (phase == "output") return state.model.encoder ? "masked word" : "next token";
     if (name == "residual_stream" || name == "rollout") return "whole model";
     return "block " + std::to_string(state.model.layer);
 }
 
 const char* group_phase(const std::string& group) {
     if (group == "embeddings") return "embed";
-    if (group == "next token") return "output";
+    if (group == "next token" || group == "masked word") return "output";
     if (group.rfind("block ", 0) == 0 || group == "whole model") return "";
     return nullptr;  // the group is a phase
 }

@@ -17,6 +17,18 @@ StageText embed_text(const ModelWords& w) {
                 "Each token's row of the embedding table: the residual stream block 0 reads. This model "
                 "has no position vector to add: RoPE rotates Q and K inside every head instead."};
     const bool learned = pos == PositionKind::Learned;
+    if (w.s.embed_norm)
+        return {
+            w.s.type_vocab > 0 ? "Token + segment + position embeddings, LayerNorm  x₀"
+                               : "Token + position embeddings, LayerNorm  x₀",
+            std::string("x₀[t] = LayerNorm(W_E[id_t]") + (w.s.type_vocab > 0 ? " + W_T[segment_t]" : "") +
+                " + W_P[t" + (w.s.position_offset ? " + " + std::to_string(w.s.position_offset) : "") + "])",
+            std::string("Each token's row of the embedding table") +
+                (w.s.type_vocab > 0 ? ", plus the row of its segment (0 for the first text, 1 for the second "
+                                      "of a pair)"
+                                    : "") +
+                ", plus the learned vector of its position, normalised per token: the residual stream that "
+                "block 0 reads."};
     return {"Token + position embeddings  x₀",
             std::string("x₀[t] = W_E[id_t] + ") + (learned ? "W_P[t]" : "PE(t)"),
             std::string("Each token's row of the embedding table plus the vector of its position (") +
@@ -25,6 +37,10 @@ StageText embed_text(const ModelWords& w) {
 }
 
 StageText ln_1_text(const ModelWords& w) {
+    if (w.s.post_norm)
+        return {"Block input x (post-norm)", "x̂ = x",
+                "This model normalises after each sum instead of before (post-LayerNorm, as the original "
+                "Transformer and BERT): queries, keys and values are read from the block's input x itself."};
     if (norm_kind(w.s) == NormKind::None)
         return {
             "Block input x (no norm)", "x̂ = x",
@@ -40,13 +56,20 @@ StageText attn_out_text(const ModelWords& w) {
             "adds to the residual stream."};
 }
 
-StageText resid_mid_text(const ModelWords&) {
+StageText resid_mid_text(const ModelWords& w) {
+    if (w.s.post_norm)
+        return {"Residual after attention, normalised", "r = " + w.norm + "(x + attn)",
+                "The block's input plus what attention computed, then normalised per token (post-norm). " +
+                    w.norm_why};
     return {"Residual after attention", "r = x + attn",
             "The block's input plus what attention computed: the residual connection keeps the "
             "original information and adds the update."};
 }
 
 StageText ln_2_text(const ModelWords& w) {
+    if (w.s.post_norm)
+        return {"MLP input r (post-norm)", "r̂ = r",
+                "The MLP reads the residual after attention as it is: it was normalised already."};
     return {w.norm + " before the MLP", "r̂ = " + w.norm + "(r)",
             "The residual stream normalised again. " + w.norm_why};
 }
@@ -64,12 +87,20 @@ StageText mlp_out_text(const ModelWords& w) {
                          ", then back to d_model."};
 }
 
-StageText resid_post_text(const ModelWords&) {
+StageText resid_post_text(const ModelWords& w) {
+    if (w.s.post_norm)
+        return {"Residual after the block, normalised", "x' = " + w.norm + "(r + mlp)",
+                "The residual after attention plus the MLP's output, normalised per token: the next layer's "
+                "input x."};
     return {"Residual after the block", "x' = r + mlp",
             "The layer's output: the next layer's input x (the residual stream)."};
 }
 
 StageText ln_f_text(const ModelWords& w) {
+    if (w.s.head_transform)
+        return {"Masked-LM head  ĥ = LayerNorm(GELU(x_L W_t + b))", "ĥ = LayerNorm(GELU(x_L W_t + b_t))",
+                "The masked-language-model head: the last block's output through one more dense layer, a "
+                "GELU and a LayerNorm, per token. The row at a [MASK] makes the guess for the hidden word."};
     if (norm_kind(w.s) == NormKind::None)
         return {"Final residual (no norm)", "x̂ = x_L",
                 "This model has no final norm: the last block's output goes straight to the unembedding."};
@@ -79,13 +110,23 @@ StageText ln_f_text(const ModelWords& w) {
 }
 
 StageText logits_text(const ModelWords& w) {
+    if (is_encoder(w.s))
+        return {"Logits at the [MASK]", "z = ĥ[mask] W_Eᵀ + b",
+                "The head's vector at the masked position times every row of the word embeddings (" +
+                    std::to_string(w.s.vocab_size) +
+                    " tokens, the same table the input used), plus a bias: one score per token for the "
+                    "hidden word. The model saw the words on both sides."};
     return {"Logits of the next token", "z = x̂[last] W_Uᵀ",
             "The last token's normalised vector times every row of the unembedding W_U (" +
                 std::to_string(w.s.vocab_size) +
                 " tokens): one score per token of the vocabulary. Higher = more likely next."};
 }
 
-StageText probs_text(const ModelWords&) {
+StageText probs_text(const ModelWords& w) {
+    if (is_encoder(w.s))
+        return {"Fill-the-mask probabilities  p = softmax(z / T)", "p_v = exp(z_v / T) / Σ_u exp(z_u / T)",
+                "The logits at the [MASK] through a softmax at temperature T: how likely each token is as "
+                "the hidden word. Top-k and top-p cut the list as for a next token."};
     return {"Next-token probabilities  p = softmax(z / T)", "p_v = exp(z_v / T) / Σ_u exp(z_u / T)",
             "The logits through a softmax at temperature T: the distribution the next token is drawn "
             "from. Sampling then keeps the k most likely tokens (top-k) and, of those, the fewest whose "

@@ -95,6 +95,11 @@ StageText weights_text(const LayerWords& w) {
 }
 
 StageText weights_model_text(const ModelWords& w) {
+    if (!w.s.causal)
+        return {"Attention weights A" + w.h, "A" + w.h + " = softmax(S / √d_h)",
+                "Scores divided by √d_h = √" + std::to_string(w.s.d_head) +
+                    ", then softmax along each row, so each row sums to 1. No mask: in an encoder every "
+                    "token sees every token, the ones after it too."};
     return {"Attention weights A" + w.h, "A" + w.h + " = softmax(causal(S / √d_h))",
             "Scores divided by √d_h = √" + std::to_string(w.s.d_head) +
                 ", later keys hidden by the causal mask (a token never sees the future: hatched, "

@@ -31,7 +31,8 @@ Md layer_norm(const Md& x, const double* g, const double* b, double eps) {
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
         const double mean = x.row(i).mean();
         const double var = (x.row(i).array() - mean).square().mean();
-        for (Eigen::Index j = 0; j < x.cols(); ++j) y(i, j) = (x(i, j) - mean) / std::sqrt(var + eps) * g[j] + b[j];
+        for (Eigen::Index j = 0; j < x.cols(); ++j)
+            y(i, j) = (x(i, j) - mean) / std::sqrt(var + eps) * g[j] + b[j];
     }
     return y;
 }
@@ -138,13 +139,16 @@ struct TinyEncoder {
         for (int t = 0; t < n; ++t)
             for (int j = 0; j < d; ++j)
                 x(t, j) = wte[std::size_t(ids[std::size_t(t)] * d + j)] +
-                          wtt[std::size_t(tt[std::size_t(t)] * d + j)] + wpe[std::size_t((t + offset) * d + j)];
+                          wtt[std::size_t(tt[std::size_t(t)] * d + j)] +
+                          wpe[std::size_t((t + offset) * d + j)];
         x = layer_norm(x, lne_g.data(), lne_b.data(), eps);
         for (const Layer& y : layers) {
-            const Md q = linear(x, y.q, y.qb, d, d), k = linear(x, y.k, y.kb, d, d), v = linear(x, y.v, y.vb, d, d);
+            const Md q = linear(x, y.q, y.qb, d, d), k = linear(x, y.k, y.kb, d, d),
+                     v = linear(x, y.v, y.vb, d, d);
             Md heads(n, d);
             for (int j = 0; j < h; ++j) {
-                Md s = q.middleCols(j * dh, dh) * k.middleCols(j * dh, dh).transpose() / std::sqrt(double(dh));
+                Md s =
+                    q.middleCols(j * dh, dh) * k.middleCols(j * dh, dh).transpose() / std::sqrt(double(dh));
                 for (int i = 0; i < n; ++i) {
                     s.row(i).array() = (s.row(i).array() - s.row(i).maxCoeff()).exp();
                     s.row(i) /= s.row(i).sum();

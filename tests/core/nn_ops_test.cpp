@@ -86,7 +86,8 @@ TEST(NnOps, GeluErfIsTheExactFormInFloatAndDouble) {
         for (int j = 0; j < x.cols(); ++j) {
             const double v = x(i, j), exact = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
             EXPECT_NEAR(yd(i, j), exact, 1e-15) << "double (" << i << ", " << j << ")";
-            EXPECT_NEAR(yf(i, j), float(0.5 * double(xf(i, j)) * (1 + std::erf(double(xf(i, j)) / std::sqrt(2.0)))),
+            EXPECT_NEAR(yf(i, j),
+                        float(0.5 * double(xf(i, j)) * (1 + std::erf(double(xf(i, j)) / std::sqrt(2.0)))),
                         1e-6)
                 << "float (" << i << ", " << j << ")";
         }
@@ -112,17 +113,12 @@ void expect_attention_gradient(bool causal) {
         return P;
     };
     Md y, dqkv(n, 3 * dh), dP, dS;
-    const Md P = [&] {
-        Md P(n, n);
-        nn::attention_scores<double>(n, dh, qkv.data(), 3 * dh, qkv.data() + dh, 3 * dh, P.data(), !causal);
-        if (causal)
-            nn::causal_softmax<double>(P, 1 / std::sqrt(double(dh)));
-        else
-            nn::full_softmax<double>(P, 1 / std::sqrt(double(dh)));
-        return P;
-    }();
-    if (!causal) EXPECT_GT(P(0, n - 1), 0.0) << "an encoder's first token sees the last";
-    if (causal) EXPECT_EQ(P(0, n - 1), 0.0) << "a decoder's first token does not see the last";
+    const Md P = forward(qkv, y);  // [n, n]
+    if (causal) {
+        EXPECT_EQ(P(0, n - 1), 0.0) << "a decoder's first token does not see the last";
+    } else {
+        EXPECT_GT(P(0, n - 1), 0.0) << "an encoder's first token sees the last";
+    }
     nn::attention_head_backward<double>(n, dh, qkv.data(), qkv.data() + dh, qkv.data() + 2 * dh, 3 * dh, P,
                                         dy.data(), dh, dqkv.data(), dqkv.data() + dh, dqkv.data() + 2 * dh,
                                         3 * dh, dP, dS, causal);

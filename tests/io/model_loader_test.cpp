@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "common/test_files.hpp"
 #include "core/error.hpp"
@@ -59,7 +61,7 @@ TEST(ModelConfig, LlamaFamilyFieldsAndRefusals) {
         EXPECT_NE(msg.find("'" + field + "'"), std::string::npos) << msg;
     };
     json c = llama_config();
-    c["model_type"] = "bert";
+    c["model_type"] = "mamba";
     refuse(c, "model_type");
     c = llama_config();
     c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
@@ -86,6 +88,72 @@ TEST(ModelConfig, LlamaFamilyFieldsAndRefusals) {
     c["sliding_window"] = 16;
     EXPECT_EQ(parse_model_config(c.dump()).max_positions, 16);
     EXPECT_NE(error_of([] { parse_model_config("[1,2"); }).find("config.json"), std::string::npos);
+}
+
+TEST(ModelConfig, EncoderFieldsAndRefusals) {
+    const json bert = {{"model_type", "bert"},
+                       {"num_hidden_layers", 2},
+                       {"num_attention_heads", 4},
+                       {"hidden_size", 16},
+                       {"intermediate_size", 32},
+                       {"vocab_size", 100},
+                       {"max_position_embeddings", 64},
+                       {"type_vocab_size", 2},
+                       {"layer_norm_eps", 1e-12},
+                       {"hidden_act", "gelu"},
+                       {"pad_token_id", 0}};
+    ModelSpec s = parse_model_config(bert.dump());
+    EXPECT_FALSE(s.causal);
+    EXPECT_TRUE(is_encoder(s));
+    EXPECT_TRUE(s.post_norm && s.embed_norm && s.head_transform);
+    EXPECT_EQ(s.mlp, MlpKind::GeluErf);
+    EXPECT_EQ(s.type_vocab, 2);
+    EXPECT_EQ(s.position_offset, 0);
+    EXPECT_EQ(s.max_positions, 64);
+    EXPECT_DOUBLE_EQ(s.norm_eps, 1e-12);
+    // RoBERTa: positions from row pad + 1, so 2 rows fewer accepted; its head's GELU is always erf.
+    json c = bert;
+    c["model_type"] = "roberta";
+    c["pad_token_id"] = 1;
+    c["type_vocab_size"] = 1;
+    c["hidden_act"] = "gelu_new";
+    s = parse_model_config(c.dump());
+    EXPECT_EQ(s.position_offset, 2);
+    EXPECT_EQ(s.max_positions, 62);
+    EXPECT_EQ(s.mlp, MlpKind::Gelu);
+    EXPECT_EQ(s.head_act, MlpKind::GeluErf);
+    const json distil = {{"model_type", "distilbert"},
+                         {"n_layers", 2},
+                         {"n_heads", 2},
+                         {"dim", 16},
+                         {"hidden_dim", 32},
+                         {"vocab_size", 100},
+                         {"max_position_embeddings", 64},
+                         {"activation", "gelu"},
+                         {"sinusoidal_pos_embds", true}};
+    s = parse_model_config(distil.dump());
+    EXPECT_EQ(s.type_vocab, 0);
+    EXPECT_EQ(s.d_ff, 32);
+    auto refuse = [](json j, const std::string& field) {
+        const std::string msg = error_of([&] { parse_model_config(j.dump()); });
+        EXPECT_NE(msg.find("'" + field + "'"), std::string::npos) << msg;
+    };
+    for (const auto& [field, value] :
+         std::vector<std::pair<std::string, json>>{{"hidden_act", "relu"},
+                                                   {"position_embedding_type", "relative_key_query"},
+                                                   {"is_decoder", true},
+                                                   {"add_cross_attention", true}}) {
+        c = bert;
+        c[field] = value;
+        refuse(c, field);
+    }
+    c = distil;
+    c["activation"] = "silu";
+    refuse(c, "activation");
+    c = bert;
+    c["model_type"] = "roberta";
+    c["pad_token_id"] = 63;
+    refuse(c, "max_position_embeddings");
 }
 
 // A safetensors file of the given tensors (all of `dtype`, raw little-endian bytes).
