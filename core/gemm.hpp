@@ -12,6 +12,8 @@
 // build too) and used when the CPU has it; otherwise gemm is Eigen's product.
 #pragma once
 
+#include <functional>
+
 #include <Eigen/Core>
 
 namespace attnviz {
@@ -53,6 +55,16 @@ enum class Triangle {
 /// C must not overlap A or B.
 void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc, bool accumulate,
           Triangle tri = Triangle::None);
+
+/// Receives a finished block of C = A·B: rows i0 .. i0 + rows, columns j0 .. j0 + cols, element (i, j)
+/// at c[(i − i0)·ldc + (j − j0)]; the memory is reused for the next block.
+using GemmVisitor = std::function<void(int i0, int rows, int j0, int cols, const float* c, long ldc)>;
+
+/// C = A·B without storing C: hands each block (at most 144 rows × 256 columns, every column block's
+/// rows in order) to `visit` once complete, so a caller can reduce a product too large to keep (the
+/// unembedding's logits of many rows: their log-sum-exp). Each element is gemm's, bit for bit. `visit`
+/// runs on the calling thread and must not call gemm itself (the packed operand is per thread).
+void gemm_blocks(int M, int N, int K, GemmOperand A, GemmOperand B, const GemmVisitor& visit);
 
 /// True when gemm runs its own AVX-512 kernel on this CPU (false: Eigen's product).
 bool gemm_own_kernel();
