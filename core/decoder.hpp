@@ -298,12 +298,18 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             const T* K = L.qkv.data() + long(s) * n * qkv_w + (h + kv) * dh;
             const T* Vh = L.qkv.data() + long(s) * n * qkv_w + (h + g + kv) * dh;
             M<T>& P = L.att[std::size_t(task)];
+            T* y = L.y.data() + long(s) * n * h * dh + j * dh;
+            if (!hook_scores && !hook_weights) {  // the same values, in blocks of rows that stay in cache
+                attention_head(n, dh, dh, Q, qkv_w, K, qkv_w, Vh, qkv_w, opt.keep_layers ? &P : nullptr, scale, y,
+                               long(h) * dh);
+                if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
+                return;
+            }
             P.resize(n, n);
             attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores);
             if (hook_scores) hook(HookStage::scores, l, j, P.data(), n, n, n, s);
             causal_softmax(P, scale);
             if (hook_weights) hook(HookStage::weights, l, j, P.data(), n, n, n, s);
-            T* y = L.y.data() + long(s) * n * h * dh + j * dh;
             attention_combine(n, dh, P, Vh, qkv_w, y, long(h) * dh);
             if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
         });
