@@ -48,13 +48,28 @@ constexpr int KSUPER = 6;  // KC-term panels of B packed at once: NC × 768 floa
 /// R·NV accumulators stay in registers: every loop over i and j is unrolled.
 template <int R, int NV, bool AT>
 ATTNVIZ_AVX512 void kernel(int kc, const float* a, long lda, const float* bp, float* c, long ldc, int ncols,
-                           bool add) {
+                           bool add, bool prefetch) {
     constexpr int NR = 16 * NV;
     __m512 acc[R][NV];
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
+    // Operands beyond L2 (`prefetch`): ask for this tile of C (added to at the end) and, for a
+    // row-major A, the next tile's rows of A (the next call's broadcasts) while the FMAs below run.
+    // Measured on a Xeon (AVX-512): the viewer's forward shapes 4-15 % faster; the trainer's small,
+    // cache-resident products 3-5 % slower with it, so they go without.
+    if (prefetch) {
+#pragma GCC unroll 16
+        for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j)
+                _mm_prefetch(reinterpret_cast<const char*>(c + long(i) * ldc + 16 * j), _MM_HINT_T0);
+        if constexpr (!AT)
+            for (int i = R; i < 2 * R; ++i)
+                for (int q = 0; q < kc; q += 16)
+                    _mm_prefetch(reinterpret_cast<const char*>(a + long(i) * lda + q), _MM_HINT_T0);
+    }
     for (int k = 0; k < kc; ++k) {
         __m512 b[NV];
 #pragma GCC unroll 4
@@ -93,11 +108,11 @@ constexpr int rows_per_tile() {
 
 template <int NV, bool AT, int R = rows_per_tile<NV>()>
 ATTNVIZ_AVX512 void kernel_rows(int rows, int kc, const float* a, long lda, const float* bp, float* c,
-                                long ldc, int ncols, bool add) {
+                                long ldc, int ncols, bool add, bool prefetch) {
     if constexpr (R > 1) {
-        if (rows < R) return kernel_rows<NV, AT, R - 1>(rows, kc, a, lda, bp, c, ldc, ncols, add);
+        if (rows < R) return kernel_rows<NV, AT, R - 1>(rows, kc, a, lda, bp, c, ldc, ncols, add, prefetch);
     }
-    kernel<R, NV, AT>(kc, a, lda, bp, c, ldc, ncols, add);
+    kernel<R, NV, AT>(kc, a, lda, bp, c, ldc, ncols, add, prefetch);
 }
 
 /// Packs B[k0 .. k0+kc, 0 .. N) into panels of NR = 16·NV columns: panel p, row k at
@@ -168,6 +183,8 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
     constexpr int NR = 16 * NV, MR = rows_per_tile<NV>();
     const long lda = a_trans ? A.cs : A.rs;
     const int KB = visit ? K : std::min(K, KC * KSUPER);  // inner terms packed at once
+    // A or C larger than L2 (2^19 floats = 2 MiB): the kernel prefetches (see kernel)
+    const bool prefetch = long(M) * K > (1L << 19) || (!visit && long(M) * N > (1L << 19));
     float* packed = pack_buffer(std::size_t(NC) * std::size_t(KB) + (visit ? std::size_t(MC) * NC : 0));
     float* scratch = packed + std::size_t(NC) * std::size_t(KB);  // visit: C block [MC, NC]
     for (int j0 = 0; j0 < N; j0 += NC) {
@@ -202,10 +219,10 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
                             const int terms = std::max(0, hi - lo);
                             if (a_trans)
                                 kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldcc, ncols,
-                                                      add);
+                                                      add, prefetch);
                             else
                                 kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldcc, ncols,
-                                                       add);
+                                                       add, prefetch);
                         }
                     }
                 }
