@@ -212,7 +212,8 @@ std::uint64_t intervention_bytes(const ModelSpec& s, int n) {
                         ff = std::uint64_t(s.d_ff), V = std::uint64_t(s.vocab_size);
     const std::uint64_t clean = ((2 * L + 1) * N * d + L * N * h * dh) * f;  // resid, mlp_out, z
     // The batched forward of S sequences: per row the residuals and norms (≈ 8·d), q | k | v, the heads'
-    // outputs, the MLP's hidden layer; S·h weight matrices n×n; the last logits and the loss's block.
+    // outputs, the MLP's hidden layer; S·h weight matrices n×n; the last logits, and 32 MiB of headroom
+    // for the losses' per-thread product buffers (the logits themselves are never all stored).
     const std::uint64_t S = std::uint64_t(batch_heads(n, s.n_head)), rows = S * N;
     const std::uint64_t forward =
         (rows * (8 * d + (2 * h + 2 * g) * dh + 3 * ff) + S * h * N * N + S * V) * f;
