@@ -300,8 +300,8 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             M<T>& P = L.att[std::size_t(task)];
             T* y = L.y.data() + long(s) * n * h * dh + j * dh;
             if (!hook_scores && !hook_weights) {  // the same values, in blocks of rows that stay in cache
-                attention_head(n, dh, dh, Q, qkv_w, K, qkv_w, Vh, qkv_w, opt.keep_layers ? &P : nullptr, scale, y,
-                               long(h) * dh);
+                attention_head(n, dh, dh, Q, qkv_w, K, qkv_w, Vh, qkv_w, opt.keep_layers ? &P : nullptr,
+                               scale, y, long(h) * dh);
                 if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
                 return;
             }

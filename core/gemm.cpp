@@ -38,9 +38,9 @@ namespace {
 
 #if defined(ATTNVIZ_GEMM_AVX512)
 
-constexpr int KC = 128;  // inner terms per packed panel of B: at most 128 × 64 floats = 32 KiB, L1-sized
-constexpr int MC = 144;  // rows of A swept per panel of B (a block of A that stays in L2)
-constexpr int NC = 256;  // columns of B packed at a time (a multiple of every panel width: 16, 32, 64)
+constexpr int KC = 128;    // inner terms per packed panel of B: at most 128 × 64 floats = 32 KiB, L1-sized
+constexpr int MC = 144;    // rows of A swept per panel of B (a block of A that stays in L2)
+constexpr int NC = 256;    // columns of B packed at a time (a multiple of every panel width: 16, 32, 64)
 constexpr int KSUPER = 6;  // KC-term panels of B packed at once: NC × 768 floats = 768 KiB
 
 /// C[0..R, 0..ncols) (+)= A[R, kc] · Bp[kc, 16·NV]. A row-major (AT false: A(i, k) at a[i·lda + k]) or
@@ -213,7 +213,8 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
                             if (tri == Triangle::UpperA) lo = std::clamp(i - k0, 0, kc);
                             const float* a =
                                 a_trans ? A.p + long(k0 + lo) * lda + i : A.p + long(i) * lda + (k0 + lo);
-                            float* c = visit ? scratch + long(i - i0) * NC + (col - j0) : C + long(i) * ldc + col;
+                            float* c =
+                                visit ? scratch + long(i - i0) * NC + (col - j0) : C + long(i) * ldc + col;
                             const long ldcc = visit ? long(NC) : ldc;
                             // hi <= lo: nothing to add, but a first panel still writes its zeros
                             const int terms = std::max(0, hi - lo);
@@ -221,8 +222,8 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
                                 kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldcc, ncols,
                                                       add, prefetch);
                             else
-                                kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldcc, ncols,
-                                                       add, prefetch);
+                                kernel_rows<NV, false>(rows, terms, a, lda, bp + long(NR) * lo, c, ldcc,
+                                                       ncols, add, prefetch);
                         }
                     }
                 }

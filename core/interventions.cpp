@@ -147,7 +147,8 @@ std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<floa
     for (int row = 0; row < R; ++row) {
         if (!wanted(row)) continue;
         float mx = -std::numeric_limits<float>::infinity();
-        for (int p = 0; p < parts; ++p) mx = std::max(mx, part_max[std::size_t(p) * std::size_t(R) + std::size_t(row)]);
+        for (int p = 0; p < parts; ++p)
+            mx = std::max(mx, part_max[std::size_t(p) * std::size_t(R) + std::size_t(row)]);
         double z = 0;
         for (int p = 0; p < parts; ++p) {
             const std::size_t k = std::size_t(p) * std::size_t(R) + std::size_t(row);

@@ -193,7 +193,8 @@ TEST(Gemm, BitForBitOnEveryCallAndThread) {
 TEST(Gemm, SummationOrderIsPanelsOf128TermsInOrder) {
     if (!gemm_own_kernel()) GTEST_SKIP() << "no AVX-512 on this CPU: gemm is Eigen's product";
     std::mt19937 rng(11);
-    for (const auto& [M, N, K] : std::vector<std::array<int, 3>>{{7, 70, 300}, {150, 300, 800}, {13, 33, 1000}})
+    for (const auto& [M, N, K] :
+         std::vector<std::array<int, 3>>{{7, 70, 300}, {150, 300, 800}, {13, 33, 1000}})
         for (bool accumulate : {false, true}) {
             Buf a = random_buf(M, K, K, rng), b = random_buf(K, N, N, rng), c = random_buf(M, N, N, rng);
             std::vector<float> want = c.v;
@@ -202,11 +203,13 @@ TEST(Gemm, SummationOrderIsPanelsOf128TermsInOrder) {
                     float& out = want[std::size_t(i * N + j)];
                     for (int k0 = 0; k0 < K; k0 += 128) {
                         float acc = 0;
-                        for (int k = k0; k < std::min(K, k0 + 128); ++k) acc = std::fma(a.at(i, k), b.at(k, j), acc);
+                        for (int k = k0; k < std::min(K, k0 + 128); ++k)
+                            acc = std::fma(a.at(i, k), b.at(k, j), acc);
                         out = (k0 == 0 && !accumulate) ? acc : out + acc;
                     }
                 }
-            gemm(M, N, K, GemmOperand{a.v.data(), K, 1}, GemmOperand{b.v.data(), N, 1}, c.v.data(), N, accumulate);
+            gemm(M, N, K, GemmOperand{a.v.data(), K, 1}, GemmOperand{b.v.data(), N, 1}, c.v.data(), N,
+                 accumulate);
             ASSERT_EQ(std::memcmp(want.data(), c.v.data(), want.size() * sizeof(float)), 0)
                 << "M=" << M << " N=" << N << " K=" << K << (accumulate ? " C+=" : " C=");
         }
@@ -215,8 +218,8 @@ TEST(Gemm, SummationOrderIsPanelsOf128TermsInOrder) {
 /// gemm_blocks hands over every element of the product once, with gemm's bits, block by block.
 TEST(Gemm, BlocksVisitEveryElementWithGemmsBits) {
     std::mt19937 rng(12);
-    for (const auto& [M, N, K] :
-         std::vector<std::array<int, 3>>{{1, 1, 1}, {5, 20, 9}, {150, 300, 770}, {300, 1000, 64}, {40, 50257 / 60, 768}})
+    for (const auto& [M, N, K] : std::vector<std::array<int, 3>>{
+             {1, 1, 1}, {5, 20, 9}, {150, 300, 770}, {300, 1000, 64}, {40, 50257 / 60, 768}})
         for (bool b_trans : {false, true}) {
             Buf a = random_buf(M, K, K, rng);
             Buf b = b_trans ? random_buf(N, K, K, rng) : random_buf(K, N, N, rng);
