@@ -4,8 +4,9 @@
 // Eigen 3.4's product kernel keeps 12 of AVX-512's 32 registers busy (its nr is fixed at 4), packs both
 // operands and zeroes the result before adding into it. With AVX-512 this file's kernel holds a tile of
 // C in 12-24 registers (6 × 64 columns, or 12 × 32 / 12 × 16 for the narrow products of attention
-// heads), broadcasts A straight from memory (row-major or transposed, no packing) and packs only B, 128
-// inner terms at a time (at most a 32 KiB panel, which stays in L1). Measured side by side on the
+// heads), broadcasts A straight from memory (row-major or transposed, no packing) and packs only B (up
+// to 768 inner terms at once, used in 128-term panels of at most 32 KiB that stay in L1; each block of
+// rows runs through all of them while its block of C stays in L2). Measured side by side on the
 // trainer's shapes (bench BM_TrainGemm): ~1.45x Eigen's rate. The summation order depends on the
 // shapes alone (no cache-size query), so a product is bit-for-bit the same on every run, thread and
 // AVX-512 machine. The kernel is compiled for AVX-512 in every x86-64 build (the package's baseline
