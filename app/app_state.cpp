@@ -106,6 +106,16 @@ void accept_trace(AppState& state, std::shared_ptr<const Trace> trace, double co
     if (state.hover_row >= n) state.hover_row = -1;
 }
 
+const char* family_name(AttnFamily f) {
+    return f == AttnFamily::Encoder ? "encoder" : f == AttnFamily::Decoder ? "decoder" : "cross";
+}
+
+const char* attention_stage(const AppState& state) {
+    return state.model.active && state.model.seq2seq && state.model.family == AttnFamily::Cross
+               ? "cross_weights"
+               : "weights";
+}
+
 std::string stage_phase(const std::string& name) {
     return stage_phase_of(name);
 }
@@ -169,6 +179,10 @@ nlohmann::json state_json(const AppState& state) {
     j["top_k"] = state.model.top_k;
     j["top_p"] = state.model.top_p;
     j["model_last_appended"] = state.model.last_appended;
+    j["model_seq2seq"] = state.model.seq2seq;
+    j["model_target"] = state.model.target;
+    j["model_family"] = family_name(state.model.family);
+    j["model_n_source"] = state.model.n_source;
     j["export_path"] = state.last_export_path;
     j["status"] = state.status;
     j["status_is_error"] = state.status_is_error;
@@ -230,6 +244,24 @@ nlohmann::json state_json(const AppState& state) {
         }
         checksum = cached_checksum;
         j["n"] = state.trace->n;
+    }
+    // The stage on screen: its axes' names and (token axes, up to 64) labels, e.g. an encoder–decoder's
+    // cross-attention: rows "target tokens", columns "source tokens".
+    if (const Stage* st = current_stage(state)) {
+        auto axis = [](const Axis& a) {
+            nlohmann::json labels = nlohmann::json::array();
+            if (a.tokens)
+                for (int i = 0; i < std::min(a.size, 64); ++i) labels.push_back(a.label(i));
+            return nlohmann::json{{"name", a.name}, {"size", a.size}, {"labels", labels}};
+        };
+        j["stage_rows"] = axis(st->rows);
+        j["stage_cols"] = axis(st->cols);
+        // The pinned row's values (up to 64), as the bar chart under the heatmap draws them.
+        if (state.pinned_row >= 0 && state.pinned_row < st->n_rows()) {
+            const RowVec r = st->row(state.pinned_row);
+            std::vector<float> values(r.data(), r.data() + std::min<Eigen::Index>(r.size(), 64));
+            j["pinned_values"] = values;
+        }
     }
     j["weights_checksum"] = checksum;
     if (!state.training_log.is_null()) j["training"] = state.training_log;

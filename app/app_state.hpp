@@ -25,6 +25,13 @@ namespace attnviz::app {
 /// attribution on a real model (app/panels/interventions_panel.cpp).
 enum class MainView { Stage, HeadsGrid, Compare, Model, Lines, Interventions };
 
+/// An encoder–decoder's three attention families (t5, bart): the model, lines and stage views show one.
+/// Encoder: the source's bidirectional self-attention; Decoder: the target's causal self-attention;
+/// Cross: decoder→encoder attention (rows = target tokens, columns = source tokens).
+enum class AttnFamily { Encoder, Decoder, Cross };
+/// "encoder", "decoder", "cross" (the state log's and --family's names).
+const char* family_name(AttnFamily f);
+
 /// A real model opened with File ▸ Open model… or `--model DIR` (app/model_session.hpp runs it).
 /// Panels read it and leave requests in it; ModelSession::frame() carries them out at the start of
 /// the next frame (never while a panel draws).
@@ -76,6 +83,14 @@ struct ModelUi {
     int append_request = 0;            // 1 = greedy, 2 = sampled
     std::uint64_t run_generation = 0;  // increments with every finished run
     bool run_failed = false;           // the last run failed (its line is in the status bar)
+    // An encoder–decoder (t5, bart): `text` is the source (the encoder's input), `target` the decoder's
+    // input after its start token ("" = the start token alone); the views show one attention family.
+    bool seq2seq = false;
+    std::string target;
+    AttnFamily family = AttnFamily::Cross;
+    int n_source = 0;  // the source's tokens in the last run
+    int n_encoder_layer = 0, n_decoder_layer = 0;
+    bool pin_new_row = false;  // a token was appended to the target: its cross-attention row gets pinned
 };
 
 /// The guided tour (io/tour.hpp; app/tour_player.hpp applies its steps, the Start here panel shows it).
@@ -259,6 +274,10 @@ struct AppState {
 /// described that model, not the random weights now on screen, so the document becomes an unsaved
 /// single layer with the same text and knobs. Nothing happens when the scene opened no model.
 void detach_scene_model(AppState& state);
+
+/// The attention-weight stage the model and lines views draw: "cross_weights" for an encoder–decoder's
+/// cross-attention, else "weights".
+const char* attention_stage(const AppState& state);
 
 /// Name of the stage under the cursor ("" when there is no trace).
 std::string current_stage_name(const AppState& state);

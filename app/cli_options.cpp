@@ -53,7 +53,8 @@ const char* const kUsage =
     "               [--scene FILE] [--screenshot OUT.png [--stage NAME] [--head H] [--frames N]]\n"
     "               [--set KEY=VALUE ...] [--view stage|heads|compare|lines] [--lab NAME]\n"
     "               [--state-log FILE] [--frame-log FILE] [--script FILE] [--fresh]\n"
-    "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]]\n"
+    "               [--ui-scale S] [--size WxH] [--model DIR [--layer L] [--text TEXT]\n"
+    "                            [--target TEXT] [--family encoder|decoder|cross]]\n"
     "               [--tour FILE [--step K]]\n"
     "       attnviz dump [--scene FILE] [--set KEY=VALUE ...] --out DIR\n"
     "       attnviz render [--scene FILE] [--set KEY=VALUE ...] --stage NAME [--head H] --out FIG.png\n"
@@ -83,7 +84,9 @@ const char* const kUsage =
     "  --lab NAME          open a teaching lab at start-up\n"
     "  --model DIR         open a real model (Hugging Face folder: config.json, safetensors, tokenizer)\n"
     "  --layer L           with --model: start on this layer\n"
-    "  --text TEXT         with --model: the text the model reads\n"
+    "  --text TEXT         with --model: the text the model reads (an encoder–decoder's source)\n"
+    "  --target TEXT       with a t5 / bart model: the decoder's input after its start token\n"
+    "  --family F          with a t5 / bart model: the attention shown: encoder, decoder or cross\n"
     "  --state-log FILE    append one JSON line describing the screen each time it changes (tests)\n"
     "  --frame-log FILE    one line per frame: times, whether a trace was updating, T (measurements)\n"
     "  --script FILE       run scripted input frame by frame, then exit (tests; see app/script.hpp)\n"
@@ -117,6 +120,8 @@ const std::vector<CliOption>& gui_options() {
         {"--model", "DIR", "open a real model", false},
         {"--layer", "L", "with --model: start on this layer", false},
         {"--text", "TEXT", "with --model: the text", false},
+        {"--target", "TEXT", "with --model (t5, bart): the decoder's input", false},
+        {"--family", "F", "with --model (t5, bart): encoder, decoder or cross", false},
         {"--state-log", "FILE", "state log (tests)", false},
         {"--frame-log", "FILE", "frame log (measurements)", false},
         {"--script", "FILE", "scripted input (tests)", false},
@@ -169,6 +174,17 @@ Options options_from(const CliArgs& args) {
     o.model = args.get_or("--model", "");
     if (auto v = args.get("--layer")) o.layer = parse_int("--layer", *v, 0, 1 << 20);
     if (auto v = args.get("--text")) o.text = *v;
+    if (auto v = args.get("--target")) o.target = *v;
+    if (auto v = args.get("--family")) {
+        if (*v == "encoder")
+            o.family = AttnFamily::Encoder;
+        else if (*v == "decoder")
+            o.family = AttnFamily::Decoder;
+        else if (*v == "cross")
+            o.family = AttnFamily::Cross;
+        else
+            throw UsageError{"--family: expected encoder, decoder or cross, got '" + *v + "'"};
+    }
     o.state_log = args.get_or("--state-log", "");
     o.frame_log = args.get_or("--frame-log", "");
     o.script = args.get_or("--script", "");
@@ -223,8 +239,12 @@ Options parse_args(int argc, char** argv, bool* help, bool* version) {
     if (o.hover && o.screenshot.empty()) throw UsageError{"--hover needs --screenshot OUT.png"};
     if (!o.screenshot.empty() && o.screenshot.size() < 5)
         throw UsageError{"--screenshot: expected a file name ending in .png"};
-    if (o.model.empty() && (o.layer || o.text))
-        throw UsageError{std::string(o.layer ? "--layer" : "--text") + " needs --model DIR"};
+    if (o.model.empty() && (o.layer || o.text || o.target || o.family))
+        throw UsageError{std::string(o.layer    ? "--layer"
+                                     : o.text   ? "--text"
+                                     : o.target ? "--target"
+                                                : "--family") +
+                         " needs --model DIR"};
     if (o.view == MainView::Model && o.model.empty()) throw UsageError{"--view model needs --model DIR"};
     if (o.step && o.tour.empty()) throw UsageError{"--step needs --tour FILE"};
     if (!o.tour.empty() && (!o.scene.empty() || !o.model.empty()))

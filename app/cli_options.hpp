@@ -27,6 +27,10 @@ struct Options {
     std::string model;                // --model DIR: open a real model
     std::optional<int> layer;         // --layer L (with --model)
     std::optional<std::string> text;  // --text TEXT (with --model)
+    /// An encoder–decoder (t5, bart): --target TEXT, the decoder's input after its start token, and
+    /// --family encoder|decoder|cross, the attention the views show.
+    std::optional<std::string> target;
+    std::optional<AttnFamily> family;
     std::string state_log;
     std::string frame_log;
     std::string script;             // --script FILE: scripted input (GUI tests), see app/script.hpp

@@ -73,6 +73,8 @@ std::string head_label_tooltip(const HeadLabel& label) {
                           HeadType(k) == HeadType::Induction ? " (no token repeats)"
                           : HeadType(k) == HeadType::AdjectiveNoun
                               ? " (no grammar, or no adjective before a noun)"
+                          : HeadType(k) == HeadType::PronounAntecedent
+                              ? " (no grammar, or no pronoun after a noun or name)"
                               : "");
         s += buf;
     }

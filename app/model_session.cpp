@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/compute_worker.hpp"
+#include "app/seq2seq_run.hpp"
 #include "app/settings.hpp"
 #include "core/error.hpp"
 #include "core/model_trace.hpp"
@@ -48,8 +49,10 @@ LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress
     m.vocab = std::move(vocab);
     m.weights = std::move(weights);
     m.dir = dir;
-    m.name = base_name(dir) + " · " + s.architecture + " (" + std::to_string(s.n_layer) + " layers × " +
-             std::to_string(s.n_head) + " heads)";
+    // (an encoder–decoder: "2 + 2 layers", the encoder's and the decoder's)
+    m.name = base_name(dir) + " · " + s.architecture + " (" +
+             (s.encoder_decoder ? std::to_string(s.s2s.n_encoder_layer) + " + " : std::string()) +
+             std::to_string(s.n_layer) + " layers × " + std::to_string(s.n_head) + " heads)";
     progress("ready", 1.0f);
     return m;
 }
@@ -144,12 +147,13 @@ std::optional<ModelSession::LoadResult> ModelSession::poll_load() {
     return r;
 }
 
-std::uint64_t ModelSession::run(const LoadedModel& model, const std::string& text, int layer) {
+std::uint64_t ModelSession::run(const LoadedModel& model, const std::string& text, int layer,
+                                const std::string& target) {
     std::uint64_t id;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         id = ++next_id_;
-        pending_run_ = RunRequest{id, model, text, layer};
+        pending_run_ = RunRequest{id, model, text, layer, target};
         cancel_ = true;  // the running one is stale now
     }
     wake_.notify_all();
@@ -225,7 +229,9 @@ void ModelSession::thread_main() {
             const auto t0 = std::chrono::steady_clock::now();
             bool cancelled = false;
             try {
-                result.run = run_model_on_text(req.model, req.text, req.layer, threads_, &cancel_);
+                result.run = req.model.weights->spec.encoder_decoder
+                                 ? run_seq2seq_on_text(req.model, req.text, req.target, threads_, &cancel_)
+                                 : run_model_on_text(req.model, req.text, req.layer, threads_, &cancel_);
             } catch (const Cancelled&) {
                 cancelled = true;
             } catch (const std::exception& e) {
@@ -320,12 +326,14 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
         m.append_request = 0;
         append_next_token(state, sampled);
     }
+    if (m.seq2seq) m.n_layer = m.family == AttnFamily::Encoder ? m.n_encoder_layer : m.n_decoder_layer;
     m.layer = std::clamp(m.layer, 0, std::max(0, m.n_layer - 1));
-    const bool layer_kept =
-        run_ && std::size_t(m.layer) < run_->kept_heads.size() && run_->kept_heads[std::size_t(m.layer)];
-    if (!run_submitted_ || m.text != run_text_ || (!layer_kept && m.layer != run_layer_))
+    const bool layer_kept = run_ && (m.seq2seq || (std::size_t(m.layer) < run_->kept_heads.size() &&
+                                                   run_->kept_heads[std::size_t(m.layer)]));
+    if (!run_submitted_ || m.text != run_text_ || (m.seq2seq && m.target != run_target_) ||
+        (!layer_kept && m.layer != run_layer_))
         submit_model_run(state);
-    else if (run_ && layer_kept && m.layer != shown_layer_)
+    else if (run_ && layer_kept && (m.layer != shown_layer_ || int(m.family) != shown_family_))
         show_model_layer(state);
 
     if (auto r = poll_run()) {
@@ -338,8 +346,13 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
             m.kept_heads = run_->kept_heads;
             m.note = run_->note;
             ++m.run_generation;
+            m.n_source = int(run_->source_ids.size());
             shown_layer_ = -1;
             show_model_layer(state);
+            if (m.pin_new_row && m.seq2seq) {  // the appended token: its row of cross-attention
+                m.pin_new_row = false;
+                state.pinned_row = m.n - 1;
+            }
             top_temperature_ = -1;
             ev.run_done = true;
         } else {
@@ -364,6 +377,13 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     m.n_layer = s.n_layer;
     m.n_head = s.n_head;
     m.n_kv_head = s.n_kv_head;
+    m.seq2seq = s.encoder_decoder;
+    m.n_encoder_layer = s.encoder_decoder ? s.s2s.n_encoder_layer : 0;
+    m.n_decoder_layer = s.n_layer;
+    if (m.seq2seq) m.n_layer = m.family == AttnFamily::Encoder ? m.n_encoder_layer : m.n_decoder_layer;
+    m.n_source = 0;
+    m.pin_new_row = false;
+    shown_family_ = -1;
     if (!same_shape) {
         m.layer = 0;
         state.head = 0;
@@ -378,18 +398,10 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     run_submitted_ = false;
     state.pinned_row = -1;
     state.set_status("Opened " + m.name + " from " + m.dir, false);
-    // The word classes of a story model (head labels: adjective→noun). A broken file is one line; the
-    // model stays open, labelled without them.
+    // The word classes of a story model (head labels: adjective→noun), from the grammar the folder's
+    // loading read (a broken file was reported there: the model is labelled without them).
     m.grammar.reset();
-    const std::string grammar_path = m.dir + "/story_grammar.json";
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(grammar_path, ec)) {
-        try {
-            m.grammar = std::make_shared<const WordClassTable>(read_word_classes(grammar_path));
-        } catch (const std::exception& e) {
-            state.set_status(one_line(e.what()) + " (the head labels go without adjective→noun)", true);
-        }
-    }
+    if (model_->grammar) m.grammar = std::make_shared<const WordClassTable>(word_class_table(*model_->grammar));
     // A model trained here on its own small language cannot read the app's default English sentence:
     // opened without a text of its own, it reads the seeds' sentence of that language instead.
     if (m.grammar && m.text == ModelUi::kDefaultText)
@@ -415,9 +427,13 @@ void ModelSession::leave_model(AppState& state) {
     run_.reset();
     run_submitted_ = false;
     shown_layer_ = -1;
-    const std::string text = state.model.text;
+    const std::string text = state.model.text, target = state.model.target;
+    const AttnFamily family = state.model.family;
     state.model = ModelUi{};
     state.model.text = text;
+    state.model.target = target;
+    state.model.family = family;
+    shown_family_ = -1;
     state.model_layers.clear();
     state.trace = nullptr;
     ++state.trace_generation;
@@ -426,19 +442,39 @@ void ModelSession::leave_model(AppState& state) {
 }
 
 void ModelSession::submit_model_run(const AppState& state) {
-    run(*model_, state.model.text, state.model.layer);
+    run(*model_, state.model.text, state.model.layer, state.model.target);
     run_text_ = state.model.text;
+    run_target_ = state.model.target;
     run_layer_ = state.model.layer;
     run_submitted_ = true;
 }
 
 void ModelSession::show_model_layer(AppState& state) {
-    state.model_layers.assign(run_->layers.size(), nullptr);
-    for (std::size_t l = 0; l < run_->layers.size(); ++l)
-        if (run_->kept_heads[l]) state.model_layers[l] = run_->layers[l];
-    const std::size_t layer = std::min(std::size_t(state.model.layer), run_->layers.size() - 1);
-    accept_trace(state, run_->layers[layer], state.compute_ms);
+    // An encoder–decoder's encoder family shows the encoder's layers; the decoder's traces hold both
+    // its self-attention and its cross-attention.
+    const ModelUi& m = state.model;
+    const bool encoder = m.seq2seq && m.family == AttnFamily::Encoder;
+    const std::vector<std::shared_ptr<const Trace>>& layers = encoder ? run_->encoder_layers : run_->layers;
+    if (layers.empty()) return;
+    state.model_layers.assign(layers.size(), nullptr);
+    for (std::size_t l = 0; l < layers.size(); ++l)
+        if (encoder || run_->kept_heads[l]) state.model_layers[l] = layers[l];
+    const std::size_t layer = std::min(std::size_t(std::max(0, m.layer)), layers.size() - 1);
+    const bool cross_before =
+        current_stage_name(state).rfind("cross_", 0) == 0;  // (before the trace changes)
+    accept_trace(state, layers[layer], state.compute_ms);
     shown_layer_ = int(layer);
+    if (m.seq2seq && int(m.family) != shown_family_) {
+        // The family's own attention stage on a change of family (the cross_ stages are the decoder's).
+        if (m.family == AttnFamily::Cross && current_stage_name(state).rfind("cross_", 0) != 0)
+            select_stage(state, "cross_weights");
+        else if (m.family != AttnFamily::Cross && (cross_before || shown_family_ < 0))
+            select_stage(state, "weights");
+        if (shown_family_ >= 0 &&
+            (m.family == AttnFamily::Encoder) != (shown_family_ == int(AttnFamily::Encoder)))
+            state.pinned_row = -1;  // rows are other tokens now
+        shown_family_ = int(m.family);
+    }
     if (!resume_stage_.empty()) {
         if (!select_stage(state, resume_stage_))
             state.set_status("this model's layer has no stage '" + resume_stage_ + "'", true);
@@ -469,6 +505,7 @@ void ModelSession::update_next_tokens(AppState& state) {
 void ModelSession::append_next_token(AppState& state, bool sampled) {
     if (!run_ || run_text_ != state.model.text) return;  // the ranking belongs to an older text
     ModelUi& m = state.model;
+    if (m.seq2seq && run_target_ != m.target) return;
     const Mat& logits = run_->forward->logits;  // [1, V]
     SamplingOptions o;
     o.temperature = sampled ? double(m.temperature) : 0.0;
@@ -476,6 +513,23 @@ void ModelSession::append_next_token(AppState& state, bool sampled) {
     o.top_p = sampled ? double(m.top_p) : 1.0;
     const double u = std::uniform_real_distribution<double>(0.0, 1.0)(sample_rng_);
     const int id = sample_next_token(logits.row(logits.rows() - 1), o, u);
+    if (m.seq2seq) {
+        // The decoder's next token goes on the target; its cross-attention row is pinned once it has run.
+        const std::string label = model_->tokenizer->token_label(id);
+        if (id == model_->weights->spec.s2s.eos) {
+            state.set_status("The model ends the target here (\"" + label + "\", its end-of-sequence token)",
+                             false);
+            return;
+        }
+        m.last_appended = model_->tokenizer->decode_labelled({id});
+        m.target += m.last_appended;
+        m.pin_new_row = true;
+        if (m.family == AttnFamily::Encoder) m.family = AttnFamily::Cross;
+        state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" + label +
+                             "\" to the target; its row of cross-attention is pinned",
+                         false);
+        return;
+    }
     m.last_appended = model_->tokenizer->decode_labelled({id});
     m.text += m.last_appended;
     state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" +

@@ -58,6 +58,11 @@ struct ModelRun {
     std::string note;  // what is summarised at this length ("" when every layer's heads are kept)
     /// Every layer as a Trace (core/model_trace.hpp), built on the worker thread; stages alias `forward`.
     std::vector<std::shared_ptr<const Trace>> layers;
+    /// An encoder–decoder (app/seq2seq_run.hpp): the fields above are the decoder's (its layers hold
+    /// the cross-attention too); these are the encoder's.
+    std::vector<std::shared_ptr<const Trace>> encoder_layers;
+    std::shared_ptr<const std::vector<std::string>> source_tokens;
+    std::vector<int> source_ids;
 };
 
 /// Tokenizes `text` and runs the model, keeping every layer's heads when they fit in
@@ -101,8 +106,10 @@ class ModelSession {
     Progress progress() const;
     std::optional<LoadResult> poll_load();
 
-    /// Asks for `text` run on `model` with `layer`'s heads kept; returns the request id.
-    std::uint64_t run(const LoadedModel& model, const std::string& text, int layer);
+    /// Asks for `text` run on `model` with `layer`'s heads kept; returns the request id. An
+    /// encoder–decoder reads `text` as its source and `target` as the decoder's input.
+    std::uint64_t run(const LoadedModel& model, const std::string& text, int layer,
+                      const std::string& target = "");
     std::optional<RunResult> poll_run();
     /// A load or a run is waiting or in progress.
     bool busy() const;
@@ -156,6 +163,7 @@ class ModelSession {
         LoadedModel model;
         std::string text;
         int layer;
+        std::string target;  // an encoder–decoder's decoder input
     };
     void thread_main();
 
@@ -181,6 +189,8 @@ class ModelSession {
     std::optional<LoadedModel> model_;       // the open model (kept when another fails to load)
     std::optional<ModelRun> run_;            // its last finished run
     std::string run_text_;                   // text of the last submitted run
+    std::string run_target_;                 // an encoder–decoder's target of the last submitted run
+    int shown_family_ = -1;                  // the attention family on screen (AttnFamily; -1 = none yet)
     int run_layer_ = -1, shown_layer_ = -1;  // layer whose heads the last request kept / on screen
     bool run_submitted_ = false;
     // The knobs the next-token ranking was computed with (temperature -1: recompute).

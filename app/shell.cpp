@@ -70,6 +70,7 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text("·⏎…▸×‖₂ℓ◀▶");
     fonts.add_text(state.model.name);
     fonts.add_text(state.model.text);
+    fonts.add_text(state.model.target);
     fonts.add_text(state.model.note);
     fonts.add_text(state.model.description);
     for (const auto& c : state.model.top) fonts.add_text(c.text);
@@ -163,6 +164,8 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     session_ = std::make_unique<ModelSession>(std::max(1, state.compute_threads));
     interventions_ = std::make_unique<InterventionsWorker>(std::max(1, state.compute_threads));
     if (!opt_.model.empty() && opt_.text) state.model.text = *opt_.text;
+    if (!opt_.model.empty() && opt_.target) state.model.target = *opt_.target;
+    if (!opt_.model.empty() && opt_.family) state.model.family = *opt_.family;
     session_->start(state, {opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty()});
 }
 
@@ -315,8 +318,9 @@ void Shell::model_frame() {
         quit_ = true;
     }
     if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
-    interventions_->frame(state, session_->loaded_model(), state.view == MainView::Interventions,
-                          now_seconds());
+    // (ablation, patching and attribution run decoder-only models: none for an encoder–decoder)
+    interventions_->frame(state, state.model.seq2seq ? nullptr : session_->loaded_model(),
+                          state.view == MainView::Interventions, now_seconds());
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved
         compute_error_shown_ = false;

@@ -261,6 +261,11 @@ void record_eval(TrainingSnapshot& snap, Timeline& timeline, RunMarks& marks, co
     snap.cliff_before_start = marks.cliff_before_start();
     snap.start_repeat_loss = marks.start_repeat_loss();
     snap.marks = marks.marks();
+    for (std::size_t k = 0; k < e.figures.size() && k < snap.figure_step.size(); ++k)
+        if (snap.figure_step[k] < 0 && e.figures[k].second >= 0.8) {
+            snap.figure_step[k] = e.step;
+            snap.figure_seconds[k] = snap.running_seconds;
+        }
     snap.evals.push_back(std::move(e));
     if (snap.evals.size() > kMaxCurvePoints) {  // thin by halves, keeping the newest
         std::vector<EvalPoint> kept;
@@ -355,6 +360,12 @@ void TrainingSession::thread_main() {
                 const std::size_t frame_bytes = std::size_t(c.n_layer) * std::size_t(c.n_head) * n * n * 4;
                 run->timeline = Timeline(timeline_capacity(timeline_bytes_, frame_bytes));
                 snap.probe_ids = run->trainer->probe().front();
+                snap.probe_target_ids = run->trainer->probe_targets().front();
+                if (!run->trainer->probe_source().empty())
+                    snap.probe_source_ids = run->trainer->probe_source().front();
+                snap.figure_names = run->setup.task.figure_names;
+                snap.figure_step.assign(snap.figure_names.size(), -1);
+                snap.figure_seconds.assign(snap.figure_names.size(), -1);
                 record_eval(snap, run->timeline, run->marks, *run->trainer);  // step 0
                 snap.status = paused ? TrainingStatus::Paused : TrainingStatus::Running;
             } catch (const std::exception& e) {

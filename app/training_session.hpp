@@ -171,7 +171,12 @@ struct TrainingSnapshot {
     std::vector<std::string> token_names;       // the task's (the probe maps' labels)
     std::string heldout_note;                   // where the held-out data comes from
     std::string tokenizer;                      // how a text task's text was cut ("" = not a text)
-    std::vector<int> probe_ids;                 // [n] the probe sequence
+    std::vector<int> probe_ids;                 // [n] the probe sequence (an encoder–decoder: the decoder's)
+    std::vector<int> probe_source_ids;          // [m] an encoder–decoder's probe source (else empty)
+    std::vector<int> probe_target_ids;          // [n] what each probe row predicts (−1: not scored)
+    std::vector<std::string> figure_names;      // the task's figures per evaluation (translate: alignment)
+    std::vector<long> figure_step;              // [figures] the first evaluation reaching 0.8 (−1: none)
+    std::vector<double> figure_seconds;         // ... and the running seconds then
     std::shared_ptr<const TimelineFrame> live;  // the newest probe attention
     std::vector<std::shared_ptr<const TimelineFrame>> timeline;  // kept frames, by step
     std::size_t timeline_stride = 1, timeline_capacity = 0;

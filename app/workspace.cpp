@@ -87,6 +87,11 @@ std::string workspace_json(const AppState& state) {
                       {"temperature", m.temperature},
                       {"top_k", m.top_k},
                       {"top_p", m.top_p}};
+        if (m.seq2seq || !m.target.empty() || m.family != AttnFamily::Cross) {  // an encoder–decoder's target
+                                                                                // and the attention shown
+            j["model"]["target"] = m.target;
+            j["model"]["family"] = family_name(m.family);
+        }
     }
     return j.dump(1) + "\n";
 }
@@ -152,6 +157,10 @@ void apply_workspace_json(const std::string& text, AppState& state) {
             s.model.resume.pinned_row = s.pinned_row;
             s.model.resume.model_view = v == "model";
             s.model.text = m.value("text", s.model.text);
+            s.model.target = m.value("target", s.model.target);
+            const std::string family = m.value("family", std::string(family_name(s.model.family)));
+            for (AttnFamily f : {AttnFamily::Encoder, AttnFamily::Decoder, AttnFamily::Cross})
+                if (family == family_name(f)) s.model.family = f;
             s.model.temperature = model_number(m, "temperature", 1.0f, 0.05f, 5.0f);
             s.model.top_k = model_number(m, "top_k", 0, 0, 100);
             s.model.top_p = model_number(m, "top_p", 1.0f, 0.05f, 1.0f);
@@ -181,6 +190,8 @@ void apply_workspace_json(const std::string& text, AppState& state) {
     state.model.resume = s.model.resume;
     state.model.open_request = s.model.resume.dir;
     state.model.text = s.model.text;
+    state.model.target = s.model.target;
+    state.model.family = s.model.family;
     state.model.temperature = s.model.temperature;
     state.model.top_k = s.model.top_k;
     state.model.top_p = s.model.top_p;

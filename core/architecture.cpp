@@ -6,8 +6,8 @@ namespace attnviz {
 const std::vector<Architecture>& architectures() {
     // Never destroyed: the Training lab's thread (param_layout) may still read it while the program exits.
     static const std::vector<Architecture>& table = *new std::vector<Architecture>{
-        gpt2_architecture(),    llama_architecture(), qwen2_architecture(),
-        mistral_architecture(), gemma_architecture(),
+        gpt2_architecture(),  llama_architecture(), qwen2_architecture(), mistral_architecture(),
+        gemma_architecture(), t5_architecture(),    bart_architecture(),
     };
     return table;
 }

@@ -26,6 +26,8 @@ class ConfigFields {
     virtual bool present(const std::string& field) const = 0;
     /// An integer from 1 to 2^20; `fallback` when absent (absent without a fallback: an error).
     virtual int positive(const std::string& field, std::optional<int> fallback = std::nullopt) const = 0;
+    /// An integer from 0 to 2^20 (a token id); `fallback` when absent.
+    virtual int positive_or_zero(const std::string& field, int fallback) const = 0;
     /// A finite number >= 0 (> 0 unless allow_zero); `fallback` when absent.
     virtual double number(const std::string& field, double fallback, bool allow_zero) const = 0;
     virtual bool boolean(const std::string& field, bool fallback) const = 0;
@@ -62,6 +64,13 @@ struct TensorNames {
     bool conv1d = false;              // weights stored [in, out], every one with a bias (GPT-2's Conv1D);
                                       // else nn.Linear [out, in], biases where the config says
     std::string fallback_prefix;      // tried when a name is missing ("transformer." in GPT2LMHeadModel)
+    // Encoder–decoders (t5, bart):
+    std::vector<std::string> embed_alternates;  // tried when `embed` is missing ("encoder.embed_tokens")
+    std::string embed_norm;                     // the embeddings' norm (BART's layernorm_embedding)
+    std::string rel_bias;                       // T5: block 0's relative_attention_bias [buckets, h]
+    std::string cross_norm;                     // a decoder block's cross-attention: its norm and maps
+    std::string cross_q, cross_k, cross_v, cross_o;
+    std::string logits_bias;  // BART's final_logits_bias [1, V] (zeros when absent)
 
     std::string block_prefix(int layer) const { return block + std::to_string(layer) + "."; }
 };
@@ -69,7 +78,9 @@ struct TensorNames {
 struct Architecture {
     std::vector<std::string> model_types;  // config.json model_type values it reads: "llama", ...
     ModelFamily family = ModelFamily::Gpt2;
-    TensorNames tensors;
+    TensorNames tensors;           // an encoder–decoder: the decoder stack's (and the shared embedding's)
+    TensorNames encoder_tensors;   // an encoder–decoder's encoder stack (spec.encoder_decoder)
+    bool all_biases = false;       // every linear map has a bias (BART)
     bool tied_by_default = false;  // tie_word_embeddings when config.json does not say
     bool qkv_bias = false;         // q, k and v always have biases (Qwen2)
     float norm_weight_offset = 0;  // added to every stored norm weight on loading (Gemma stores γ − 1)
@@ -98,5 +109,7 @@ Architecture llama_architecture();    // core/arch_llama.cpp
 Architecture qwen2_architecture();    // core/arch_llama.cpp
 Architecture mistral_architecture();  // core/arch_llama.cpp
 Architecture gemma_architecture();    // core/arch_gemma.cpp
+Architecture t5_architecture();       // core/arch_t5.cpp
+Architecture bart_architecture();     // core/arch_bart.cpp
 
 }  // namespace attnviz

@@ -15,6 +15,8 @@ const char* head_type_name(HeadType type) {
             return "induction";
         case HeadType::AdjectiveNoun:
             return "adjective→noun";
+        case HeadType::PronounAntecedent:
+            return "pronoun→antecedent";
         case HeadType::FirstToken:
             return "first-token (sink)";
         case HeadType::Self:
@@ -33,6 +35,8 @@ const char* head_type_short(HeadType type) {
             return "induct";
         case HeadType::AdjectiveNoun:
             return "adj→noun";
+        case HeadType::PronounAntecedent:
+            return "pron→noun";
         case HeadType::FirstToken:
             return "first";
         case HeadType::Self:
@@ -54,6 +58,9 @@ const char* head_type_explanation(HeadType type) {
         case HeadType::AdjectiveNoun:
             return "Adjective→noun head: each noun looks back at its own adjectives (\"creature\" at "
                    "\"fluffy\" and \"blue\"; score: the mean weight on them).";
+        case HeadType::PronounAntecedent:
+            return "Pronoun head: a pronoun looks back at the nouns and names it could stand for (\"she\" "
+                   "at \"Mia\"; score: the mean weight on the earlier nouns and names).";
         case HeadType::FirstToken:
             return "First-token head (attention sink): tokens park their attention on the first token when "
                    "nothing else matters (score: the mean weight on position 0).";
@@ -83,6 +90,27 @@ double adjective_noun_score(const Mat& P, const std::vector<WordClass>& classes,
     return c ? sum / c : 0.0;
 }
 
+double pronoun_antecedent_score(const Mat& P, const std::vector<WordClass>& classes, int* count) {
+    const int n = int(P.rows());
+    double sum = 0;
+    int c = 0;
+    for (int t = 1; t < n && std::size_t(t) < classes.size(); ++t) {
+        if (classes[std::size_t(t)] != WordClass::Pronoun) continue;
+        double on = 0;
+        bool any = false;
+        for (int j = 0; j < t; ++j)
+            if (classes[std::size_t(j)] == WordClass::Noun || classes[std::size_t(j)] == WordClass::Name) {
+                on += P(t, j);
+                any = true;
+            }
+        if (!any) continue;  // nothing before it to stand for
+        sum += on;
+        ++c;
+    }
+    if (count) *count = c;
+    return c ? sum / c : 0.0;
+}
+
 double self_score(const Mat& P) {
     const int n = int(P.rows());
     if (n < 2) return 0.0;
@@ -104,6 +132,9 @@ std::array<HeadTypeScore, kScoredHeadTypes> type_scores(const Mat& P, const std:
     int nouns = 0;
     const double adj = adjective_noun_score(P, classes, &nouns);
     s[int(HeadType::AdjectiveNoun)] = {adj, nouns > 0, 0};
+    int pronouns = 0;
+    const double pron = pronoun_antecedent_score(P, classes, &pronouns);
+    s[int(HeadType::PronounAntecedent)] = {pron, pronouns > 0, 0};
     s[int(HeadType::Self)] = {self_score(P), P.rows() >= 2, 0};
     return s;
 }

@@ -2,7 +2,7 @@
 // attention weights on the current tokens, and a label (the best type that clearly beats a head that
 // spreads its attention evenly, else "broad"). previous-token, induction and first-token are
 // core/tasks.hpp's pattern_scores, the training scores; adjective→noun reads word classes per token
-// position (io/story_grammar.hpp gives them from a model's story_grammar.json).
+// position, as does pronoun→antecedent (io/story_grammar.hpp gives them from a model's story_grammar.json).
 #pragma once
 
 #include <array>
@@ -14,11 +14,11 @@
 
 namespace attnviz {
 
-enum class HeadType { PreviousToken, Induction, AdjectiveNoun, FirstToken, Self, Broad };
-constexpr int kScoredHeadTypes = 5;  // every type but Broad has a score
+enum class HeadType { PreviousToken, Induction, AdjectiveNoun, PronounAntecedent, FirstToken, Self, Broad };
+constexpr int kScoredHeadTypes = 6;  // every type but Broad has a score
 
 const char* head_type_name(HeadType type);         // "previous-token", "induction", "adjective→noun", ...
-const char* head_type_short(HeadType type);        // "prev", "induct", "adj→noun", "first", "self", "broad"
+const char* head_type_short(HeadType type);        // "prev", "induct", "adj→noun", "pron→noun", "first", ...
 const char* head_type_explanation(HeadType type);  // one sentence for a tooltip
 
 struct HeadTypeScore {
@@ -42,6 +42,10 @@ struct HeadLabelRule {
 /// run of adjective positions right before t (determiners between are not skipped: "the fluffy
 /// blue creature" has two). `count` receives how many nouns defined it. P: [n, n], classes: [n].
 double adjective_noun_score(const Mat& P, const std::vector<WordClass>& classes, int* count);
+
+/// Mean over pronouns t that follow a noun or name of the attention t gives to every earlier noun and
+/// name (the words it could stand for: "she" at "Mia"). `count` receives how many pronouns defined it.
+double pronoun_antecedent_score(const Mat& P, const std::vector<WordClass>& classes, int* count);
 
 /// Mean over t ≥ 1 of P(t, t) (row 0 may only attend to itself).
 double self_score(const Mat& P);

@@ -73,8 +73,12 @@ const char* kind_name(MlpKind k) {
             return "swiglu";
         case MlpKind::GeGLU:
             return "geglu";
+        case MlpKind::GeluErf:
+            return "gelu_erf";
         case MlpKind::None:
             return "none";
+        case MlpKind::Relu:
+            return "relu";
         case MlpKind::Auto:
             break;
     }
@@ -88,6 +92,8 @@ const char* kind_name(PositionKind k) {
             return "sinusoidal";
         case PositionKind::Rope:
             return "rope";
+        case PositionKind::Relative:
+            return "relative";
         case PositionKind::Auto:
             break;
     }
@@ -126,29 +132,58 @@ void validate_model(const ModelWeights& m) {
         throw Error("model: expected " + std::to_string(s.n_layer) + " blocks");
     const bool gpt2 = s.family == ModelFamily::Gpt2;
     const int d = s.d_model, qd = s.n_head * s.d_head, kvd = s.n_kv_head * s.d_head;
+    if (s.position_offset < 0 || s.type_vocab < 0) throw Error("model: negative position offset or type count");
     check_ref(m.wte, s.vocab_size, d, "token embedding");
-    if (pk == PositionKind::Learned) check_ref(m.wpe, s.max_positions, d, "position embedding");
+    if (pk == PositionKind::Learned)
+        check_ref(m.wpe, s.max_positions + s.position_offset, d, "position embedding");
+    if (s.type_vocab > 0) check_ref(m.wtt, s.type_vocab, d, "token-type embedding");
     check_ref(m.lm_head, s.vocab_size, d, "unembedding");
     const bool norms = nk != NormKind::None, norm_bias = nk == NormKind::LayerNorm;
-    if (norms) check_norm(m.ln_f, d, norm_bias, "final norm");
-    for (int l = 0; l < s.n_layer; ++l) {
-        const BlockWeights& b = m.blocks[std::size_t(l)];
-        const std::string p = "layer " + std::to_string(l) + " ";
-        if (norms) check_norm(b.ln_1, d, norm_bias, p + "ln_1");
-        if (norms && mk != MlpKind::None) check_norm(b.ln_2, d, norm_bias, p + "ln_2");
-        check_linear(b.q, d, qd, gpt2, p + "q");
-        check_linear(b.k, d, kvd, gpt2, p + "k");
-        check_linear(b.v, d, kvd, gpt2, p + "v");
-        check_linear(b.o, qd, d, gpt2, p + "o");
-        if (mk == MlpKind::Gelu) {
-            check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
-            check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
-        } else if (gated_mlp(mk)) {
-            check_linear(b.gate, d, s.d_ff, false, p + "gate_proj");
-            check_linear(b.up, d, s.d_ff, false, p + "up_proj");
-            check_linear(b.down, s.d_ff, d, false, p + "down_proj");
-        }
+    // A post-norm model may end without a final norm (BART); a masked-LM head has one.
+    const bool final_norm = !s.encoder_decoder || s.s2s.final_norm;
+    if (norms && final_norm && (!s.post_norm || s.head_transform || m.ln_f.weight))
+        check_norm(m.ln_f, d, norm_bias, "final norm");
+    if (s.embed_norm) check_norm(m.ln_embed, d, norm_bias, "embedding norm");
+    if (s.head_transform) check_linear(m.head_dense, d, d, false, "masked-LM head dense");
+    if (s.head_transform && !gelu_mlp(s.head_act)) throw Error("model: the masked-LM head's activation must be GELU");
+    if (s.post_norm && !norms) throw Error("model: post-norm blocks need a norm");
+    if (s.encoder_decoder) {
+        if (int(m.encoder.blocks.size()) != s.s2s.n_encoder_layer)
+            throw Error("model: expected " + std::to_string(s.s2s.n_encoder_layer) + " encoder blocks");
+        if (norms && final_norm) check_norm(m.encoder.ln_f, d, norm_bias, "encoder final norm");
+        if (s.embed_norm) check_norm(m.encoder.ln_embed, d, norm_bias, "encoder embedding norm");
+        if (pk == PositionKind::Learned)
+            check_ref(m.encoder.wpe, s.max_positions + s.position_offset, d, "encoder position embedding");
+        if (s.s2s.rel_buckets > 0 && (!m.rel_bias || !m.encoder.rel_bias))
+            throw Error("model: a relative_attention_bias table is missing");
     }
+    const int stacks = s.encoder_decoder ? 2 : 1;
+    for (int stack = 0; stack < stacks; ++stack)
+        for (int l = 0; l < (stack == 0 ? s.n_layer : s.s2s.n_encoder_layer); ++l) {
+            const BlockWeights& b = stack == 0 ? m.blocks[std::size_t(l)] : m.encoder.blocks[std::size_t(l)];
+            const std::string p = (stack == 1 ? "encoder layer " : "layer ") + std::to_string(l) + " ";
+            if (stack == 0 && s.encoder_decoder) {
+                if (norms) check_norm(b.ln_cross, d, norm_bias, p + "cross-attention norm");
+                check_linear(b.cq, d, qd, gpt2, p + "cross q");
+                check_linear(b.ck, d, kvd, gpt2, p + "cross k");
+                check_linear(b.cv, d, kvd, gpt2, p + "cross v");
+                check_linear(b.co, qd, d, gpt2, p + "cross o");
+            }
+            if (norms) check_norm(b.ln_1, d, norm_bias, p + "ln_1");
+            if (norms && mk != MlpKind::None) check_norm(b.ln_2, d, norm_bias, p + "ln_2");
+            check_linear(b.q, d, qd, gpt2, p + "q");
+            check_linear(b.k, d, kvd, gpt2, p + "k");
+            check_linear(b.v, d, kvd, gpt2, p + "v");
+            check_linear(b.o, qd, d, gpt2, p + "o");
+            if (gelu_mlp(mk) || mk == MlpKind::Relu) {
+                check_linear(b.fc, d, s.d_ff, gpt2, p + "mlp fc");
+                check_linear(b.proj, s.d_ff, d, gpt2, p + "mlp proj");
+            } else if (gated_mlp(mk)) {
+                check_linear(b.gate, d, s.d_ff, false, p + "gate_proj");
+                check_linear(b.up, d, s.d_ff, false, p + "up_proj");
+                check_linear(b.down, s.d_ff, d, false, p + "down_proj");
+            }
+        }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,6 +350,18 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     c.eps = s.norm_eps;
     c.theta = s.rope_theta;
     c.embed_scale = s.embed_scale;
+    c.causal = s.causal;
+    c.post_norm = s.post_norm;
+    c.position_offset = s.position_offset;
+    c.head_act = s.head_act;
+    if (s.encoder_decoder) {
+        c.scale_scores = s.s2s.scale_scores;
+        c.rel_buckets = s.s2s.rel_buckets;
+        c.rel_max_distance = s.s2s.rel_max_distance;
+        c.cross = true;
+        c.logit_scale = s.s2s.logit_scale;
+        w.rel_bias = m.rel_bias;
+    }
     w.wte = m.wte.data;
     w.wte_ld = m.wte.stride;
     w.wpe = m.wpe.data;
@@ -323,6 +370,13 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     w.unembed_ld = m.lm_head.stride;
     w.ln_f = {m.ln_f.weight, m.ln_f.bias};
     auto lin = [](const Linear& L) { return LinearW<float>{L.weight.data, L.bias, linear_shape(L)}; };
+    w.unembed_b = m.lm_bias;
+    if (s.type_vocab > 0) {
+        w.wtt = m.wtt.data;
+        w.wtt_ld = m.wtt.stride;
+    }
+    if (s.embed_norm) w.ln_embed = {m.ln_embed.weight, m.ln_embed.bias};
+    if (s.head_transform) w.head = lin(m.head_dense);
     for (const BlockWeights& b : m.blocks) {
         BlockW<float> o;
         o.ln_1 = {b.ln_1.weight, b.ln_1.bias};
@@ -331,7 +385,14 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
         o.k = lin(b.k);
         o.v = lin(b.v);
         o.o = lin(b.o);
-        if (c.mlp == MlpKind::Gelu) {
+        if (c.cross) {
+            o.ln_cross = {b.ln_cross.weight, b.ln_cross.bias};
+            o.cq = lin(b.cq);
+            o.ck = lin(b.ck);
+            o.cv = lin(b.cv);
+            o.co = lin(b.co);
+        }
+        if (gelu_mlp(c.mlp) || c.mlp == MlpKind::Relu) {
             o.fc = lin(b.fc);
             o.proj = lin(b.proj);
         } else if (gated_mlp(c.mlp)) {
@@ -345,8 +406,22 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
 }
 
 ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const ModelRunOptions& o) {
+    return run_model(model, ids, {}, o);
+}
+
+ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const std::vector<int>& types,
+                       const ModelRunOptions& o) {
     const ModelSpec& s = model.spec;
+    if (s.encoder_decoder)
+        throw Error(s.architecture + " is an encoder–decoder: it is run with a source and a target " +
+                    "(attnviz dump / generate), not as a decoder-only model");
     const int n = int(ids.size());
+    if (!types.empty() && types.size() != ids.size())
+        throw Error("token types: " + std::to_string(types.size()) + " for " + std::to_string(n) + " tokens");
+    for (int t : types)
+        if (t < 0 || t >= std::max(1, s.type_vocab))
+            throw Error("token type " + std::to_string(t) + " is outside the model's " +
+                        std::to_string(std::max(1, s.type_vocab)) + " segment(s)");
     if (n == 0) throw Error("the model needs at least one token");
     if (n > s.max_positions)
         throw Error(std::to_string(n) + " tokens are more than the model's " +
@@ -459,10 +534,18 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
     fo.threads = std::max(1, o.threads);
     fo.hooks = &rec;
     fo.cancel = o.cancel;
+    fo.token_types = types.empty() ? nullptr : types.data();
+    fo.skip_logits = !s.unembeds;
     decoder_forward(w, tab, ids.data(), 1, n, A, fo);
     if (o.cancel && o.cancel->load()) throw Cancelled();
-    if (o.keep_layers) out.embed = decoder_embed(w, tab, ids.data(), 1, n);
-    out.ln_f = std::move(A.f);
+    if (o.keep_layers) out.embed = decoder_embed(w, tab, ids.data(), 1, n, fo.token_types);
+    if (o.keep_layers && w.wtt) {
+        out.token_type.resize(n, s.d_model);
+        for (int t = 0; t < n; ++t)
+            out.token_type.row(t) =
+                Eigen::Map<const RowVec>(w.wtt + long(types.empty() ? 0 : types[std::size_t(t)]) * w.wtt_ld, s.d_model);
+    }
+    if (s.unembeds) out.ln_f = std::move(A.f);
     out.logits = std::move(A.logits);
     return out;
 }

@@ -28,12 +28,17 @@ enum class ModelFamily { Gpt2, Llama };
 /// Llama RMSNorm, SwiGLU, RoPE). attnviz's own checkpoints (`attnviz train`) mix them, e.g. no norm
 /// and no MLP (attention-only, as in the circuits papers).
 enum class NormKind { Auto, LayerNorm, RMSNorm, None };
-enum class MlpKind { Auto, Gelu, SwiGLU, None, GeGLU };
+enum class MlpKind { Auto, Gelu, SwiGLU, None, GeGLU, GeluErf, Relu };
 /// SwiGLU and GeGLU: an activated gate times a linear branch (gate, up, down projections).
 inline bool gated_mlp(MlpKind k) {
     return k == MlpKind::SwiGLU || k == MlpKind::GeGLU;
 }
-enum class PositionKind { Auto, Learned, Sinusoidal, Rope };
+/// GELU's tanh form (GPT-2's gelu_new) or its exact erf form (BERT's and BART's "gelu"): d → f → d.
+inline bool gelu_mlp(MlpKind k) {
+    return k == MlpKind::Gelu || k == MlpKind::GeluErf;
+}
+/// Relative: no position embedding; T5's bias per (key − query) bucket on the scores (core/seq2seq.hpp).
+enum class PositionKind { Auto, Learned, Sinusoidal, Rope, Relative };
 
 /// A read-only float32 matrix viewed in place: [rows, cols], row-major, `stride` floats between rows.
 struct WeightRef {
@@ -71,6 +76,21 @@ struct BlockWeights {
     Linear q, k, v, o;      // q: d → h·dh, k, v: d → g·dh, o: h·dh → d
     Linear fc, proj;        // GPT-2 MLP: d → f → d
     Linear gate, up, down;  // gated MLP: down(act(gate(x)) ⊙ up(x)), act = SiLU (SwiGLU) or GELU (GeGLU)
+    Norm ln_cross;          // an encoder–decoder's decoder block: the cross-attention's norm
+    Linear cq, ck, cv, co;  // cross-attention: cq: d → h·dh (target), ck, cv: d → h·dh (source), co: h·dh → d
+};
+
+/// What an encoder–decoder (t5, bart) adds to a ModelSpec; the ModelSpec's own sizes and kinds are the
+/// decoder's, which the encoder shares (n_layer = decoder layers).
+struct Seq2SeqSpec {
+    int n_encoder_layer = 0;
+    int decoder_start = 0;  // decoder_start_token_id: the decoder's first input token
+    int eos = -1;           // eos_token_id: generation stops after it
+    int rel_buckets = 0;    // T5's relative positions: buckets (0 = none) and max distance
+    int rel_max_distance = 0;
+    bool scale_scores = true;  // divide the scores by √dh (T5 does not)
+    double logit_scale = 1.0;  // the decoder's output times this before the unembedding (T5 tied: d^−½)
+    bool final_norm = true;    // each stack ends with a norm (T5), or not (BART)
 };
 
 struct ModelSpec {
@@ -90,12 +110,30 @@ struct ModelSpec {
     NormKind norm = NormKind::Auto;
     MlpKind mlp = MlpKind::Auto;
     PositionKind positions = PositionKind::Auto;
+    // Encoders (BERT, RoBERTa, DistilBERT); the defaults are a decoder's.
+    bool causal = true;          // false: every token attends to every token (no mask)
+    bool post_norm = false;      // blocks x = LN(x + attn(x)); x = LN(x + mlp(x)) (ln_1, ln_2 after the sums)
+    bool embed_norm = false;     // a LayerNorm on the summed embeddings (ModelWeights::ln_embed)
+    int position_offset = 0;     // token t reads row t + offset of the learned positions (RoBERTa: pad + 1)
+    int type_vocab = 0;          // token-type (segment) embeddings' rows; 0 = none
+    bool head_transform = false; // a masked-LM head: dense d → d, head_act, ln_f, then the unembedding
+    MlpKind head_act = MlpKind::GeluErf;  // the head's activation (Gelu or GeluErf)
+    bool unembeds = true;        // false: a bare encoder (BertModel): no head, no ln_f, no logits
+    bool encoder_decoder = false;  // t5, bart: two stacks (core/seq2seq.hpp), not run_model; causal and
+                                   // the sizes above are the decoder's
+    Seq2SeqSpec s2s;
 };
+
+/// An encoder (BERT, RoBERTa, DistilBERT): bidirectional attention, a masked-LM head; it fills masks
+/// instead of predicting the next token.
+inline bool is_encoder(const ModelSpec& s) {
+    return !s.causal;
+}
 
 /// The kinds' names, one table each (Auto has none): attnviz's own checkpoints' config.json fields
 /// attnviz_norm, attnviz_mlp and attnviz_positions, and `attnviz train`'s --norm, --mlp, --positions.
 const char* kind_name(NormKind k);      // "layernorm", "rmsnorm", "none"
-const char* kind_name(MlpKind k);       // "gelu", "swiglu", "geglu", "none"
+const char* kind_name(MlpKind k);       // "gelu", "swiglu", "geglu", "none", "gelu_erf"
 const char* kind_name(PositionKind k);  // "learned", "sinusoidal", "rope"
 /// The kind named `name` among `allowed`, else false.
 template <typename Kind>
@@ -124,6 +162,15 @@ NormKind norm_kind(const ModelSpec& spec);
 MlpKind mlp_kind(const ModelSpec& spec);
 PositionKind position_kind(const ModelSpec& spec);
 
+/// An encoder–decoder's encoder stack (its token embeddings are the model's wte).
+struct EncoderWeights {
+    WeightRef wpe;                     // [max_positions + offset, d] (learned positions only)
+    Norm ln_embed;                     // the embeddings' norm (BART's layernorm_embedding), or none
+    std::vector<BlockWeights> blocks;  // s2s.n_encoder_layer entries, no cross-attention
+    Norm ln_f;                         // the final norm (T5), or none
+    const float* rel_bias = nullptr;   // [buckets, h] T5's relative_attention_bias of block 0
+};
+
 struct ModelWeights {
     ModelSpec spec;
     WeightRef wte;  // [V, d]
@@ -131,6 +178,12 @@ struct ModelWeights {
     std::vector<BlockWeights> blocks;
     Norm ln_f;
     WeightRef lm_head;                                 // [V, d] (the same memory as wte when tied)
+    const float* lm_bias = nullptr;                    // [V] added to the logits, or null
+    WeightRef wtt;                                     // [type_vocab, d] token-type embeddings, or empty
+    Norm ln_embed;                                     // the embeddings' LayerNorm (embed_norm)
+    Linear head_dense;                                 // the masked-LM head's d → d (head_transform)
+    const float* rel_bias = nullptr;                   // [buckets, h] the decoder's relative_attention_bias
+    EncoderWeights encoder;                            // encoder–decoders only
     std::vector<std::shared_ptr<const void>> storage;  // mapped files / converted buffers
     std::uint64_t weight_bytes = 0;  // memory the weights take: float32 bytes (mapped in place or converted)
                                      // plus the mapped stored bytes of converted tensors
@@ -203,6 +256,8 @@ struct LayerStages {
     Mat mlp_out;                    // [n, d] (empty without an MLP)
     Mat resid_post;                 // [n, d]
     std::vector<HeadStages> heads;  // h entries when this layer's per-head stages are kept, else empty
+    std::vector<HeadStages> cross_heads;  // an encoder–decoder's decoder layer: its cross-attention's heads
+    Mat cross_attn_out;                   // [n, d] the cross-attention's output projection
 };
 
 struct ModelRunOptions {
@@ -220,6 +275,7 @@ struct ModelRunOptions {
 struct ModelForward {
     Mat embed;                        // [n, d] token + position embeddings, block 0's input (keep_layers)
     std::vector<LayerStages> layers;  // n_layer entries (empty matrices when not kept)
+    Mat token_type;                   // [n, d] the token-type embeddings added (keep_layers, type_vocab > 0)
     Mat ln_f;                         // [n, d]
     Mat logits;                       // [n, V] (or [1, V] with all_logits = false)
     Mat rollout;                      // [n, n] (empty without rollout)
@@ -229,6 +285,9 @@ struct ModelForward {
 /// vocabulary or more tokens than max_positions.
 ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids,
                        const ModelRunOptions& options = {});
+/// The same with the tokens' segments (token type ids [n], each below type_vocab; empty = all 0).
+ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const std::vector<int>& type_ids,
+                       const ModelRunOptions& options);
 
 /// Bytes run_model needs beyond the weights (the kept stages), to refuse requests over the limit.
 std::uint64_t model_forward_bytes(const ModelSpec& spec, int n, const ModelRunOptions& options);

@@ -1,5 +1,5 @@
 // The transformer's ops, each once with its backward beside it (llm.c's habit): norms, positions,
-// activations, the matrix product, causal attention and linear layers. Used by the one decoder forward
+// activations, the matrix product, attention (causal or bidirectional) and linear layers. Used by the one decoder forward
 // (core/decoder.hpp) for every model -- trained here (core/train.cpp) or opened from a folder
 // (core/model.cpp) -- and by the trainer's backward. Templated on the scalar: float in the app, double
 // in the finite-difference tests.
@@ -13,6 +13,8 @@
 #include <cmath>
 #include <type_traits>
 #include <vector>
+
+#include <unsupported/Eigen/SpecialFunctions>  // Eigen's vectorised erf (GELU's exact form)
 
 #include "core/gemm.hpp"
 #include "core/ops.hpp"
@@ -153,7 +155,7 @@ void rope_apply(T* x, int rows, long ld, int heads, int dh, int n, const M<T>& c
 }
 
 // ---------------------------------------------------------------------------------------------
-// MLP activations: GELU (tanh form), SwiGLU and GeGLU
+// MLP activations: GELU (tanh form and exact erf form), SwiGLU and GeGLU
 // ---------------------------------------------------------------------------------------------
 
 /// forward: GELU(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), elementwise. [n, f] → [n, f].
@@ -172,6 +174,34 @@ void gelu_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
     dx.resize(x.rows(), x.cols());
     dx.array() = dy.array() * (T(0.5) * (T(1) + t) +
                                T(0.5) * X * (T(1) - t * t) * c * (T(1) + T(3 * 0.044715) * X.square()));
+}
+
+/// forward: ReLU(x) = max(x, 0), elementwise (T5's DenseReluDense). [n, f] → [n, f].
+template <typename T>
+void relu_forward(const M<T>& x, M<T>& y) {
+    y = x.cwiseMax(T(0));
+}
+/// backward: dx = dy where x > 0, else 0. Overwrites dx.
+template <typename T>
+void relu_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
+    dx = (x.array() > T(0)).select(dy, M<T>::Zero(x.rows(), x.cols()));
+}
+
+/// forward: GELU's exact form, GELU(x) = 0.5·x·(1 + erf(x/√2)) (BERT's and BART's "gelu"), elementwise.
+/// [n, f] → [n, f]. float: Eigen's vectorised erf (within a few ulp of std::erf).
+template <typename T>
+void gelu_erf_forward(const M<T>& x, M<T>& y) {
+    const T r = T(1 / std::sqrt(2.0));
+    y.resize(x.rows(), x.cols());
+    y.array() = T(0.5) * x.array() * (T(1) + (x.array() * r).erf());
+}
+/// backward: dx = dy·(0.5·(1 + erf(x/√2)) + x·φ(x)), φ(x) = exp(−x²/2)/√(2π). Overwrites dx.
+template <typename T>
+void gelu_erf_backward(const M<T>& dy, const M<T>& x, M<T>& dx) {
+    const T r = T(1 / std::sqrt(2.0)), c = T(1 / std::sqrt(2.0 * 3.14159265358979323846));
+    const auto X = x.array();
+    dx.resize(x.rows(), x.cols());
+    dx.array() = dy.array() * (T(0.5) * (T(1) + (X * r).erf()) + X * c * (T(-0.5) * X.square()).exp());
 }
 
 /// forward: SwiGLU z = SiLU(g)·u with gu = [g | u] [n, 2f] → z [n, f].
@@ -237,8 +267,9 @@ void product(int rows, int cols, int inner, const T* a, long a_rs, long a_cs, co
 }
 
 // ---------------------------------------------------------------------------------------------
-// Causal attention of one head over one sequence (temperature 1, scale 1/√dh), in three steps so that
-// a caller can look at (and change) the scores and the weights between them.
+// Attention of one head over one sequence (temperature 1, scale 1/√dh), causal (a decoder's) or over
+// every key (an encoder's), in three steps so that a caller can look at (and change) the scores and
+// the weights between them.
 // ---------------------------------------------------------------------------------------------
 
 /// Scores [n, n] (row stride n) = Q·Kᵀ, Q and K [n, dh] with row strides ldq, ldk; only on and below
@@ -262,13 +293,26 @@ void causal_softmax(M<T>& P, T scale) {
     }
 }
 
-/// y [n, dv] (row stride ldy) = P·V, P [n, n] lower-triangular, V [n, dv] with row stride ldv.
+/// In place on P [n, n] holding every score: row i becomes softmax(P[i, :]·scale) over all keys
+/// (bidirectional attention: an encoder's, no mask).
 template <typename T>
-void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy) {
-    product<T>(n, dv, n, P.data(), n, 1, V, ldv, 1, y, ldy, false, Triangle::LowerA);
+void full_softmax(M<T>& P, T scale) {
+    for (Eigen::Index i = 0; i < P.rows(); ++i) {
+        auto r = P.row(i).array();
+        r *= scale;
+        r = (r - r.maxCoeff()).exp();
+        r /= r.sum();
+    }
 }
 
-/// The three steps above for one head when nobody looks between them: y [n, dv] (row stride ldy) =
+/// y [n, dv] (row stride ldy) = P·V, V [n, dv] with row stride ldv; P [n, n] lower-triangular when
+/// `causal` (its zeros skipped), else full.
+template <typename T>
+void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy, bool causal = true) {
+    product<T>(n, dv, n, P.data(), n, 1, V, ldv, 1, y, ldy, false, causal ? Triangle::LowerA : Triangle::None);
+}
+
+/// The causal steps above for one head when nobody looks between them: y [n, dv] (row stride ldy) =
 /// softmax(causal(Q·Kᵀ)·scale)·V, run in blocks of 128 query rows so that a block's scores, weights and
 /// products stay in L2. `whole` (resized to [n, n]) gets every weight, as the three steps leave them
 /// (the trainer's backward needs them); null: only one block of rows at a time exists (a per-thread
@@ -300,26 +344,153 @@ void attention_head(int n, int dh, int dv, const T* Q, long ldq, const T* K, lon
 
 /// backward of one head: dy_h [n, dv] (row stride ldd) → dQ, dK, dV (overwritten; row strides ldq...):
 ///   dP = dy_h·Vᵀ; dV = Pᵀ·dy_h; dS = P ⊙ (dP − rowsum(dP ⊙ P))·scale; dQ = dS·K; dK = dSᵀ·Q.
-/// dP, dS: [n, n] scratch.
+/// P causal (lower-triangular, its zeros skipped) or, with causal = false, full. dP, dS: [n, n] scratch.
 template <typename T>
 void attention_head_backward(int n, int dh, const T* Q, const T* K, const T* V, long ld, const M<T>& P,
-                             const T* dyh, long ldd, T* dQ, T* dK, T* dV, long ldg, M<T>& dP, M<T>& dS) {
+                             const T* dyh, long ldd, T* dQ, T* dK, T* dV, long ldg, M<T>& dP, M<T>& dS,
+                             bool causal = true) {
     const T scale = T(1) / std::sqrt(T(dh));
+    const Triangle lower_c = causal ? Triangle::LowerC : Triangle::None,
+                   lower_a = causal ? Triangle::LowerA : Triangle::None,
+                   upper_a = causal ? Triangle::UpperA : Triangle::None;
     dP.resize(n, n);
     dS.resize(n, n);
-    // dP [n, n] = dy_h·Vᵀ (on and below the diagonal); dV [n, dh] = Pᵀ·dy_h (Pᵀ upper-triangular)
-    product<T>(n, n, dh, dyh, ldd, 1, V, 1, ld, dP.data(), n, false, Triangle::LowerC);
-    product<T>(n, dh, n, P.data(), 1, n, dyh, ldd, 1, dV, ldg, false, Triangle::UpperA);
+    // dP [n, n] = dy_h·Vᵀ (on and below the diagonal when causal); dV [n, dh] = Pᵀ·dy_h
+    product<T>(n, n, dh, dyh, ldd, 1, V, 1, ld, dP.data(), n, false, lower_c);
+    product<T>(n, dh, n, P.data(), 1, n, dyh, ldd, 1, dV, ldg, false, upper_a);
     for (int i = 0; i < n; ++i) {
-        const auto p = P.row(i).head(i + 1).array();
-        const auto dp = dP.row(i).head(i + 1).array();
+        const int keys = causal ? i + 1 : n;
+        const auto p = P.row(i).head(keys).array();
+        const auto dp = dP.row(i).head(keys).array();
         const T dot = (dp * p).sum();
-        dS.row(i).head(i + 1).array() = p * (dp - dot) * scale;
-        dS.row(i).tail(n - i - 1).setZero();
+        dS.row(i).head(keys).array() = p * (dp - dot) * scale;
+        dS.row(i).tail(n - keys).setZero();
     }
-    // dQ [n, dh] = dS·K (dS lower-triangular); dK [n, dh] = dSᵀ·Q (dSᵀ upper-triangular)
-    product<T>(n, dh, n, dS.data(), n, 1, K, ld, 1, dQ, ldg, false, Triangle::LowerA);
-    product<T>(n, dh, n, dS.data(), 1, n, Q, ld, 1, dK, ldg, false, Triangle::UpperA);
+    // dQ [n, dh] = dS·K; dK [n, dh] = dSᵀ·Q (dS lower-triangular when causal)
+    product<T>(n, dh, n, dS.data(), n, 1, K, ld, 1, dQ, ldg, false, lower_a);
+    product<T>(n, dh, n, dS.data(), 1, n, Q, ld, 1, dK, ldg, false, upper_a);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention of n queries over m keys without a mask: cross-attention (queries from the decoder, keys
+// and values from the encoder; rows = target tokens, columns = source tokens), with an optional
+// additive bias on the scaled scores (T5's relative positions), in the same three steps.
+// ---------------------------------------------------------------------------------------------
+
+/// Scores [n, m] (row stride m) = Q·Kᵀ, Q [n, dh] (row stride ldq), K [m, dh] (row stride ldk).
+template <typename T>
+void cross_attention_scores(int n, int m, int dh, const T* Q, long ldq, const T* K, long ldk, T* scores) {
+    product<T>(n, m, dh, Q, ldq, 1, K, 1, ldk, scores, m, false);
+}
+
+/// In place on P [n, m] holding scores: row i becomes softmax(P[i, ·]·scale + bias[i, ·]) over every
+/// key, or over keys j ≤ i when `causal` (zero above the diagonal), and only the first `keys` keys
+/// when keys ≥ 0 (a padded source: the rest get weight 0). bias [n, m] (row stride m) may be null.
+/// The backward needs nothing more: a weight of 0 passes no gradient.
+template <typename T>
+void biased_softmax(M<T>& P, T scale, const T* bias, bool causal, int keys = -1) {
+    const int n = int(P.rows()), m = int(P.cols());
+    const int valid = keys < 0 ? m : std::clamp(keys, 1, m);
+    for (int i = 0; i < n; ++i) {
+        const int w = std::min(causal ? std::min(m, i + 1) : m, valid);
+        auto r = P.row(i).head(w).array();
+        r *= scale;
+        if (bias) r += Eigen::Map<const RowT<T>>(bias + long(i) * m, w).array();
+        r = (r - r.maxCoeff()).exp();
+        r /= r.sum();
+        if (w < m) P.row(i).tail(m - w).setZero();
+    }
+}
+
+/// y [n, dv] (row stride ldy) = P·V, P [n, m], V [m, dv] with row stride ldv.
+template <typename T>
+void cross_attention_combine(int n, int m, int dv, const M<T>& P, const T* V, long ldv, T* y, long ldy) {
+    product<T>(n, dv, m, P.data(), m, 1, V, ldv, 1, y, ldy, false);
+}
+
+/// backward of one head of biased_softmax attention without a mask (causal = false) or with it:
+/// dy_h [n, dv] (row stride ldd) → dQ [n, dh], dK, dV [m, dh] (overwritten; row stride ldg), and the
+/// bias's gradient dbias [n, m] (added, when non-null):
+///   dP = dy_h·Vᵀ; dV = Pᵀ·dy_h; dZ = P ⊙ (dP − rowsum(dP ⊙ P)) (the logits' gradient) → dbias;
+///   dS = dZ·scale; dQ = dS·K; dK = dSᵀ·Q. Q [n, dh] row stride ldq; K, V [m, dh] row stride ldk.
+/// dP, dS: [n, m] scratch.
+template <typename T>
+void cross_attention_head_backward(int n, int m, int dh, const T* Q, long ldq, const T* K, const T* V,
+                                   long ldk, const M<T>& P, T scale, bool causal, const T* dyh, long ldd,
+                                   T* dQ, T* dK, T* dV, long ldg, T* dbias, M<T>& dP, M<T>& dS) {
+    dP.resize(n, m);
+    dS.resize(n, m);
+    product<T>(n, m, dh, dyh, ldd, 1, V, 1, ldk, dP.data(), m, false);  // dP [n, m] = dy_h·Vᵀ
+    product<T>(m, dh, n, P.data(), 1, m, dyh, ldd, 1, dV, ldg, false);  // dV [m, dh] = Pᵀ·dy_h
+    for (int i = 0; i < n; ++i) {
+        const int w = causal ? std::min(m, i + 1) : m;
+        const auto p = P.row(i).head(w).array();
+        const auto dp = dP.row(i).head(w).array();
+        const T dot = (dp * p).sum();
+        dS.row(i).head(w).array() = p * (dp - dot);
+        if (w < m) dS.row(i).tail(m - w).setZero();
+        if (dbias)
+            for (int j = 0; j < w; ++j) dbias[long(i) * m + j] += dS(i, j);
+    }
+    dS *= scale;
+    product<T>(n, dh, m, dS.data(), m, 1, K, ldk, 1, dQ, ldg, false);  // dQ [n, dh] = dS·K
+    product<T>(m, dh, n, dS.data(), 1, m, Q, ldq, 1, dK, ldg, false);  // dK [m, dh] = dSᵀ·Q
+}
+
+// ---------------------------------------------------------------------------------------------
+// T5's relative positions: the key at j seen from the query at i falls in a bucket of j − i (exact
+// for short distances, logarithmic up to max_distance, one bucket beyond); each bucket holds a
+// learned bias per head, added to the scores.
+// ---------------------------------------------------------------------------------------------
+
+/// Hugging Face's T5Attention._relative_position_bucket for rel = j − i, computed as it is (float32
+/// logarithm, truncated): bidirectional (encoder) gives half the buckets to keys after the query;
+/// causal (decoder) counts only keys before it.
+inline int relative_position_bucket(int rel, bool bidirectional, int num_buckets, int max_distance) {
+    int bucket = 0;
+    if (bidirectional) {
+        num_buckets /= 2;
+        if (rel > 0) bucket += num_buckets;
+        rel = rel < 0 ? -rel : rel;
+    } else {
+        rel = rel < 0 ? -rel : 0;
+    }
+    const int max_exact = num_buckets / 2;
+    if (rel < max_exact) return bucket + rel;
+    const float ratio = float(rel) / float(max_exact);
+    const float scaled = std::log(ratio) / float(std::log(double(max_distance) / double(max_exact))) *
+                         float(num_buckets - max_exact);
+    return bucket + std::clamp(max_exact + int(scaled), max_exact, num_buckets - 1);
+}
+
+/// forward: bias [h][n, m] with bias[j](q, k) = table[bucket(k − q), j], table [buckets, h] (row
+/// stride h: nn.Embedding(num_buckets, n_heads)).
+template <typename T>
+std::vector<M<T>> relative_position_bias(int n, int m, int h, const T* table, bool bidirectional,
+                                         int num_buckets, int max_distance) {
+    std::vector<M<T>> bias(std::size_t(h), M<T>(n, m));
+    std::vector<int> bucket(std::size_t(n + m));  // by k − q + n
+    for (int r = -n; r < m; ++r)
+        bucket[std::size_t(r + n)] = relative_position_bucket(r, bidirectional, num_buckets, max_distance);
+    for (int j = 0; j < h; ++j)
+        for (int q = 0; q < n; ++q)
+            for (int k = 0; k < m; ++k)
+                bias[std::size_t(j)](q, k) = table[long(bucket[std::size_t(k - q + n)]) * h + j];
+    return bias;
+}
+
+/// backward: dbias [h][n, m] → dtable [buckets, h] (added): each cell's gradient to its bucket.
+template <typename T>
+void relative_position_bias_backward(const std::vector<M<T>>& dbias, T* dtable, bool bidirectional,
+                                     int num_buckets, int max_distance) {
+    const int h = int(dbias.size());
+    for (int j = 0; j < h; ++j) {
+        const M<T>& g = dbias[std::size_t(j)];
+        for (int q = 0; q < int(g.rows()); ++q)
+            for (int k = 0; k < int(g.cols()); ++k)
+                dtable[long(relative_position_bucket(k - q, bidirectional, num_buckets, max_distance)) * h +
+                       j] += g(q, k);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

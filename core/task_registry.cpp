@@ -12,6 +12,7 @@ namespace attnviz {
 
 TaskInfo successor_task_info();  // core/task_successor.cpp
 TaskInfo story_task_info();      // core/task_story.cpp
+TaskInfo translate_task_info();  // core/task_translate.cpp
 
 namespace {
 
@@ -166,6 +167,8 @@ const char* head_score_name(HeadScore s) {
             return "adjective_noun";
         case HeadScore::PronounAntecedent:
             return "pronoun_antecedent";
+        case HeadScore::Alignment:
+            return "alignment";
     }
     return "";
 }
@@ -184,6 +187,8 @@ double head_score_value(const HeadScores& s, HeadScore k) {
             return s.adjective_noun;
         case HeadScore::PronounAntecedent:
             return s.pronoun_antecedent;
+        case HeadScore::Alignment:
+            return s.alignment;
     }
     return 0;
 }
@@ -222,6 +227,11 @@ HeadScoreInfo head_score_info(HeadScore score) {
          "The mean attention from a pronoun to the noun or name it refers to, across sentences. A head "
          "near 1 resolves who \"it\" or \"she\" is.",
          0.5},
+        {"alignment", "alignment",
+         "The share of target words whose largest cross-attention weight (this head's) falls on the source "
+         "word they translate. A head near 1 is an alignment head: while writing each word it looks at the "
+         "word it translates, wherever the word order put it.",
+         0.8},
     };
     const std::string name = head_score_name(score);
     for (const Row& r : rows)
@@ -262,6 +272,7 @@ const std::vector<TaskInfo>& task_registry() {
         text_info(),
         successor_task_info(),
         story_task_info(),
+        translate_task_info(),
     };
     return table;
 }

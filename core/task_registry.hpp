@@ -18,10 +18,11 @@
 namespace attnviz {
 
 /// The head scores of core/tasks.hpp's HeadScores, by name (metrics.csv, summary.json). Every task
-/// reports the first four (all_head_scores); a task with annotations (story) also the last two.
-enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken, AdjectiveNoun, PronounAntecedent };
+/// reports the first four (all_head_scores); a task with annotations (story) also adjective_noun and
+/// pronoun_antecedent; an encoder–decoder task (translate) alignment alone (of its cross-attention).
+enum class HeadScore { PreviousToken, Induction, FirstToken, SameToken, AdjectiveNoun, PronounAntecedent, Alignment };
 const char* head_score_name(
-    HeadScore score);  // "previous_token", ..., "adjective_noun", "pronoun_antecedent"
+    HeadScore score);  // "previous_token", ..., "adjective_noun", "pronoun_antecedent", "alignment"
 double head_score_value(const HeadScores& scores, HeadScore score);
 const std::vector<HeadScore>& all_head_scores();  // the four every task reports
 
@@ -74,6 +75,8 @@ struct TaskInfo {
     std::function<Task(const TaskRequest&)> make;
     /// The model's vocabulary and context follow the task's (else the task follows the model's).
     bool fits_model = true;
+    /// The task trains an encoder–decoder (TrainConfig::encoder_layers > 0): its batches carry sources.
+    bool encoder_decoder = false;
     /// The head scores that mean something for the task: metrics.csv's and summary.json's columns, and
     /// the curves (and their marks) of the lab's score plot.
     std::vector<HeadScore> scores = all_head_scores();
@@ -89,7 +92,7 @@ struct TaskInfo {
 const std::vector<TaskInfo>& task_registry();
 /// The entry named `name`, or null.
 const TaskInfo* find_task(const std::string& name);
-/// "induction, copy, reverse, sort, modadd, text, successor, story".
+/// "induction, copy, reverse, sort, modadd, text, successor, story, translate".
 std::string task_names();
 /// The value of `option` in `request` (its fallback when absent).
 double task_value(const TaskRequest& request, const TaskOption& option);

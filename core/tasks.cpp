@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/tokenize.hpp"
+#include "core/translate.hpp"
 #include "core/utf8.hpp"
 
 namespace attnviz {
@@ -195,6 +196,33 @@ std::vector<std::vector<HeadScores>> head_scores(const Params<float>& params,
             s.pronoun_antecedent = ac[5] ? s.pronoun_antecedent / double(ac[5]) : 0.0;
         }
     return sum;
+}
+
+std::vector<std::vector<HeadScores>> cross_head_scores(const Params<float>& params,
+                                                       const std::vector<std::vector<int>>& sources,
+                                                       const std::vector<std::vector<int>>& targets,
+                                                       const std::vector<SequenceAnnotations>& annotations) {
+    const TrainConfig& c = params.config;
+    std::vector<std::vector<HeadScores>> out(std::size_t(c.n_layer), std::vector<HeadScores>(std::size_t(c.n_head)));
+    std::vector<std::vector<long>> count(std::size_t(c.n_layer), std::vector<long>(std::size_t(c.n_head), 0));
+    for (std::size_t r = 0; r < sources.size() && r < targets.size() && r < annotations.size(); ++r) {
+        const auto att = cross_attention_patterns(params, sources[r], targets[r]);
+        for (int l = 0; l < c.n_layer; ++l)
+            for (int h = 0; h < c.n_head; ++h) {
+                int rows = 0;
+                const double s =
+                    head_alignment_score(att[std::size_t(l)][std::size_t(h)], annotations[r].alignment, &rows);
+                out[std::size_t(l)][std::size_t(h)].alignment += s * rows;
+                count[std::size_t(l)][std::size_t(h)] += rows;
+            }
+    }
+    for (int l = 0; l < c.n_layer; ++l)
+        for (int h = 0; h < c.n_head; ++h) {
+            const long k = count[std::size_t(l)][std::size_t(h)];
+            double& a = out[std::size_t(l)][std::size_t(h)].alignment;
+            a = k ? a / double(k) : 0.0;
+        }
+    return out;
 }
 
 namespace {
@@ -503,11 +531,23 @@ Trainer::Trainer(const TrainConfig& config, Task task, const TrainOptions& o)
     if (o.init) set_params(*o.init);  // a loaded checkpoint: same tensor names and shapes
     heldout_ = task_.heldout_batch(o.heldout, mix_seed(o.seed, 1, 0));
     const TaskBatch probe_batch = task_.heldout_batch(o.probe, mix_seed(o.seed, 2, 0));
-    const int n = probe_batch.batch.n;
-    for (int b = 0; b < probe_batch.batch.B; ++b)
+    const int n = probe_batch.batch.n, m = probe_batch.batch.m;
+    if ((config.encoder_layers > 0) != (m > 0))
+        throw ConfigError(config.encoder_layers > 0
+                              ? "An encoder-decoder trains on a task of sentence pairs (translate)."
+                              : "The task " + task_.name + " needs an encoder-decoder (encoder layers > 0).");
+    for (int b = 0; b < probe_batch.batch.B; ++b) {
         probe_.emplace_back(probe_batch.batch.inputs.begin() + std::ptrdiff_t(b) * n,
                             probe_batch.batch.inputs.begin() + std::ptrdiff_t(b + 1) * n);
-    if (task_.annotate)
+        probe_targets_.emplace_back(probe_batch.batch.targets.begin() + std::ptrdiff_t(b) * n,
+                                    probe_batch.batch.targets.begin() + std::ptrdiff_t(b + 1) * n);
+        if (m > 0)
+            probe_source_.emplace_back(probe_batch.batch.source.begin() + std::ptrdiff_t(b) * m,
+                                       probe_batch.batch.source.begin() + std::ptrdiff_t(b + 1) * m);
+    }
+    if (!probe_batch.notes.empty())
+        probe_annotations_ = probe_batch.notes;
+    else if (task_.annotate)
         for (const auto& row : probe_) probe_annotations_.push_back(task_.annotate(row));
 }
 
@@ -543,11 +583,16 @@ EvalPoint Trainer::evaluate() const {
     std::vector<double> per_token;
     e.heldout_loss = loss_and_grad<float>(params_, heldout_.batch, nullptr, options_.threads, &per_token);
     e.heldout_split = split_loss(per_token, heldout_.kind);
-    e.scores = head_scores(params_, probe_, task_.annotate ? &probe_annotations_ : nullptr);
+    if (!probe_source_.empty())
+        e.scores = cross_head_scores(params_, probe_source_, probe_, probe_annotations_);
+    else
+        e.scores = head_scores(params_, probe_, probe_annotations_.empty() ? nullptr : &probe_annotations_);
+    if (task_.figures) e.figures = task_.figures(params_);
     return e;
 }
 
 std::vector<std::vector<MatT<float>>> Trainer::probe_attention() const {
+    if (!probe_source_.empty()) return cross_attention_patterns(params_, probe_source_.front(), probe_.front());
     return attention_patterns(params_, probe_.front());
 }
 

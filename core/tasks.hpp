@@ -27,9 +27,18 @@ struct InductionTask {
 /// periods are out of order / below 2.
 void validate_induction_task(const InductionTask& task);
 
+/// What the annotated head scores read of one sequence (positions index it): each noun with its own
+/// adjectives (only nouns that have some), each pronoun with the positions of its antecedent.
+struct SequenceAnnotations {
+    std::vector<std::pair<int, std::vector<int>>> noun_adjectives;      // (noun, its adjectives)
+    std::vector<std::pair<int, std::vector<int>>> pronoun_antecedents;  // (pronoun, antecedent words)
+    std::vector<int> alignment;  // [n] encoder–decoder: the source position of each row's target word, or −1
+};
+
 struct TaskBatch {
     Batch batch;
-    std::vector<int> kind;  // [B, n]: 1 first occurrence, 2 repeat
+    std::vector<int> kind;                   // [B, n]: 1 first occurrence, 2 repeat
+    std::vector<SequenceAnnotations> notes;  // [B] or empty: annotations made with the data (translate)
 };
 
 /// B sequences: p distinct random tokens (p drawn per sequence) repeated to fill n + 1 tokens;
@@ -51,17 +60,14 @@ SplitLoss split_loss(const std::vector<double>& per_token_loss, const std::vecto
 ///   adjective_noun: attention from a noun to its own adjectives (summed), over the nouns that
 ///     have adjectives (tasks with annotations only: the story task)
 ///   pronoun_antecedent: attention from a pronoun to the words naming what it refers to (summed)
+///   alignment (encoder–decoders: the head's cross-attention): the share of target words whose
+///     largest cross-attention weight falls on their own source word (core/translate.hpp)
 struct HeadScores {
     double previous_token = 0, induction = 0, first_token = 0, same_token = 0;
     double adjective_noun = 0, pronoun_antecedent = 0;
+    double alignment = 0;
 };
 
-/// What the annotated head scores read of one sequence (positions index it): each noun with its own
-/// adjectives (only nouns that have some), each pronoun with the positions of its antecedent.
-struct SequenceAnnotations {
-    std::vector<std::pair<int, std::vector<int>>> noun_adjectives;      // (noun, its adjectives)
-    std::vector<std::pair<int, std::vector<int>>> pronoun_antecedents;  // (pronoun, antecedent words)
-};
 
 /// Attention of pattern P [n, n] from each noun to its own adjectives, summed per noun, averaged over
 /// the annotated nouns inside P (0 when none); `count` (optional) receives how many there were.
@@ -74,6 +80,14 @@ double pronoun_antecedent_score(const MatT<float>& P, const SequenceAnnotations&
 std::vector<std::vector<HeadScores>> head_scores(
     const Params<float>& params, const std::vector<std::vector<int>>& probe,
     const std::vector<SequenceAnnotations>* annotations = nullptr);
+
+/// [decoder layer][head] alignment scores (HeadScores::alignment; the others 0) of an encoder–decoder's
+/// cross-attention over probe pairs: sources [probe][m], targets [probe][n] the decoder's inputs,
+/// annotations [probe] their gold alignments.
+std::vector<std::vector<HeadScores>> cross_head_scores(const Params<float>& params,
+                                                       const std::vector<std::vector<int>>& sources,
+                                                       const std::vector<std::vector<int>>& targets,
+                                                       const std::vector<SequenceAnnotations>& annotations);
 
 /// HeadScores of one attention pattern P [n, n] over ids [n]; `counts` receives how many query
 /// positions defined each score (previous, induction, first, same).
@@ -99,7 +113,8 @@ struct EvalPoint {
     double train_loss = 0;  // loss of the last training batch
     double heldout_loss = 0;
     SplitLoss heldout_split;                      // first occurrences / repeats
-    std::vector<std::vector<HeadScores>> scores;  // [layer][head]
+    std::vector<std::vector<HeadScores>> scores;  // [layer][head] (an encoder–decoder: its decoder's)
+    std::vector<std::pair<std::string, double>> figures;  // the task's figures (Task::figures), in order
 };
 
 struct TrainResult {
@@ -140,6 +155,10 @@ struct Task {
     /// Figures measured on the trained model at the end of a run ("grammatical_greedy", 0.97), printed
     /// by `attnviz train` and kept in summary.json (null: none).
     std::function<std::vector<std::pair<std::string, double>>(const Params<float>&)> report;
+    /// Figures measured at every evaluation (translate: "alignment"), named by figure_names in the
+    /// order it returns them: metrics.csv's columns after the losses, summary.json, the lab.
+    std::vector<std::string> figure_names;
+    std::function<std::vector<std::pair<std::string, double>>(const Params<float>&)> figures;
 };
 
 /// The induction task as a Task (held-out data: the same generator with other seeds).
@@ -215,7 +234,8 @@ class Trainer {
     /// Held-out loss (split by kind) and head scores on the probe batch, now; train_loss = the last
     /// step's loss.
     EvalPoint evaluate() const;
-    /// Attention of the first probe sequence: [layer][head] → [n, n].
+    /// Attention of the first probe sequence: [layer][head] → [n, n] (an encoder–decoder: its
+    /// decoder's cross-attention [n, m], rows the target, columns the source).
     std::vector<std::vector<MatT<float>>> probe_attention() const;
 
     long steps_done() const { return state_.step; }
@@ -226,6 +246,10 @@ class Trainer {
     const TrainOptions& options() const { return options_; }
     const Task& task() const { return task_; }
     const std::vector<std::vector<int>>& probe() const { return probe_; }  // [probe][n]
+    /// An encoder–decoder's probe sources [probe][m] (empty for a decoder).
+    const std::vector<std::vector<int>>& probe_source() const { return probe_source_; }
+    /// The probe rows' targets [probe][n] (what each row predicts).
+    const std::vector<std::vector<int>>& probe_targets() const { return probe_targets_; }
     /// The probe rows' annotations (empty when the task has none).
     const std::vector<SequenceAnnotations>& probe_annotations() const { return probe_annotations_; }
     double tokens_per_step() const { return double(options_.batch) * double(task_.context); }
@@ -238,6 +262,7 @@ class Trainer {
     AdamWState state_;
     TaskBatch heldout_;
     std::vector<std::vector<int>> probe_;
+    std::vector<std::vector<int>> probe_source_, probe_targets_;
     std::vector<SequenceAnnotations> probe_annotations_;  // [probe] (the task's annotate)
     double last_loss_ = 0, last_lr_ = 0;
 };

@@ -42,6 +42,7 @@ void validate_train_config(const TrainConfig& c) {
                           std::to_string(c.d_model / c.n_head) + ".");
     if (!(c.norm_eps > 0) || !std::isfinite(c.norm_eps))
         throw ConfigError("Training option norm_eps must be a positive number.");
+    check_range("encoder layers", c.encoder_layers, 0, 6);
 }
 
 NormKind train_norm(const TrainConfig& c) {
@@ -63,6 +64,10 @@ std::vector<ParamView> param_layout(const TrainConfig& c) {
         out.push_back(ParamView{std::move(name), std::move(shape), offset, size});
         offset += size;
     };
+    if (c.encoder_layers > 0) {  // T5's names and layout (core/train_seq2seq.hpp)
+        s2s_detail::t5_layout(c, add);
+        return out;
+    }
     const int d = c.d_model, f = train_d_ff(c);
     const NormKind nk = train_norm(c);
     const TensorNames& t = train_architecture(c).tensors;  // the checkpoint's names (core/architecture.hpp)
@@ -121,7 +126,41 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 }  // namespace
 
+namespace {
+
+// T5's initialisation (transformers' T5PreTrainedModel._init_weights, factor 1): embeddings N(0, 1);
+// q N(0, (d·dh)^−½) (the scores are not scaled), k and v N(0, d^−½), o N(0, (h·dh)^−½), wi N(0, d^−½),
+// wo N(0, f^−½), the position biases N(0, d^−½), norm gains 1; lm_head N(0, d^−½) (T5's 1 would start
+// the logits at a spread of √d).
+Params<float> init_t5_params(const TrainConfig& c, std::uint64_t seed) {
+    Params<float> p = make_params<float>(c);
+    std::mt19937_64 rng(seed);
+    const double d = c.d_model, dh = double(c.d_model) / c.n_head, f = train_d_ff(c);
+    for (const ParamView& v : p.layout) {
+        float* x = p.data.data() + v.offset;
+        const std::string& name = v.name;
+        auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+        double sd = 1.0;
+        if (v.shape.size() == 1) {
+            std::fill(x, x + v.size, 1.0f);
+            continue;
+        }
+        if (has(".q.weight")) sd = 1.0 / std::sqrt(d * dh);
+        else if (has(".k.weight") || has(".v.weight") || has("wi_") || has("relative_attention_bias") ||
+                 has("lm_head"))
+            sd = 1.0 / std::sqrt(d);
+        else if (has(".o.weight")) sd = 1.0 / std::sqrt(dh * c.n_head);
+        else if (has(".wo.weight")) sd = 1.0 / std::sqrt(f);
+        std::normal_distribution<float> normal(0.0f, float(sd));
+        for (std::size_t i = 0; i < v.size; ++i) x[i] = normal(rng);
+    }
+    return p;
+}
+
+}  // namespace
+
 Params<float> init_params(const TrainConfig& config, std::uint64_t seed) {
+    if (config.encoder_layers > 0) return init_t5_params(config, seed);
     Params<float> p = make_params<float>(config);
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.02f);
@@ -150,6 +189,8 @@ std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& pa
     b.inputs = ids;
     b.targets.assign(ids.size(), -1);
     const TrainConfig& c = params.config;
+    if (c.encoder_layers > 0)
+        throw ConfigError("attention_patterns: an encoder-decoder's are cross_attention_patterns.");
     b.targets[0] = 0;
     check_batch(c, b);
     SeqActs<float> A;
@@ -161,9 +202,32 @@ std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& pa
     return out;
 }
 
+std::vector<std::vector<MatT<float>>> cross_attention_patterns(const Params<float>& params,
+                                                               const std::vector<int>& source,
+                                                               const std::vector<int>& target) {
+    using namespace s2s_detail;
+    const TrainConfig& c = params.config;
+    if (c.encoder_layers <= 0) throw ConfigError("cross_attention_patterns: the model has no encoder.");
+    Batch b;
+    b.B = 1;
+    b.n = int(target.size());
+    b.m = int(source.size());
+    b.inputs = target;
+    b.targets.assign(target.size(), -1);
+    b.source = source;
+    s2s_detail::check_batch(c, b);
+    const Idx idx = s2s_detail::layout_index(c, params.layout);
+    Acts<float> A;
+    seq_forward(weights(params, idx), source.data(), b.m, target.data(), b.n, 1, A, false);
+    std::vector<std::vector<MatT<float>>> out;
+    for (auto& L : A.D.layers) out.push_back(std::move(L.catt));
+    return out;
+}
+
 std::vector<double> next_token_logits(const Params<float>& params, const std::vector<int>& ids) {
     using namespace train_detail;
     const TrainConfig& c = params.config;
+    if (c.encoder_layers > 0) throw ConfigError("next_token_logits: the model is an encoder-decoder.");
     if (ids.empty() || int(ids.size()) > c.context)
         throw ConfigError("next_token_logits: 1 to " + std::to_string(c.context) + " ids, not " +
                           std::to_string(ids.size()));

@@ -39,6 +39,11 @@ struct TrainConfig {
     MlpKind mlp = MlpKind::None;                     // None (attention-only), Gelu (tanh form) or SwiGLU
     PositionKind positions = PositionKind::Learned;  // Learned, Sinusoidal (base 10000) or Rope (θ 10000)
     int d_ff = 0;                                    // MLP width, 1–1024; 0 = 4·d_model
+    /// 0: a decoder (the above). 1–6: an encoder–decoder in T5's layout (core/train_seq2seq.hpp):
+    /// this many encoder blocks and n_layer decoder blocks, each with cross-attention; RMSNorm,
+    /// gated-GELU MLPs, T5's relative position buckets, an untied lm_head (norm, mlp, positions and
+    /// tied are not read).
+    int encoder_layers = 0;
 };
 
 /// Throws ConfigError naming the first option outside its range.
@@ -78,11 +83,14 @@ Params<T> make_params(const TrainConfig& config);  // zero-filled
 /// scaled by 1/√(2L)), zero biases, unit gains.
 Params<float> init_params(const TrainConfig& config, std::uint64_t seed);
 
-/// A batch: B rows of n input ids and n targets (target −1 = not scored).
+/// A batch: B rows of n input ids and n targets (target −1 = not scored); for an encoder–decoder
+/// also the encoder's m source ids of each row (inputs are then the decoder's).
 struct Batch {
     int B = 0, n = 0;
     std::vector<int> inputs;   // [B, n]
     std::vector<int> targets;  // [B, n]
+    int m = 0;
+    std::vector<int> source;  // [B, m]
 };
 
 /// Mean cross-entropy over scored targets; when grad is non-null it is overwritten with dLoss/dθ.
@@ -96,6 +104,12 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
 /// Attention weights of one sequence: [layer][head] → [n, n] (forward only, for head scores).
 std::vector<std::vector<MatT<float>>> attention_patterns(const Params<float>& params,
                                                          const std::vector<int>& ids);
+
+/// Cross-attention weights of an encoder–decoder: [decoder layer][head] → [n, m], rows the decoder's
+/// input `target` (n ids), columns the encoder's input `source` (m ids).
+std::vector<std::vector<MatT<float>>> cross_attention_patterns(const Params<float>& params,
+                                                               const std::vector<int>& source,
+                                                               const std::vector<int>& target);
 
 /// Logits [V] of the token after `ids` (1 to context ids of the vocabulary; ConfigError otherwise).
 std::vector<double> next_token_logits(const Params<float>& params, const std::vector<int>& ids);

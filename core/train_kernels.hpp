@@ -16,6 +16,7 @@
 #include "core/nn_ops.hpp"
 #include "core/thread_pool.hpp"
 #include "core/train.hpp"
+#include "core/train_seq2seq.hpp"
 
 namespace attnviz {
 
@@ -310,6 +311,7 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
                      std::vector<double>* per_token_loss) {
     using namespace train_detail;
     const TrainConfig& c = params.config;
+    if (c.encoder_layers > 0) return s2s_detail::loss_and_grad(params, batch, grad, threads, per_token_loss);
     check_batch(c, batch);
     const LayoutIdx idx = layout_index(c, params.layout);
     const DecoderWeights<T> w = train_weights(params, idx);

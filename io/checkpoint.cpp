@@ -37,6 +37,33 @@ struct JsonSink final : ConfigSink {
 /// keys saying which norm, MLP and positions the blocks have (io/model_loader reads them).
 std::string train_config_json(const TrainConfig& c) {
     ojson j;
+    if (c.encoder_layers > 0) {
+        // An encoder–decoder: T5 v1.1's config (core/train_seq2seq.hpp), read by transformers'
+        // T5ForConditionalGeneration as by attnviz. Token 0 <pad> starts the decoder, 1 </s> ends.
+        j["architectures"] = {"T5ForConditionalGeneration"};
+        j["model_type"] = "t5";
+        j["is_encoder_decoder"] = true;
+        j["vocab_size"] = c.vocab_size;
+        j["d_model"] = c.d_model;
+        j["d_kv"] = c.d_model / c.n_head;
+        j["d_ff"] = train_d_ff(c);
+        j["num_layers"] = c.encoder_layers;
+        j["num_decoder_layers"] = c.n_layer;
+        j["num_heads"] = c.n_head;
+        j["relative_attention_num_buckets"] = 32;
+        j["relative_attention_max_distance"] = 128;
+        j["feed_forward_proj"] = "gated-gelu";
+        j["dense_act_fn"] = "gelu_new";
+        j["is_gated_act"] = true;
+        j["layer_norm_epsilon"] = c.norm_eps;
+        j["dropout_rate"] = 0.0;
+        j["tie_word_embeddings"] = false;
+        j["pad_token_id"] = 0;
+        j["eos_token_id"] = 1;
+        j["decoder_start_token_id"] = 0;
+        j["n_positions"] = c.context;
+        return j.dump(2) + "\n";
+    }
     const NormKind norm = train_norm(c);
     JsonSink sink(j);
     train_architecture(c).write(c, sink);
@@ -84,6 +111,7 @@ TrainConfig train_config_from_checkpoint(const std::string& dir) {
     auto refuse = [&](const std::string& why) {
         throw Error(path + ": not a model the trainer computes (" + why + ")");
     };
+    if (s.encoder_decoder) refuse("an encoder-decoder, which the trainer does not continue from a folder");
     if (s.n_kv_head != s.n_head) refuse("grouped-query attention");
     if (s.d_head * s.n_head != s.d_model) refuse("head_dim × heads differs from hidden_size");
     if (flag("attention_bias", false)) refuse("attention biases in the Llama layout");
@@ -202,7 +230,21 @@ std::string words_tokenizer_json(const std::vector<std::string>& tokens, int fir
     j["version"] = "1.0";
     j["truncation"] = nullptr;
     j["padding"] = nullptr;
-    j["added_tokens"] = ojson::array();
+    // A token of the form <name> (translate's <pad>, </s>, <unk>) is special, as in T5's tokenizer: an
+    // added token, read whole wherever it stands in a text.
+    ojson added = ojson::array();
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        if (t.size() < 3 || t.front() != '<' || t.back() != '>' || t.find(' ') != std::string::npos) continue;
+        added.push_back({{"id", int(i)},
+                         {"content", t},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
+                         {"special", true}});
+    }
+    j["added_tokens"] = std::move(added);
     j["normalizer"] = nullptr;
     j["pre_tokenizer"] = byte_level;
     j["post_processor"] = nullptr;

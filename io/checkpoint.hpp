@@ -33,7 +33,8 @@ Params<float> load_train_checkpoint(const std::string& dir);
 /// build it left to right). The 256 byte tokens and the pieces the merges pass through take the ids
 /// from `first_free_id` on (at least tokens.size()), so text outside the words gives ids the model
 /// does not have. prefix_space: the text's first word gets a space (Hugging Face's add_prefix_space),
-/// so "a fluffy" is " a", " fluffy". Throws attnviz::Error if a token would not be one token.
+/// so "a fluffy" is " a", " fluffy". A token of the form <name> ("<pad>") is a special added token.
+/// Throws attnviz::Error if a token would not be one token.
 std::string words_tokenizer_json(const std::vector<std::string>& tokens, int first_free_id,
                                  bool prefix_space);
 /// The files a checkpoint of a model trained on `task` holds beside its weights, as (name, content):

@@ -174,7 +174,7 @@ int ablate_main(int argc, char** argv) {
     const InterventionOptions o = options_from(args);
     const std::string out = out_path(args);
     const std::string dir = *args.get("--model");
-    const ModelWeights model = load_model_dir(dir);
+    const ModelWeights model = load_decoder_only_model(dir, "ablate");
     const ModelSpec& s = model.spec;
     Tokens tokens(dir);
     std::vector<HeadRef> heads;
@@ -263,7 +263,7 @@ int patch_main(int argc, char** argv) {
     const InterventionOptions o = options_from(args);
     const std::string out = out_path(args);
     const std::string dir = *args.get("--model");
-    const ModelWeights model = load_model_dir(dir);
+    const ModelWeights model = load_decoder_only_model(dir, "patch");
     const ModelSpec& s = model.spec;
     Tokens tokens(dir);
     const std::vector<int> clean_ids = encode_flag(tokens, "--clean", *args.get("--clean"));
@@ -330,7 +330,7 @@ int attribute_main(int argc, char** argv) {
     const InterventionOptions o = options_from(args);
     const std::string out = out_path(args);
     const std::string dir = *args.get("--model");
-    const ModelWeights model = load_model_dir(dir);
+    const ModelWeights model = load_decoder_only_model(dir, "attribute");
     const ModelSpec& s = model.spec;
     Tokens tokens(dir);
     const std::vector<int> ids = read_ids(args, tokens, s);

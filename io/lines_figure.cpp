@@ -175,15 +175,15 @@ Drawing plan_figure(const LinesInput& in, const LinesOptions& lo, const FigureOp
 
 }  // namespace lines_detail
 
-LinesInput lines_input(const Trace& trace, const std::string& title) {
+LinesInput lines_input(const Trace& trace, const std::string& title, const std::string& stage) {
     LinesInput in;
     for (int h = 0; h < trace.heads; ++h) {
-        const Stage* st = trace.get("weights", h);
+        const Stage* st = trace.get(stage, h);
         if (!st) break;
         in.weights.push_back(st->matrix());
     }
     if (in.weights.empty()) throw Error("lines view: this trace has no attention weights");
-    const Stage* st = trace.get("weights", 0);
+    const Stage* st = trace.get(stage, 0);
     for (int i = 0; i < st->n_rows(); ++i) in.queries.push_back(st->rows.label(i));
     for (int j = 0; j < st->n_cols(); ++j) in.keys.push_back(st->cols.label(j));
     in.title = title;

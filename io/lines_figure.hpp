@@ -23,9 +23,10 @@ struct LinesInput {
     std::string title;                 // e.g. "attention lines · layer 1" (figures only)
 };
 
-/// The weights of every head of `trace` (its "weights" stage) with its token labels.
-/// Throws attnviz::Error when the trace has no weights stage.
-LinesInput lines_input(const Trace& trace, const std::string& title = "");
+/// The weights of every head of `trace` (its "weights" stage, or `stage`: an encoder–decoder's
+/// "cross_weights") with its token labels. Throws attnviz::Error when the trace has no such stage.
+LinesInput lines_input(const Trace& trace, const std::string& title = "",
+                       const std::string& stage = "weights");
 
 /// Which side a hovered token is on.
 enum class LinesSide { None, Query, Key };

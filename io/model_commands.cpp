@@ -12,6 +12,7 @@
 #include "core/model.hpp"
 #include "core/model_trace.hpp"
 #include "core/ops.hpp"
+#include "core/seq2seq.hpp"
 #include "core/thread_pool.hpp"
 #include "io/cli.hpp"
 #include "io/commands.hpp"
@@ -23,15 +24,15 @@
 
 namespace attnviz {
 
-std::vector<int> parse_ids(const std::string& text) {
+std::vector<int> parse_ids(const std::string& text, const char* flag) {
     std::vector<int> ids;
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const std::size_t comma = text.find(',', pos);
         const std::string item =
             text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        ids.push_back(cli_int("--ids", item, 0, (1 << 30)));
-        if (ids.size() > (1u << 20)) throw UsageError("--ids: too many ids");
+        ids.push_back(cli_int(flag, item, 0, (1 << 30)));
+        if (ids.size() > (1u << 20)) throw UsageError(std::string(flag) + ": too many ids");
         if (comma == std::string::npos) break;
         pos = comma + 1;
     }
@@ -83,6 +84,10 @@ const std::vector<CliOption>& model_dump_options() {
          false},
         {"--text", "TEXT", "input text (needs the folder's tokenizer)", false},
         {"--ids", "1,2,3", "input token ids instead of --text", false},
+        {"--target", "TEXT",
+         "encoder–decoders (t5, bart): the decoder's input after its start token (--text is the encoder's)",
+         false},
+        {"--target-ids", "I,J", "the decoder's input ids after its start token, instead of --target", false},
         {"--out", "DIR", "directory to write the .npy stages and manifest.json into", false},
         {"--layer", "L", "write the per-head stages of this layer only (repeatable; default every layer)",
          true},
@@ -100,6 +105,182 @@ ojson stage_entry(const std::string& name, int layer, int head, const Mat& M, co
     e["shape"] = {M.rows(), M.cols()};
     e["file"] = file;
     return e;
+}
+
+/// The decoder's input of an encoder–decoder: its start token, then --target's tokens (the text alone,
+/// no special tokens) or --target-ids.
+std::vector<int> read_target(const CliArgs& args, const Input& source, const std::string& dir,
+                             const ModelSpec& s) {
+    if (args.has("--target") && args.has("--target-ids"))
+        throw UsageError("give the target with at most one of --target TEXT or --target-ids I,J");
+    std::vector<int> ids{s.s2s.decoder_start};
+    if (auto t = args.get("--target")) {
+        const std::shared_ptr<const Tokenizer> tok =
+            source.tokenizer ? source.tokenizer : Tokenizer::load_dir(dir);
+        const std::vector<int> more = tok->encode(*t);
+        check_ids_in_vocab(*tok, more, s.vocab_size);
+        ids.insert(ids.end(), more.begin(), more.end());
+    } else if (auto t = args.get("--target-ids")) {
+        const std::vector<int> more = parse_ids(*t, "--target-ids");
+        ids.insert(ids.end(), more.begin(), more.end());
+    }
+    return ids;
+}
+
+/// `dump --model` of an encoder–decoder: both stacks' stages, each entry with its "stack", file names
+/// encoder_… / decoder_…; the decoder's cross-attention as cross_* (rows = target, columns = source).
+int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in, const std::string& dir,
+                 const std::string& out, double temperature, int threads) {
+    const ModelSpec& s = model.spec;
+    const std::vector<int> target = read_target(args, in, dir, s);
+    const int layers = std::max(s.n_layer, s.s2s.n_encoder_layer);
+    std::vector<bool> keep_layer(std::size_t(layers), !args.has("--layer"));
+    for (const std::string& l : args.all("--layer"))
+        keep_layer[std::size_t(cli_int("--layer", l, 0, layers - 1))] = true;
+    Seq2SeqRunOptions run;
+    run.threads = threads;
+    const int m = int(in.ids.size()), n = int(target.size());
+    const std::uint64_t need = seq2seq_forward_bytes(s, m, n, run) + model.weight_bytes;
+    if (need > kMemoryLimit)
+        throw Error(std::to_string(m) + " source and " + std::to_string(n) + " target tokens need " +
+                    std::to_string(need >> 20) + " MiB with the weights, over the 3 GiB limit");
+    const Seq2SeqForward f = run_seq2seq(model, in.ids, target, run);
+
+    ojson mj = ojson::object();
+    mj["attnviz_dump"] = 1;
+    mj["model"] = {{"architecture", s.architecture},
+                   {"encoder_decoder", true},
+                   {"n_layer", s.n_layer},
+                   {"n_encoder_layer", s.s2s.n_encoder_layer},
+                   {"n_head", s.n_head},
+                   {"n_kv_head", s.n_kv_head},
+                   {"d_model", s.d_model},
+                   {"vocab_size", s.vocab_size},
+                   {"decoder_start_token_id", s.s2s.decoder_start}};
+    auto token_list = [&](const std::vector<int>& ids) {
+        ojson t = ojson::array();
+        for (int id : ids) t.push_back({{"id", id}, {"text", token_label(in, id)}});
+        return t;
+    };
+    mj["source_tokens"] = token_list(in.ids);
+    mj["tokens"] = token_list(target);
+    mj["temperature"] = temperature;
+    publish_dump_dir(out, [&](const std::string& tmp) {
+        ojson stages = ojson::array();
+        auto put = [&](const char* stack, const std::string& name, int layer, int head, const Mat& M) {
+            if (M.size() == 0) return;  // a stage this model does not have (BART: no final norm)
+            std::string file =
+                std::string(stack) + "_" + (layer >= 0 ? "layer" + std::to_string(layer) + "_" + name : name);
+            if (head >= 0) file += "_h" + std::to_string(head);
+            file += ".npy";
+            write_npy(tmp + "/" + file, M);
+            ojson e = stage_entry(name, layer, head, M, file);
+            e["stack"] = stack;
+            stages.push_back(std::move(e));
+        };
+        auto put_heads = [&](const char* stack, const std::string& prefix, int l,
+                             const std::vector<HeadStages>& hs) {
+            const char* names[] = {"Q", "K", "V", "scores", "weights", "head_output"};
+            for (const char* name : names)
+                for (std::size_t h = 0; h < hs.size(); ++h) {
+                    const HeadStages& x = hs[h];
+                    const std::string nm = name;
+                    const Mat& M = nm == "Q"         ? x.Q
+                                   : nm == "K"       ? x.K
+                                   : nm == "V"       ? x.V
+                                   : nm == "scores"  ? x.scores
+                                   : nm == "weights" ? x.weights
+                                                     : x.head_output;
+                    put(stack, prefix + nm, l, int(h), M);
+                }
+        };
+        for (int which = 0; which < 2; ++which) {
+            const char* stack = which == 0 ? "encoder" : "decoder";
+            const StackStages& st = which == 0 ? f.encoder : f.decoder;
+            for (std::size_t h = 0; h < st.position_bias.size(); ++h)
+                put(stack, "position_bias", -1, int(h), st.position_bias[h]);
+            for (std::size_t l = 0; l < st.layers.size(); ++l) {
+                const LayerStages& L = st.layers[l];
+                const int li = int(l);
+                put(stack, "ln_1", li, -1, L.ln_1);
+                if (keep_layer[l]) put_heads(stack, "", li, L.heads);
+                put(stack, "attn_out", li, -1, L.attn_out);
+                put(stack, "resid_mid", li, -1, L.resid_mid);
+                if (keep_layer[l]) put_heads(stack, "cross_", li, L.cross_heads);
+                put(stack, "cross_attn_out", li, -1, L.cross_attn_out);
+                put(stack, "ln_2", li, -1, L.ln_2);
+                put(stack, "mlp_out", li, -1, L.mlp_out);
+                put(stack, "resid_post", li, -1, L.resid_post);
+            }
+            if (s.s2s.final_norm) put(stack, "ln_f", -1, -1, st.ln_f);  // (BART has none)
+            if (which == 1) {
+                put(stack, "logits", -1, -1, f.logits);
+                const Vec probs = next_token_probs(f.logits.row(f.logits.rows() - 1), temperature);  // [V]
+                write_file_atomic(tmp + "/decoder_probs.npy",
+                                  npy_f32_bytes(probs.data(), {std::uint64_t(probs.size())}));
+                ojson pe = stage_entry("probs", -1, -1, Mat(), "decoder_probs.npy");
+                pe["shape"] = {probs.size()};
+                pe["stack"] = "decoder";
+                stages.push_back(std::move(pe));
+            }
+            put(stack, "rollout", -1, -1, st.rollout);
+        }
+        mj["stages"] = std::move(stages);
+        write_file_atomic(tmp + "/manifest.json",
+                          mj.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n");
+    });
+    std::cout << "wrote " << s.architecture << " (" << s.s2s.n_encoder_layer << " + " << s.n_layer
+              << " layers, source n=" << m << ", target n=" << n << ") to " << out << "/\n";
+    return 0;
+}
+
+/// `generate` on an encoder–decoder: the encoder once over the input, then the decoder one token at a
+/// time from its start token until `count` tokens or the end-of-sequence token.
+int seq2seq_generate(const ModelWeights& model, const Input& in, int count, const SamplingOptions& sampling,
+                     int seed, int threads) {
+    const ModelSpec& s = model.spec;
+    if (int(in.ids.size()) > s.max_positions || count + 1 > s.max_positions)
+        throw Error("at most " + std::to_string(s.max_positions) + " source tokens and " +
+                    std::to_string(s.max_positions - 1) + " new ones");
+    Seq2SeqRunOptions est;
+    est.keep = false;
+    est.all_logits = false;
+    const std::uint64_t need =
+        seq2seq_forward_bytes(s, int(in.ids.size()), count + 1, est) + model.weight_bytes;
+    if (need > kMemoryLimit)
+        throw Error(std::to_string(in.ids.size()) + " source tokens and " + std::to_string(count) +
+                    " new ones need " + std::to_string(need >> 20) +
+                    " MiB with the weights, over the 3 GiB limit");
+    for (int id : in.ids)
+        if (id < 0 || id >= s.vocab_size)
+            throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                        std::to_string(s.vocab_size - 1) + ")");
+    const Seq2SeqWeights<float> w = seq2seq_weights(model);
+    ForwardOptions<float> fo;
+    fo.keep_layers = false;
+    fo.threads = threads;
+    SeqActs<float> E, D;
+    const int m = int(in.ids.size());
+    seq2seq_encode(w, in.ids.data(), 1, m, E, fo);
+    fo.last_logits = true;
+    Rng rng{std::uint64_t(seed)};
+    std::vector<int> ids{s.s2s.decoder_start}, generated;
+    for (int t = 0; t < count; ++t) {
+        seq2seq_decode(w, E.f, m, ids.data(), 1, int(ids.size()), D, fo);
+        const int next = sample_next_token(D.logits.row(0), sampling, rng.uniform());
+        ids.push_back(next);
+        generated.push_back(next);
+        if (next == s.s2s.eos) break;
+    }
+    if (in.tokenizer) {
+        std::cout << in.tokenizer->decode_labelled(generated) << "\n";
+    } else {
+        std::string line;
+        for (std::size_t i = 0; i < generated.size(); ++i)
+            line += (i ? "," : "") + std::to_string(generated[i]);
+        std::cout << line << "\n";
+    }
+    return 0;
 }
 
 int model_dump_main(int argc, char** argv) {
@@ -130,6 +311,10 @@ int model_dump_main(int argc, char** argv) {
     const ModelWeights model = load_model_dir(dir);
     const ModelSpec& s = model.spec;
     const Input in = read_input(args, dir, model.spec.vocab_size);
+    if (s.encoder_decoder) return seq2seq_dump(args, model, in, dir, out, temperature, run.threads);
+    if (args.has("--target") || args.has("--target-ids"))
+        throw UsageError("--target applies to encoder–decoders (t5, bart); " + s.architecture +
+                         " is a decoder-only model");
     if (args.has("--layer")) {
         run.keep_heads.assign(std::size_t(s.n_layer), false);
         for (const std::string& l : args.all("--layer"))
@@ -245,6 +430,7 @@ int generate_main(int argc, char** argv) {
     const ModelWeights model = load_model_dir(dir);
     run.keep_heads.assign(std::size_t(model.spec.n_layer), false);
     Input in = read_input(args, dir, model.spec.vocab_size);
+    if (model.spec.encoder_decoder) return seq2seq_generate(model, in, count, sampling, seed, run.threads);
     if (in.ids.size() + std::size_t(count) > std::size_t(model.spec.max_positions))
         throw Error(std::to_string(in.ids.size()) + " prompt tokens + " + std::to_string(count) +
                     " new ones are more than the model's " + std::to_string(model.spec.max_positions) +
@@ -284,7 +470,7 @@ const std::vector<CliOption>& model_render_options() {
          "resid_post, residual_stream or rollout",
          false},
         {"--head", "H", "head for per-head stages (default 0)", false},
-        {"--out", "FIG.png", "PNG file to write (written whole or not at all)", false},
+        {"--out", "FIG.png", "figure to write: PNG, or SVG when the name ends in .svg (written whole or not at all)", false},
         {"--scale", "S", "1, 2 or 4 (default 1)", false},
         {"--grid", "", "every head of the stage side by side", false},
         {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
@@ -347,17 +533,22 @@ int model_render_main(int argc, char** argv) {
         throw UsageError("--stage: no stage named '" + stage_name + "' in a model layer (stages: " + names +
                          ")");
     }
-    Image image;
-    if (args.has("--grid")) {
-        image = render_heads_grid_figure(trace, stage_name, figure);
-    } else {
-        const Stage* stage = trace.get(stage_name, head);
+    const Stage* stage = nullptr;
+    if (!args.has("--grid")) {
+        stage = trace.get(stage_name, head);
         if (!stage || (stage->head >= 0 && stage->head != head))
             throw UsageError("--head: expected a head from 0 to " + std::to_string(s.n_head - 1) + ", got " +
                              std::to_string(head));
-        image = render_stage_figure(trace, *stage, figure);
     }
     const std::string out = *args.get("--out");
+    if (is_svg_path(out)) {  // vector text, the same layout as the PNG (as `render` of the single layer)
+        write_file_atomic(out, stage ? render_stage_figure_svg(trace, *stage, figure)
+                                     : render_heads_grid_figure_svg(trace, stage_name, figure));
+        std::cout << "wrote " << out << " (SVG)\n";
+        return 0;
+    }
+    const Image image =
+        stage ? render_stage_figure(trace, *stage, figure) : render_heads_grid_figure(trace, stage_name, figure);
     write_png(out, image);
     std::cout << "wrote " << out << " (" << image.width << "×" << image.height << ")\n";
     return 0;
@@ -367,6 +558,14 @@ int model_render_main(int argc, char** argv) {
 
 int run_model_render_command(int argc, char** argv) {
     return run_cli_command("attnviz render", [&] { return model_render_main(argc, argv); });
+}
+
+ModelWeights load_decoder_only_model(const std::string& dir, const char* command) {
+    ModelWeights model = load_model_dir(dir);
+    if (model.spec.encoder_decoder)
+        throw UsageError(std::string(command) + " works on decoder-only models; " + model.spec.architecture +
+                         " is an encoder–decoder (dump and generate read it)");
+    return model;
 }
 
 bool has_model_flag(int argc, char** argv) {

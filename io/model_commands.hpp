@@ -7,10 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "core/model.hpp"
+
 namespace attnviz {
 
-/// "12,5,7" → {12, 5, 7}; UsageError naming --ids for anything else.
-std::vector<int> parse_ids(const std::string& text);
+/// "12,5,7" → {12, 5, 7}; UsageError naming `flag` for anything else.
+std::vector<int> parse_ids(const std::string& text, const char* flag = "--ids");
+
+/// A decoder-only model from DIR for a command that needs one (ablate, patch, attribute): an
+/// encoder–decoder (t5, bart) is refused with one UsageError line naming the command.
+ModelWeights load_decoder_only_model(const std::string& dir, const char* command);
 
 /// True when argv (argv[0] = the command) has --model / --model=DIR: `dump` then dumps a real model.
 bool has_model_flag(int argc, char** argv);
@@ -20,6 +26,11 @@ bool has_model_flag(int argc, char** argv);
 /// `stages` ([{name, layer, head, shape, file}]). Per layer: ln_1, Q, K, V, scores, weights,
 /// head_output (per query head), attn_out, resid_mid, ln_2, mlp_out, resid_post; then ln_f,
 /// logits [n, V], probs [V] (last position, softmax(logits / temperature)), rollout [n, n].
+/// An encoder–decoder (t5, bart): --text / --ids is the encoder's input, --target TEXT / --target-ids the
+/// decoder's after its start token; the manifest adds `source_tokens`, every stage entry a `stack`
+/// ("encoder" / "decoder", files encoder_… / decoder_…), T5's `position_bias` per head (layer null) and
+/// per decoder layer cross_Q, cross_K, cross_V, cross_scores, cross_weights, cross_head_output (rows =
+/// target tokens, columns = source tokens) and cross_attn_out.
 int run_model_dump_command(int argc, char** argv);  // argv[0] == "dump"
 
 /// One layer's stage of a real model as a figure (the app's Export PNG on a model layer):

@@ -48,6 +48,15 @@ struct ConfigReader final : ConfigFields {
             fail(f, "must be from 1 to " + std::to_string(kMaxDim) + ", got " + v.dump());
         return int(x);
     }
+    int positive_or_zero(const std::string& f, int fallback) const override {
+        if (!present(f)) return fallback;
+        const json& v = j.at(f);
+        if (!v.is_number_integer()) fail(f, "must be an integer, got " + v.dump());
+        const std::int64_t x = v.get<std::int64_t>();
+        if (x < 0 || x > kMaxDim)
+            fail(f, "must be from 0 to " + std::to_string(kMaxDim) + ", got " + v.dump());
+        return int(x);
+    }
     double number(const std::string& f, double fallback, bool allow_zero) const override {
         if (!present(f)) return fallback;
         const json& v = j.at(f);
@@ -271,6 +280,77 @@ ModelWeights load_weights(const ModelSpec& s, const Architecture& arch, Checkpoi
     return m;
 }
 
+/// An encoder–decoder's weights (t5, bart): the shared embedding, each stack by its own names (the
+/// decoder's blocks with their cross-attention), the unembedding and BART's final_logits_bias.
+ModelWeights load_seq2seq_weights(const ModelSpec& s, const Architecture& arch, Checkpoint& ck, bool tied) {
+    const TensorNames& dn = arch.tensors;
+    TensorSource t(ck, dn.fallback_prefix);
+    ModelWeights m;
+    m.spec = s;
+    const int d = s.d_model, hd = s.n_head * s.d_head, V = s.vocab_size;
+    std::string embed = dn.embed + ".weight";  // the shared embedding, or a stack's copy of it
+    std::vector<std::string> alternates = dn.embed_alternates;
+    alternates.insert(alternates.end(), arch.encoder_tensors.embed_alternates.begin(),
+                      arch.encoder_tensors.embed_alternates.end());
+    for (const std::string& alt : alternates)
+        if (!t.has(embed) && t.has(alt + ".weight")) embed = alt + ".weight";
+    m.wte = t.matrix(embed, V, d);
+    m.lm_head = tied ? m.wte : t.matrix(dn.lm_head + ".weight", V, d);
+    if (!dn.logits_bias.empty() && t.has(dn.logits_bias)) m.lm_bias = t.matrix(dn.logits_bias, 1, V).data;
+    const bool layer_norm = norm_kind(s) == NormKind::LayerNorm;
+    auto norm = [&](const std::string& p) {
+        return Norm{t.vector(p + ".weight", d), layer_norm ? t.vector(p + ".bias", d) : nullptr, d};
+    };
+    auto linear = [&](const std::string& p, int in, int out) {
+        Linear L{t.matrix(p + ".weight", out, in), true, nullptr};
+        if (arch.all_biases || t.has(p + ".bias")) L.bias = t.vector(p + ".bias", out);
+        return L;
+    };
+    const MlpKind mk = mlp_kind(s);
+    auto stack = [&](const TensorNames& names, int n_layer, bool cross, std::vector<BlockWeights>& blocks,
+                     WeightRef& wpe, Norm& ln_embed, Norm& ln_f, const float*& rel_bias) {
+        if (position_kind(s) == PositionKind::Learned)
+            wpe = t.matrix(names.positions + ".weight", s.max_positions + s.position_offset, d);
+        if (!names.embed_norm.empty()) ln_embed = norm(names.embed_norm);
+        if (s.s2s.rel_buckets > 0)
+            rel_bias =
+                t.matrix(names.block_prefix(0) + names.rel_bias + ".weight", s.s2s.rel_buckets, s.n_head)
+                    .data;
+        for (int l = 0; l < n_layer; ++l) {
+            const std::string p = names.block_prefix(l);
+            BlockWeights b;
+            b.ln_1 = norm(p + names.attn_norm);
+            b.q = linear(p + names.q, d, hd);
+            b.k = linear(p + names.k, d, hd);
+            b.v = linear(p + names.v, d, hd);
+            b.o = linear(p + names.o, hd, d);
+            if (cross) {
+                b.ln_cross = norm(p + names.cross_norm);
+                b.cq = linear(p + names.cross_q, d, hd);
+                b.ck = linear(p + names.cross_k, d, hd);
+                b.cv = linear(p + names.cross_v, d, hd);
+                b.co = linear(p + names.cross_o, hd, d);
+            }
+            b.ln_2 = norm(p + names.mlp_norm);
+            if (gated_mlp(mk)) {
+                b.gate = linear(p + names.gate, d, s.d_ff);
+                b.up = linear(p + names.up, d, s.d_ff);
+                b.down = linear(p + names.down, s.d_ff, d);
+            } else {
+                b.fc = linear(p + names.fc, d, s.d_ff);
+                b.proj = linear(p + names.proj, s.d_ff, d);
+            }
+            blocks.push_back(b);
+        }
+        if (s.s2s.final_norm) ln_f = norm(names.final_norm);
+    };
+    EncoderWeights& e = m.encoder;
+    stack(arch.encoder_tensors, s.s2s.n_encoder_layer, false, e.blocks, e.wpe, e.ln_embed, e.ln_f,
+          e.rel_bias);
+    stack(dn, s.n_layer, true, m.blocks, m.wpe, m.ln_embed, m.ln_f, m.rel_bias);
+    return m;
+}
+
 }  // namespace
 
 ModelWeights load_model_dir(const std::string& dir) {
@@ -286,8 +366,11 @@ ModelWeights load_model_dir(const std::string& dir) {
         return j.contains(f) && j[f].is_boolean() ? j[f].get<bool>() : fallback;
     };
     const Architecture& arch = *find_architecture(spec.architecture);
-    m = load_weights(spec, arch, ck, flag("tie_word_embeddings", arch.tied_by_default),
-                     !arch.tensors.conv1d && flag("attention_bias", false));
+    if (spec.encoder_decoder)
+        m = load_seq2seq_weights(spec, arch, ck, flag("tie_word_embeddings", arch.tied_by_default));
+    else
+        m = load_weights(spec, arch, ck, flag("tie_word_embeddings", arch.tied_by_default),
+                         !arch.tensors.conv1d && flag("attention_bias", false));
     m.storage = std::move(ck.storage);
     m.weight_bytes = ck.weight_bytes;
     validate_model(m);

@@ -12,6 +12,7 @@
 #include "io/figure.hpp"
 #include "io/files.hpp"
 #include "io/model_commands.hpp"
+#include "io/scene.hpp"
 
 namespace attnviz {
 namespace {
@@ -151,9 +152,45 @@ void check_render_arguments(int argc, char** argv) {
     (void)parse_render_request(argc, argv);
 }
 
+namespace {
+
+/// A scene that opens a model (its "model" key, e.g. assets/scenes/story.json) renders that model's
+/// stage, as the app shows it: the arguments of `render --model` for the scene's folder, text, layer
+/// and head (an explicit --head wins). Empty when the scene opens no model.
+std::vector<std::string> model_scene_arguments(int argc, char** argv) {
+    const auto& options = render_options();
+    const CliArgs args = parse_cli(argc, argv, options);
+    if (args.has("--help") || !args.has("--scene")) return {};
+    const Scene scene = load_scene(*args.get("--scene"));
+    if (scene.model.empty()) return {};
+    for (const char* single_layer : {"--set", "--values"})
+        if (args.has(single_layer))
+            throw UsageError(std::string(single_layer) + " applies to the single layer; the scene " +
+                             *args.get("--scene") + " opens the model " + scene.model);
+    std::vector<std::string> out = {argv[0], "--model", scene.model};
+    if (!scene.model_text.empty()) out.insert(out.end(), {"--text", scene.model_text});
+    if (scene.focus.layer) out.insert(out.end(), {"--layer", std::to_string(*scene.focus.layer)});
+    if (!args.has("--head") && scene.focus.head)
+        out.insert(out.end(), {"--head", std::to_string(*scene.focus.head)});
+    for (const char* flag : {"--stage", "--head", "--out", "--scale", "--scale-mode", "--threads"})
+        if (auto v = args.get(flag)) out.insert(out.end(), {flag, *v});
+    if (args.has("--grid")) out.emplace_back("--grid");
+    return out;
+}
+
+}  // namespace
+
 int run_render_command(int argc, char** argv) {
     if (has_model_flag(argc, argv)) return run_model_render_command(argc, argv);
-    return run_cli_command("attnviz render", [&] { return render_main(argc, argv); });
+    std::vector<std::string> model_args;
+    const int rc = run_cli_command("attnviz render", [&] {
+        model_args = model_scene_arguments(argc, argv);
+        return model_args.empty() ? render_main(argc, argv) : 0;
+    });
+    if (model_args.empty()) return rc;
+    std::vector<char*> model_argv;
+    for (std::string& a : model_args) model_argv.push_back(a.data());
+    return run_model_render_command(int(model_argv.size()), model_argv.data());
 }
 
 }  // namespace attnviz

@@ -69,7 +69,9 @@ const std::vector<CliOption>& train_options() {
     static const std::vector<CliOption> options = [] {
         std::vector<CliOption> all = task_cli_options();
         const std::vector<CliOption> model = {
-            {"--layers", "L", "blocks, 1-6 (default 2)", false},
+            {"--layers", "L", "blocks, 1-6 (default 2; an encoder-decoder's: its decoder's)", false},
+            {"--encoder-layers", "L",
+             "translate: encoder blocks of the encoder-decoder (T5 layout), 1-6 (default 1)", false},
             {"--heads", "H", "heads per block, 1-8 (default 4)", false},
             {"--d-model", "D", "residual width, 16-256 (default 64)", false},
             {"--context", "N", "tokens per sequence, 8-256 (default 48)", false},
@@ -98,8 +100,10 @@ const std::vector<CliOption>& train_options() {
     return options;
 }
 
-std::string metrics_header(const TrainConfig& c, const std::vector<HeadScore>& scores) {
+std::string metrics_header(const TrainConfig& c, const std::vector<HeadScore>& scores,
+                           const std::vector<std::string>& figures) {
     std::string h = "step,train_loss,heldout_loss,heldout_first_loss,heldout_repeat_loss";
+    for (const std::string& f : figures) h += "," + f;
     for (int l = 0; l < c.n_layer; ++l)
         for (int hd = 0; hd < c.n_head; ++hd)
             for (HeadScore k : scores)
@@ -112,6 +116,10 @@ std::string metrics_row(const EvalPoint& e, const std::vector<HeadScore>& scores
     std::string r = std::to_string(e.step);
     for (double v : {e.train_loss, e.heldout_loss, e.heldout_split.first, e.heldout_split.repeat}) {
         std::snprintf(buf, sizeof buf, ",%.6g", v);
+        r += buf;
+    }
+    for (const auto& f : e.figures) {
+        std::snprintf(buf, sizeof buf, ",%.6g", f.second);
         r += buf;
     }
     for (const auto& layer : e.scores)
@@ -361,6 +369,20 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     c.d_model = cli_int("--d-model", args.get_or("--d-model", "64"), 16, 256);
     c.context = cli_int("--context", args.get_or("--context", "48"), 8, 256);
     c.vocab_size = cli_int("--vocab", args.get_or("--vocab", "64"), 2, 65536);
+    if (info->encoder_decoder) {
+        // T5's layout: RMSNorm (its epsilon) and gated-GELU MLPs; --norm, --mlp, --positions and --tied
+        // choose among decoders only.
+        for (const char* f : {"--no-norm", "--norm", "--mlp", "--positions", "--tied", "--init"})
+            if (args.has(f))
+                throw UsageError(std::string(f) + " does not go with --task " + task_name +
+                                 " (an encoder-decoder in T5's layout)");
+        c.encoder_layers = cli_int("--encoder-layers", args.get_or("--encoder-layers", "1"), 1, 6);
+        c.norm = NormKind::RMSNorm;
+        c.mlp = MlpKind::GeGLU;
+        c.norm_eps = 1e-6;
+    } else if (args.has("--encoder-layers")) {
+        throw UsageError("--encoder-layers goes with --task translate");
+    }
     // The kinds the trainer trains, named by core/model.hpp's tables.
     auto kind_flag = [&](const char* flag, const std::string& fallback, const auto& allowed, auto* kind) {
         const std::string v = args.get_or(flag, fallback);
@@ -368,14 +390,15 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
             throw UsageError(std::string(flag) + ": '" + v + "' is not " + kind_names(allowed));
         return v;
     };
-    NormKind norm_k = NormKind::LayerNorm;
-    const std::string norm =
+    NormKind norm_k = info->encoder_decoder ? NormKind::RMSNorm : NormKind::LayerNorm;
+    const std::string norm = info->encoder_decoder ? std::string("rmsnorm") :
         kind_flag("--norm", args.has("--no-norm") ? "none" : "layernorm",
                   std::vector<NormKind>{NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None}, &norm_k);
     if (args.has("--no-norm") && norm != "none") throw UsageError("--no-norm contradicts --norm " + norm);
     c.layer_norm = norm_k != NormKind::None;
     c.norm = norm_k == NormKind::RMSNorm ? NormKind::RMSNorm : NormKind::LayerNorm;
-    kind_flag("--mlp", "none", std::vector<MlpKind>{MlpKind::None, MlpKind::Gelu, MlpKind::SwiGLU}, &c.mlp);
+    if (!info->encoder_decoder)
+        kind_flag("--mlp", "none", std::vector<MlpKind>{MlpKind::None, MlpKind::Gelu, MlpKind::SwiGLU}, &c.mlp);
     if (args.has("--d-ff")) c.d_ff = cli_int("--d-ff", *args.get("--d-ff"), 1, 1024);
     kind_flag("--positions", "learned",
               std::vector<PositionKind>{PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::Rope},
@@ -445,6 +468,11 @@ TrainSetup setup_train(int argc, char** argv, bool check_only) {
     }
     if (info->fits_model) {  // the model fits the task's vocabulary and sequences
         c.vocab_size = task.vocab_size;
+        if (args.has("--context") && task.context > c.context)  // asked for: never changed behind the user's back
+            throw UsageError("--context " + std::to_string(c.context) + " is shorter than the " + task_name +
+                             " task's sequences (" + std::to_string(task.context) + " tokens); give --context " +
+                             std::to_string(task.context) + " or more" +
+                             (option_with_flag(*info, "--length") ? ", or a smaller --length" : ""));
         c.context = std::max(c.context, task.context);
     }
     if (init && (c.vocab_size != init->config.vocab_size || c.context != init->config.context))
@@ -534,9 +562,19 @@ int train_main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const double tokens_per_step = double(o.batch) * double(c.context);
     const std::vector<HeadScore>& scores = setup.info->scores;
-    std::string csv = metrics_header(c, scores);
+    std::string csv = metrics_header(c, scores, task.figure_names);
+    // The task's figures (translate: alignment): the first evaluation at which each reached 0.8.
+    std::vector<long> figure_step(task.figure_names.size(), -1);
+    std::vector<double> figure_secs(task.figure_names.size(), -1);
     const TrainResult r = train_task(c, task, o, [&](long step, double loss, const EvalPoint* e) {
         if (e) csv += metrics_row(*e, scores);
+        if (e)
+            for (std::size_t k = 0; k < e->figures.size() && k < figure_step.size(); ++k)
+                if (figure_step[k] < 0 && e->figures[k].second >= 0.8) {
+                    figure_step[k] = step;
+                    figure_secs[k] =
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                }
         if (!tty && !e) return;
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const double tps = secs > 0 ? tokens_per_step * double(step) / secs : 0.0;
@@ -548,6 +586,10 @@ int train_main(int argc, char** argv) {
                          std::string(std::size_t(width - filled), '.').c_str(), step, o.steps, loss, tps,
                          eta);
             if (step == o.steps) std::fprintf(stderr, "\n");
+        } else if (!e->figures.empty()) {
+            std::fprintf(stderr, "step %ld/%ld loss %.4f heldout %.4f %s %.3f %.0f tok/s ETA %.0fs\n", step,
+                         o.steps, loss, e->heldout_loss, e->figures[0].first.c_str(), e->figures[0].second, tps,
+                         eta);
         } else {
             std::fprintf(stderr, "step %ld/%ld loss %.4f heldout %.4f repeat %.4f %.0f tok/s ETA %.0fs\n",
                          step, o.steps, loss, e->heldout_loss, e->heldout_split.repeat, tps, eta);
@@ -577,6 +619,17 @@ int train_main(int argc, char** argv) {
     s["seconds"] = secs;
     s["tokens_per_second"] = secs > 0 ? tokens_per_step * double(o.steps) / secs : 0.0;
     s["head_scores"] = scores_json(last.scores, scores);
+    if (c.encoder_layers > 0) {
+        s["encoder_layers"] = c.encoder_layers;
+        s["decoder_layers"] = c.n_layer;
+    }
+    // The task's figures at the last evaluation, and when each first reached 0.8 (null: never).
+    for (std::size_t k = 0; k < last.figures.size() && k < figure_step.size(); ++k) {
+        const std::string& name = last.figures[k].first;
+        s[name] = last.figures[k].second;
+        s[name + "_step_0.8"] = figure_step[k] >= 0 ? ojson(figure_step[k]) : ojson(nullptr);
+        s[name + "_seconds_0.8"] = figure_step[k] >= 0 ? ojson(figure_secs[k]) : ojson(nullptr);
+    }
     // The task's own figures of the trained model (the story task: its grammatical fractions).
     std::vector<std::pair<std::string, double>> figures;
     if (task.report) {
@@ -587,10 +640,27 @@ int train_main(int argc, char** argv) {
     }
     files.push_back(stage_file(out + "/summary.json", s.dump(2) + "\n"));
     commit_all(files);
-    std::cout << "trained " << o.steps << " steps in " << secs << " s; held-out loss " << last.heldout_loss
-              << " (repeats " << last.heldout_split.repeat << "); wrote " << out << "\n";
-    if (scores.size() > all_head_scores().size() || task.report) {
-        // The best head of each score on the probe stories, and the task's figures.
+    std::cout << "trained " << o.steps << " steps in " << secs << " s; held-out loss " << last.heldout_loss;
+    if (last.heldout_split.repeat != 0)  // (tasks without repeated tokens have no repeat loss)
+        std::cout << " (repeats " << last.heldout_split.repeat << ")";
+    std::cout << "; wrote " << out << "\n";
+    // The task's figures at every evaluation (translate: alignment), and when each first reached 0.8.
+    for (std::size_t k = 0; k < last.figures.size() && k < figure_step.size(); ++k) {
+        std::printf("%s %.3f", last.figures[k].first.c_str(), last.figures[k].second);
+        if (figure_step[k] >= 0)
+            std::printf(" (first >= 0.8 at step %ld, %.1f s)\n", figure_step[k], figure_secs[k]);
+        else
+            std::printf(" (never >= 0.8 in this run)\n");
+    }
+    std::fflush(stdout);
+    if ((!scores.empty() && scores != all_head_scores()) || task.report) {
+        // The best head of each score on the probe stories (pairs), and the task's figures.
+        if (c.encoder_layers > 0)
+            std::printf("head scores (each decoder head's share of target words whose strongest cross-attention "
+                        "falls on their source word, 0-1; summary.json \"head_scores\"):\n");
+        else
+            std::printf("head scores (the mean attention weight where each pattern applies, 0-1; "
+                        "summary.json \"head_scores\"):\n");
         for (HeadScore k : scores) {
             double best = -1;
             int bl = 0, bh = 0;
@@ -603,6 +673,9 @@ int train_main(int argc, char** argv) {
                     }
             std::printf("best %s head: layer %d head %d, %.3f\n", head_score_name(k), bl, bh, best);
         }
+        if (!figures.empty())
+            std::printf("the %s task's figures, measured on fresh samples (summary.json \"figures\"):\n",
+                        task_name.c_str());
         for (const auto& [name, value] : figures) std::printf("%s: %.4g\n", name.c_str(), value);
         std::fflush(stdout);
     }

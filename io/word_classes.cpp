@@ -1,9 +1,5 @@
 #include "io/word_classes.hpp"
 
-#include "core/error.hpp"
-#include "io/files.hpp"
-#include "io/json_limits.hpp"
-
 namespace attnviz {
 
 std::string word_key(const std::string& token) {
@@ -45,25 +41,13 @@ WordClassTable word_class_table(const std::vector<std::string>& adjectives,
     return t;
 }
 
-WordClassTable parse_word_classes(const std::string& json_text, const std::string& name) {
-    const nlohmann::json j = parse_json_limited(json_text, name, "the grammar", nullptr, 1'000'000);
-    if (!j.is_object()) throw Error(name + ": the grammar is not a JSON object");
-    std::vector<std::string> lists[4];
-    const char* keys[4] = {"adjectives", "nouns", "names", "pronouns"};
-    for (int k = 0; k < 4; ++k) {
-        const auto it = j.find(keys[k]);
-        if (it == j.end()) continue;
-        if (!it->is_array()) throw Error(name + ": \"" + keys[k] + "\" is not a list of words");
-        for (const auto& w : *it) {
-            if (!w.is_string()) throw Error(name + ": \"" + keys[k] + "\" holds a value that is not a word");
-            lists[k].push_back(w.get<std::string>());
-        }
-    }
-    return word_class_table(lists[0], lists[1], lists[2], lists[3]);
-}
-
-WordClassTable read_word_classes(const std::string& path) {
-    return parse_word_classes(read_file(path, std::uint64_t(4) << 20), path);
+WordClassTable word_class_table(const StoryWords& w) {
+    std::vector<std::string> nouns = w.creature_nouns, names = w.female_names, pronouns;
+    nouns.insert(nouns.end(), w.place_nouns.begin(), w.place_nouns.end());
+    names.insert(names.end(), w.male_names.begin(), w.male_names.end());
+    for (const std::string* p : {&w.it, &w.they, &w.he, &w.she})
+        if (!p->empty()) pronouns.push_back(*p);
+    return word_class_table(w.adjectives, nouns, names, pronouns);
 }
 
 std::vector<WordClass> word_classes_of(const WordClassTable& table, const std::vector<std::string>& tokens) {

@@ -1,6 +1,6 @@
 // Word classes for the head labels' adjective→noun score (core/head_types.hpp): which token positions
-// hold adjectives, nouns, names and pronouns, from a model folder's story_grammar.json (a JSON object
-// whose keys "adjectives", "nouns", "names", "pronouns" are lists of words as they appear in text).
+// hold adjectives, nouns, names and pronouns, from a model folder's story_grammar.json as
+// io/story_grammar.hpp reads it (the one reader of that file).
 #pragma once
 
 #include <string>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/head_types.hpp"
+#include "core/story.hpp"
 
 namespace attnviz {
 
@@ -22,11 +23,9 @@ WordClassTable word_class_table(const std::vector<std::string>& adjectives,
                                 const std::vector<std::string>& nouns, const std::vector<std::string>& names,
                                 const std::vector<std::string>& pronouns);
 
-/// Reads the four lists of a story_grammar.json's text (other keys are ignored; a missing list is
-/// empty). Throws Error, one line naming `name` and the key, on anything else.
-WordClassTable parse_word_classes(const std::string& json_text, const std::string& name);
-/// parse_word_classes of the file at `path` (at most 4 MiB).
-WordClassTable read_word_classes(const std::string& path);
+/// The table of a story grammar's words: its adjectives, nouns (creature and place), first names and
+/// pronouns.
+WordClassTable word_class_table(const StoryWords& words);
 
 /// The key a token or word is looked up by: its text without the space markers tokenizers put on it
 /// (spaces, "Ġ", "▁", "·"), ASCII lower-cased.

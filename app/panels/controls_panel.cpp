@@ -152,7 +152,11 @@ void draw_model_controls(AppState& state) {
                     "What the model reads, split by its own tokenizer (subword pieces; · marks a space in "
                     "token labels). Every token is one row of every matrix. Editing recomputes every layer.");
     ImGui::InputTextMultiline("##model_text", &m.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 3.6f));
-    ImGui::TextDisabled("%d tokens", m.n);
+    if (m.seq2seq)
+        draw_seq2seq_target(state);  // (an encoder–decoder: the text above is its source)
+    else
+        ImGui::TextDisabled("%d tokens", m.n);
+    draw_attention_family(state);
     const float label_w = ImGui::GetFontSize() * 5.0f;
     ImGui::PushItemWidth(-label_w);
     ImGui::SliderInt("layer", &m.layer, 0, std::max(0, m.n_layer - 1));

@@ -24,7 +24,10 @@ namespace {
 // Per-head stages a grid can show (n x m ones first: that is what "attention pattern" means).
 std::vector<std::string> grid_stage_choices(const Trace& tr) {
     std::vector<std::string> out;
-    for (const char* name : {"weights", "scores", "scaled", "masked", "Q", "K", "V", "head_output"}) {
+    // (an encoder–decoder's decoder layer adds its cross-attention's, T5 its position bias)
+    for (const char* name :
+         {"weights", "scores", "scaled", "masked", "position_bias", "cross_weights", "cross_scores", "Q", "K",
+          "V", "head_output", "cross_Q", "cross_K", "cross_V", "cross_head_output"}) {
         if (tr.find(name, 0) >= 0) out.push_back(name);
     }
     return out;

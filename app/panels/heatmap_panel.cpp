@@ -422,8 +422,9 @@ void draw_stage_view(AppState& state) {
     if (st.head >= 0) shape += "   head " + std::to_string(st.head) + " of " + std::to_string(tr.heads);
     // The head's type on this text (core/head_types.hpp), as the heads grid and model view show it.
     const std::vector<HeadLabel>& types = head_labels_of(state, state.trace);
+    const bool cross = st.name.rfind("cross_", 0) == 0;  // (the types describe self-attention heads)
     const HeadLabel* type =
-        st.head >= 0 && st.head < int(types.size()) ? &types[std::size_t(st.head)] : nullptr;
+        !cross && st.head >= 0 && st.head < int(types.size()) ? &types[std::size_t(st.head)] : nullptr;
     if (type) shape += ": " + head_label_text(*type);
     same_line_if_fits(ImGui::CalcTextSize(shape.c_str()).x + ImGui::GetStyle().ItemSpacing.x +
                       ImGui::CalcTextSize("(?)").x);  // the shape keeps its (?) beside it

@@ -413,6 +413,11 @@ void draw_interventions_panel(AppState& state) {
         ImGui::TextDisabled("Open a model (File ▸ Open model…) to intervene on its heads.");
         return;
     }
+    if (state.model.seq2seq) {  // (ablate, patch and attribute run decoder-only models)
+        ImGui::TextDisabled("Interventions read decoder-only models; %s is an encoder–decoder.",
+                            state.model.name.c_str());
+        return;
+    }
     ImGui::PushFont(app_font(FontRole::Bold));
     ImGui::TextUnformatted("Interventions");
     ImGui::PopFont();

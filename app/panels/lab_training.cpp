@@ -56,17 +56,58 @@ struct TrainLabState {
     bool autostart_done = false;
     int pending_preset = -1;  // a preset picked while a run exists: switch once the user confirms
     int focus_layer = -1, focus_head = -1;  // the probe map shown large (-1: the whole grid)
+    std::uint64_t cross_focus_run = 0;      // the run whose cross-attention was first shown (focused)
 };
 
-// The probe sequence's tokens as the task reads them (its token_names; the id where it has none).
+// A token id as the task reads it (its token_names; the id where it has none).
+std::string token_label(const TrainingSnapshot& s, int id) {
+    return id >= 0 && std::size_t(id) < s.token_names.size() && !s.token_names[std::size_t(id)].empty()
+               ? s.token_names[std::size_t(id)]
+               : std::to_string(id);
+}
+
+// The probe sequence's tokens as the task reads them.
 std::vector<std::string> probe_labels(const TrainingSnapshot& s) {
     std::vector<std::string> out;
-    for (int id : s.probe_ids)
-        out.push_back(id >= 0 && std::size_t(id) < s.token_names.size() &&
-                              !s.token_names[std::size_t(id)].empty()
-                          ? s.token_names[std::size_t(id)]
-                          : std::to_string(id));
+    for (int id : s.probe_ids) out.push_back(token_label(s, id));
     return out;
+}
+
+// The probe maps' axes: a decoder's rows and columns are the probe's tokens; an encoder–decoder's
+// cross-attention has rows = the target word each decoder row writes (its target; the padding after
+// </s> left out) and columns = the source words (the padding left out).
+struct ProbeAxes {
+    std::vector<std::string> rows, cols;
+    bool cross = false;
+};
+ProbeAxes probe_axes(const TrainingSnapshot& s) {
+    ProbeAxes a;
+    if (s.probe_source_ids.empty()) {
+        a.rows = a.cols = probe_labels(s);
+        return a;
+    }
+    a.cross = true;
+    for (int id : s.probe_target_ids) {
+        if (id < 0) break;
+        a.rows.push_back(token_label(s, id));
+    }
+    int m = int(s.probe_source_ids.size());
+    while (m > 1 && s.probe_source_ids[std::size_t(m - 1)] == 0) --m;  // <pad> (id 0) at the end
+    for (int j = 0; j < m; ++j) a.cols.push_back(token_label(s, s.probe_source_ids[std::size_t(j)]));
+    return a;
+}
+
+// A frame's map cut to the axes (an encoder–decoder's: without the padding).
+MatT<float> shown_map(const MatT<float>& M, const ProbeAxes& a) {
+    return M.topLeftCorner(std::min<Eigen::Index>(M.rows(), Eigen::Index(a.rows.size())),
+                           std::min<Eigen::Index>(M.cols(), Eigen::Index(a.cols.size())));
+}
+
+// The mean of a layer's heads (the alignment score reads the last layer's).
+MatT<float> mean_of_heads(const std::vector<MatT<float>>& heads) {
+    MatT<float> sum = heads.front();
+    for (std::size_t h = 1; h < heads.size(); ++h) sum += heads[h];
+    return sum / float(heads.size());
 }
 
 // A tooltip of a paragraph, wrapped like help_marker's.
@@ -114,30 +155,34 @@ std::vector<RefLine> curve_marks(const TrainingSnapshot& s, long scrub_step) {
 }
 
 // A layer's probe attention as a Trace of `weights` stages (one per head), for io/figure.
-Trace frame_layer_trace(const TimelineFrame& f, int layer, const std::vector<std::string>& labels) {
+Trace frame_layer_trace(const TimelineFrame& f, int layer, const ProbeAxes& axes) {
     Trace t;
-    auto tokens = std::make_shared<std::vector<std::string>>(labels);
+    auto rows = std::make_shared<std::vector<std::string>>(axes.rows);
+    auto cols = std::make_shared<std::vector<std::string>>(axes.cols);
     const auto& heads = f.attention[std::size_t(layer)];
-    t.query_tokens = t.key_tokens = tokens;
-    t.n = t.m = int(labels.size());
+    t.query_tokens = rows;
+    t.key_tokens = cols;
+    t.n = int(axes.rows.size());
+    t.m = int(axes.cols.size());
     t.heads = int(heads.size());
     for (int h = 0; h < t.heads; ++h) {
         Stage s;
         s.name = "weights";
         s.head = h;
-        s.title = "Layer " + std::to_string(layer) + " attention, step " + std::to_string(f.step);
-        s.formula = "A = softmax(QKᵀ/√d_h + causal mask)";
-        s.rows = Axis{Axis::Kind::QueryTokens, "query tokens", t.n, tokens};
-        s.cols = Axis{Axis::Kind::KeyTokens, "key tokens", t.m, tokens};
+        s.title = "Layer " + std::to_string(layer) + (axes.cross ? " cross-attention" : " attention") + ", step " +
+                  std::to_string(f.step);
+        s.formula = axes.cross ? "A = softmax(Q_target K_sourceᵀ)" : "A = softmax(QKᵀ/√d_h + causal mask)";
+        s.rows = Axis{Axis::Kind::QueryTokens, axes.cross ? "target words" : "query tokens", t.n, rows};
+        s.cols = Axis{Axis::Kind::KeyTokens, axes.cross ? "source words" : "key tokens", t.m, cols};
         s.kind = ValueKind::Probability;
-        s.data = std::make_shared<const Mat>(heads[std::size_t(h)]);
+        s.data = std::make_shared<const Mat>(shown_map(heads[std::size_t(h)], axes));
         t.stages.push_back(std::move(s));
     }
     return t;
 }
 
 // Every layer's heads grid stacked top to bottom: one PNG of the frame.
-Image frame_figure(const TimelineFrame& f, const std::vector<std::string>& labels) {
+Image frame_figure(const TimelineFrame& f, const ProbeAxes& labels) {
     std::vector<Image> layers;
     int w = 0, h = 0;
     for (int l = 0; l < int(f.attention.size()); ++l) {
@@ -191,7 +236,7 @@ void export_frame(AppState& state, const TrainingSnapshot& s, const TimelineFram
         make_dirs(state.export_dir);
         const std::string path = state.export_dir + "/training_frame_step" + std::to_string(f.step) + "_" +
                                  timestamp_for_filename() + ".png";
-        write_png(path, frame_figure(f, probe_labels(s)));
+        write_png(path, frame_figure(f, probe_axes(s)));
         state.last_export_path = path;
         state.set_status("Exported " + path, false);
     } catch (const Error& e) {
@@ -285,7 +330,8 @@ void draw_setup(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
         const ImVec2 at = ImGui::GetCursorScreenPos();  // (the GUI tests click the combo, then an entry)
         state.widget_rects["training_preset"] = {at.x, at.y, em(260), ImGui::GetFrameHeight()};
     }
-    if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]))) {
+    // (tall enough for every preset at once: ImGui's regular height shows 8 and hides the rest)
+    if (ImGui::BeginCombo("preset", training_preset_label(names[std::size_t(ls.preset)]), ImGuiComboFlags_HeightLarge)) {
         for (int i = 0; i < int(names.size()); ++i) {
             if (ImGui::Selectable(training_preset_label(names[std::size_t(i)]), i == ls.preset) &&
                 i != ls.preset) {
@@ -329,7 +375,11 @@ void draw_setup(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
     TrainConfig& c = ls.setup.model;
     TrainOptions& o = ls.setup.options;
     ImGui::PushItemWidth(em(90));
-    ImGui::SliderInt("layers", &c.n_layer, 1, 6);
+    if (c.encoder_layers > 0) {  // an encoder–decoder: its encoder's blocks, then its decoder's
+        ImGui::SliderInt("encoder layers", &c.encoder_layers, 1, 6);
+        ImGui::SameLine();
+    }
+    ImGui::SliderInt(c.encoder_layers > 0 ? "decoder layers" : "layers", &c.n_layer, 1, 6);
     ImGui::SameLine();
     ImGui::SliderInt("heads", &c.n_head, 1, 8);
     ImGui::SameLine();
@@ -351,7 +401,9 @@ void draw_setup(AppState& state, TrainLabState& ls, const TrainingSnapshot& s) {
     help_marker(
         "Each preset brings a model that fits its task, in GPT-2 layout: token + position embeddings, "
         "LayerNorm, causal multi-head attention, an unembedding; attention-only (no MLP) except grokking, "
-        "which has one layer with a GELU MLP and strong weight decay. heads must divide d_model. The run is "
+        "which has one layer with a GELU MLP and strong weight decay. Translation trains an encoder-decoder "
+        "in T5's layout instead (RMSNorm, relative position buckets, gated-GELU MLPs, cross-attention from "
+        "every decoder block to the encoder's output). heads must divide d_model. The run is "
         "deterministic for its seed and thread count: the same settings give the same curves bit for bit, "
         "however you pause.");
 }
@@ -411,6 +463,7 @@ void draw_buttons(AppState& state, TrainLabState& ls, const TrainingSnapshot& s)
     // Knobs changed since the run shown started apply to the next run only: the button says so.
     const TrainConfig& c = ls.setup.model;
     const bool knobs_changed = has_run && (ls.setup.preset != s.preset || c.n_layer != s.config.n_layer ||
+                                           c.encoder_layers != s.config.encoder_layers ||
                                            c.n_head != s.config.n_head || c.d_model != s.config.d_model ||
                                            ls.setup.options.steps != s.total_steps);
     if (ImGui::Button(!has_run        ? "Train###train"
@@ -525,6 +578,22 @@ void draw_status(const TrainingSnapshot& s) {
                            "· already past its phase change when loaded (held-out %s loss %.2f at step 0)",
                            s.repeat_label.c_str(), s.start_repeat_loss);
     }
+    // The task's figures (translate: the alignment score) at the newest evaluation.
+    if (!s.evals.empty())
+        for (std::size_t k = 0; k < s.evals.back().figures.size(); ++k) {
+            const auto& [name, value] = s.evals.back().figures[k];
+            ImGui::Text("%s score %.2f", name.c_str(), value);
+            if (k < s.figure_step.size() && s.figure_step[k] >= 0) {
+                ImGui::SameLine();
+                ImGui::TextColored(gold, "· reached 0.8 at step %ld, %.1f s after Train", s.figure_step[k],
+                                   s.figure_seconds[k]);
+            }
+            ImGui::SameLine();
+            help_marker(
+                "The alignment score: for each target word of the probe sentences, the cross-attention of the "
+                "last decoder layer is averaged over its heads; the word counts when its largest weight falls on "
+                "the source word it translates. 1 = every word looks at its source word while being written.");
+        }
     std::string had;
     for (const HeadScoreMark& m : s.marks)
         if (m.at_start) had += (had.empty() ? "" : ", ") + mark_label(m);
@@ -614,6 +683,19 @@ void draw_scores(AppState& state, const TrainingSnapshot& s, const std::vector<H
             p.x.push_back(double(e.step));
             p.y.push_back(best);
         }
+        series.push_back(std::move(p));
+    }
+    // The task's figures (translate: the alignment score of the last layer's mean of heads).
+    for (std::size_t k = 0; k < s.figure_names.size(); ++k) {
+        PlotSeries p;
+        p.label = s.figure_names[k] + " score (last layer, heads averaged)";
+        p.color = IM_COL32(255, 200, 90, 230);
+        p.thickness = 2.2f;
+        for (const EvalPoint& e : s.evals)
+            if (k < e.figures.size()) {
+                p.x.push_back(double(e.step));
+                p.y.push_back(e.figures[k].second);
+            }
         series.push_back(std::move(p));
     }
     PlotSpec spec;
@@ -717,11 +799,21 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
     const int L = int(f.attention.size());
     const int H = L ? int(f.attention[0].size()) : 0;
     if (L == 0 || H == 0) return;
-    const std::vector<std::string> tokens = probe_labels(s);
-    const Axis rows = label_axis("query", tokens);
-    const Axis cols = label_axis("key", tokens);
-    ls.views.resize(std::size_t(L * H));
-    if (ls.focus_layer >= L || ls.focus_head >= H) ls.focus_layer = ls.focus_head = -1;
+    const ProbeAxes axes = probe_axes(s);
+    const Axis rows = label_axis(axes.cross ? "target" : "query", axes.rows);
+    const Axis cols = label_axis(axes.cross ? "source" : "key", axes.cols);
+    // An encoder–decoder's last layer also shows the mean of its heads: what the alignment score reads.
+    const int extra = axes.cross ? 1 : 0;
+    ls.views.resize(std::size_t(L * (H + extra)));
+    // A new encoder–decoder run opens on that mean, large (the alignment forming); a click shows all.
+    if (axes.cross && ls.cross_focus_run != s.run) {
+        ls.cross_focus_run = s.run;
+        ls.focus_layer = L - 1;
+        ls.focus_head = H;
+    }
+    if (ls.focus_layer >= L || ls.focus_head >= H + extra ||
+        (ls.focus_head == H && ls.focus_layer != L - 1))
+        ls.focus_layer = ls.focus_head = -1;
     const bool focused = ls.focus_layer >= 0;
     // One shared 0–1 scale (weights are probabilities): its colour bar sits right of the grid.
     static const ColorRange kRange{ColorMap::Sequential, 0.0f, 1.0f};
@@ -729,18 +821,20 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
     const float bar_w = 16 + 6 + ImGui::CalcTextSize("0.5").x + 10 + ImGui::GetTextLineHeight() + 4;
     const ImGuiStyle& style = ImGui::GetStyle();
     const float line = ImGui::GetTextLineHeight();
-    const int n = int(tokens.size());
+    const int n = int(axes.cols.size());
     // The label margins as the heatmap widget makes them (its labels: the token, after its index once
     // an axis is long enough to be thinned; vertical column labels when they do not fit their cells).
-    float label_w = 0;
-    for (const std::string& t : tokens) label_w = std::max(label_w, ImGui::CalcTextSize(t.c_str()).x);
-    if (n > 32) label_w += ImGui::CalcTextSize((std::to_string(n) + " ").c_str()).x;
-    const float row_label_w = std::min(label_w + 8, 120.0f);
+    float row_w = 0, col_w = 0;
+    for (const std::string& t : axes.rows) row_w = std::max(row_w, ImGui::CalcTextSize(t.c_str()).x);
+    for (const std::string& t : axes.cols) col_w = std::max(col_w, ImGui::CalcTextSize(t.c_str()).x);
+    if (int(axes.rows.size()) > 32) row_w += ImGui::CalcTextSize((std::to_string(axes.rows.size()) + " ").c_str()).x;
+    if (n > 32) col_w += ImGui::CalcTextSize((std::to_string(n) + " ").c_str()).x;
+    const float row_label_w = std::min(row_w + 8, 120.0f);
     const float title_h = line + style.ItemSpacing.y;
-    const int gl = focused ? 1 : L, gh = focused ? 1 : H;
+    const int gl = focused ? 1 : L, gh = focused ? 1 : H + extra;
     const float gap_x = style.ItemSpacing.x, gap_y = style.ItemSpacing.y;
     auto col_label_h = [&](float side) {
-        return side / float(std::max(1, n)) < label_w + 6 ? std::min(label_w, 90.0f) + 8 : line + 4;
+        return side / float(std::max(1, n)) < col_w + 6 ? std::min(col_w, 90.0f) + 8 : line + 4;
     };
     // The image side: the grid (plus the labels of its first column and row) fills w × h.
     float side = std::min((w - bar_w - row_label_w) / float(gh) - 8 - gap_x,
@@ -752,18 +846,25 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
     int drawn_rows = 0;
     for (int l = 0; l < L; ++l) {
         bool first_in_row = true;
-        for (int hd = 0; hd < H; ++hd) {
+        const int cells = H + (l == L - 1 ? extra : 0);
+        for (int hd = 0; hd < cells; ++hd) {
             if (focused && (l != ls.focus_layer || hd != ls.focus_head)) continue;
             if (!first_in_row) ImGui::SameLine();
             const bool left = first_in_row, top = drawn_rows == 0;
+            const bool mean = hd == H;  // the last layer's heads averaged
             first_in_row = false;
-            char id[32], title[80];
+            char id[32], title[96];
             std::snprintf(id, sizeof id, "att%d_%d", l, hd);
-            std::snprintf(title, sizeof title,
-                          focused ? "layer %d head %d (click: all heads)" : "layer %d head %d", l, hd);
-            const std::string key = "lab/train/" + std::to_string(s.run) + "/" + std::to_string(f.step) +
-                                    "/" + std::to_string(l) + "/" + std::to_string(hd);
-            const MatT<float>& M = f.attention[std::size_t(l)][std::size_t(hd)];  // [n, n]
+            if (mean)
+                std::snprintf(title, sizeof title, focused ? "layer %d, mean of heads (click: all)" : "layer %d, mean of heads",
+                              l);
+            else
+                std::snprintf(title, sizeof title, focused ? "layer %d head %d (click: all heads)" : "layer %d head %d", l,
+                              hd);
+            const std::string key = "lab/train/" + std::to_string(s.run) + "/" + std::to_string(f.step) + "/" +
+                                    std::to_string(l) + "/" + (mean ? std::string("mean") : std::to_string(hd));
+            const auto& layer = f.attention[std::size_t(l)];
+            const MatT<float> M = shown_map(mean ? mean_of_heads(layer) : layer[std::size_t(hd)], axes);
             const CachedMatrix& cm =
                 view_cache().get(key, ValueKind::Probability, [&] { return std::make_shared<const Mat>(M); });
             HeatmapInput in;
@@ -784,25 +885,28 @@ void draw_grid(AppState& state, TrainLabState& ls, const TrainingSnapshot& s, co
             opt.numbers = focused;
             opt.title = title;
             ImGui::BeginGroup();
-            const HeatmapResult r = heatmap_widget(id, ls.views[std::size_t(l * H + hd)], in, opt);
+            const HeatmapResult r = heatmap_widget(id, ls.views[std::size_t(l * (H + extra) + hd)], in, opt);
             ImGui::EndGroup();
-            remember_item_rect(state, "training_head_" + std::to_string(l) + "_" + std::to_string(hd));
+            remember_item_rect(state, "training_head_" + std::to_string(l) + "_" + (mean ? std::string("mean") : std::to_string(hd)));
             if (r.clicked) {
                 ls.focus_layer = focused ? -1 : l;
                 ls.focus_head = focused ? -1 : hd;
             }
             if (r.hovered && r.row >= 0 && r.col >= 0 && r.row < M.rows() && r.col < M.cols())
-                ImGui::SetTooltip("layer %d head %d, step %ld\nquery %d (%s) -> key %d (%s)\nweight %s\n%s",
-                                  l, hd, f.step, r.row, rows.label(r.row).c_str(), r.col,
-                                  cols.label(r.col).c_str(), format_value(M(r.row, r.col)).c_str(),
-                                  focused ? "click: back to all heads" : "click: this head alone, large");
+                ImGui::SetTooltip("layer %d %s, step %ld\n%s %d (%s) -> %s %d (%s)\nweight %s\n%s", l,
+                                  mean ? "mean of heads" : ("head " + std::to_string(hd)).c_str(), f.step,
+                                  axes.cross ? "writing target word" : "query", r.row, rows.label(r.row).c_str(),
+                                  axes.cross ? "source word" : "key", r.col, cols.label(r.col).c_str(),
+                                  format_value(M(r.row, r.col)).c_str(),
+                                  focused ? "click: back to all heads" : "click: this map alone, large");
         }
         if (!first_in_row) ++drawn_rows;
     }
     ImGui::EndGroup();
     ImGui::SameLine();
     draw_colorbar(kRange, bar_w, std::max(60.0f, side), false);
-    for (const std::string& t : tokens) state.lab_glyph_text += t;
+    for (const std::string& t : axes.rows) state.lab_glyph_text += t;
+    for (const std::string& t : axes.cols) state.lab_glyph_text += t;
 }
 
 nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, const TimelineFrame* f,
@@ -845,6 +949,19 @@ nlohmann::json training_log(const TrainingSnapshot& s, const TrainLabState& ls, 
     j["curve_marks"] = nlohmann::json::array();  // the labels of the lines drawn on the curves
     for (const RefLine& r : marks) j["curve_marks"].push_back(r.label);
     j["probe_labels"] = probe_labels(s);
+    {
+        const ProbeAxes axes = probe_axes(s);
+        j["probe_rows"] = axes.rows;
+        j["probe_cols"] = axes.cols;
+        j["cross_attention"] = axes.cross;
+    }
+    j["figures"] = nlohmann::json::object();  // the task's figures at the newest evaluation
+    if (!s.evals.empty())
+        for (const auto& [name, value] : s.evals.back().figures) j["figures"][name] = value;
+    j["figure_steps"] = nlohmann::json::object();  // when each first reached 0.8 (-1: not yet)
+    for (std::size_t k = 0; k < s.figure_names.size() && k < s.figure_step.size(); ++k)
+        j["figure_steps"][s.figure_names[k]] = s.figure_step[k];
+    j["encoder_layers"] = s.config.encoder_layers;
     j["focus"] =
         ls.focus_layer >= 0 ? std::to_string(ls.focus_layer) + "/" + std::to_string(ls.focus_head) : "";
     j["loss_legend"] = s.first_label;
@@ -910,9 +1027,15 @@ void draw_lab_training(AppState& state, LabContext& ctx) {
         ImGui::SameLine();
         if (ImGui::Button("Export frame PNG")) export_frame(state, s, *f);
         remember_item_rect(state, "training_export_frame");
-        lab_heading(ls.focus_layer >= 0
-                        ? "attention of the probe sequence, one head (row = query, column = key)"
-                        : "attention of the probe sequence, every layer × head (click one to enlarge it)");
+        if (!s.probe_source_ids.empty())
+            lab_heading(ls.focus_layer >= 0
+                            ? "cross-attention: row = target word being written, column = source word"
+                            : "cross-attention, every decoder layer × head (rows: target, columns: source; click "
+                              "one to enlarge it)");
+        else
+            lab_heading(ls.focus_layer >= 0
+                            ? "attention of the probe sequence, one head (row = query, column = key)"
+                            : "attention of the probe sequence, every layer × head (click one to enlarge it)");
         draw_grid(state, ls, s, *f, right_w, std::max(200.0f, ImGui::GetContentRegionAvail().y - 8));
     }
     ImGui::EndGroup();

@@ -24,7 +24,8 @@ constexpr const char* kLinesHelp =
     "Each token on the left (a query) is joined to each token on the right (a key) by a line whose "
     "width and opacity are the attention weight: a thick, solid line means the query takes much of its "
     "output from that key. Colours are heads. Hover a token to keep only its lines: on the left, where "
-    "it looks; on the right, who looks at it. Weights below 1 % are not drawn.";
+    "it looks; on the right, who looks at it. Weights below 1 % are not drawn. An encoder–decoder's "
+    "cross-attention joins the target tokens (left) to the source tokens (right).";
 
 ImU32 line_colour(const LineSegment& l) {
     return IM_COL32(l.colour.r, l.colour.g, l.colour.b,
@@ -33,13 +34,18 @@ ImU32 line_colour(const LineSegment& l) {
 
 std::string lines_title(const AppState& state, const LinesOptions& o) {
     std::string t = state.model.active ? "layer " + std::to_string(state.model.layer) + " · " : std::string();
+    if (state.model.active && state.model.seq2seq)
+        t = std::string(state.model.family == AttnFamily::Encoder   ? "encoder "
+                        : state.model.family == AttnFamily::Decoder ? "decoder "
+                                                                    : "cross (target → source) ") +
+            t;
     t += o.head < 0 ? "every head" : "head " + std::to_string(o.head);
     return "attention lines · " + t;
 }
 
 void export_lines_now(AppState& state, const LinesOptions& o, ExportKind kind) {
     try {
-        const LinesInput in = lines_input(*state.trace, lines_title(state, o));
+        const LinesInput in = lines_input(*state.trace, lines_title(state, o), attention_stage(state));
         LinesOptions export_o;  // the figure's own sizes, with the view's choices
         export_o.head = o.head;
         export_o.hover_side = o.hover_side;
@@ -57,7 +63,10 @@ void export_lines_now(AppState& state, const LinesOptions& o, ExportKind kind) {
 void draw_lines_view(AppState& state) {
     LinesViewState& v = views(state).lines;
     const Trace& t = *state.trace;
-    if (!t.get("weights", 0)) {
+    const char* stage = attention_stage(state);  // "cross_weights": an encoder–decoder's cross-attention
+    const bool cross = std::string(stage) == "cross_weights";
+    draw_attention_family(state);
+    if (!t.get(stage, 0)) {
         ImGui::TextDisabled(
             "This trace has no attention weights to draw (at this length the layer's heads "
             "are summarised: pick the layer again to compute them).");
@@ -77,6 +86,10 @@ void draw_lines_view(AppState& state) {
     if (v.hover_side != 0) {
         o.hover_side = v.hover_side == 1 ? LinesSide::Query : LinesSide::Key;
         o.hover_token = v.hover_token;
+    } else if (state.model.active && state.model.seq2seq && state.pinned_row >= 0 &&
+               state.pinned_row < t.get(stage, 0)->n_rows()) {
+        o.hover_side = LinesSide::Query;  // the pinned target token (the one just appended): its lines only
+        o.hover_token = state.pinned_row;
     }
     if (ImGui::SmallButton("PNG")) export_lines_now(state, o, ExportKind::Png);
     remember_item_rect(state, "lines_export_png");
@@ -105,7 +118,7 @@ void draw_lines_view(AppState& state) {
     // --- the picture ---------------------------------------------------------------------------------
     LinesInput in;
     try {
-        in = lines_input(t);
+        in = lines_input(t, "", stage);
     } catch (const std::exception& e) {
         ImGui::TextDisabled("%s", e.what());
         return;
@@ -141,7 +154,9 @@ void draw_lines_view(AppState& state) {
 
     // Token labels, each a hover target; the hovered one is lit and the others dimmed.
     int hover_side = 0, hover_token = -1;
-    const bool hovering = v.hover_side != 0;
+    // A hovered token, else an encoder–decoder's pinned target token (the one just appended), is lit.
+    const int lit_side = o.hover_side == LinesSide::Query ? 1 : o.hover_side == LinesSide::Key ? 2 : 0;
+    const bool hovering = lit_side != 0;
     auto label = [&](const std::string& text, int side, int index, float y) {
         const float w = mono->CalcTextSizeA(mono->FontSize, 1e9f, 0, text.c_str()).x;
         const float right_edge = x0 + L.left_x - 6.0f;
@@ -156,7 +171,7 @@ void draw_lines_view(AppState& state) {
         if (index < 64)
             remember_item_rect(
                 state, std::string(side == 1 ? "lines_query_" : "lines_key_") + std::to_string(index));
-        const bool lit = hovering && v.hover_side == side && v.hover_token == index;
+        const bool lit = hovering && lit_side == side && o.hover_token == index;
         if (ImGui::IsItemHovered()) {
             hover_side = side;
             hover_token = index;
@@ -173,10 +188,11 @@ void draw_lines_view(AppState& state) {
     v.hover_side = hover_side;
     v.hover_token = hover_token;
     // Column titles.
-    dl->AddText(ImVec2(x0, origin.y + L.height + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), "queries");
-    const char* keys = "keys";
-    dl->AddText(ImVec2(x0 + L.right_x + 6.0f, origin.y + L.height + 4.0f),
-                ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
+    dl->AddText(ImVec2(x0, origin.y + L.height + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                cross ? "target (queries)" : "queries");
+    const char* keys = cross ? "source (keys)" : "keys";
+    const float keys_x = std::min(x0 + L.right_x + 6.0f, origin.x + avail.x - ImGui::CalcTextSize(keys).x);
+    dl->AddText(ImVec2(keys_x, origin.y + L.height + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
     ImGui::SetCursorScreenPos(
         ImVec2(origin.x, origin.y + L.height + ImGui::GetTextLineHeightWithSpacing() + 4.0f));
     ImGui::Dummy(ImVec2(1, 1));

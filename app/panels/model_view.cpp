@@ -27,32 +27,35 @@ constexpr const char* kHelp =
     "the stage view with every stage behind it (Q, K, V, scores, weights, output). Under each cell: the "
     "head's type on this text (prev = previous-token, induct = induction, adj→noun, first = first-token "
     "sink, self, broad = none stands out) and its score; hover a cell for what it means. PgUp/PgDn change "
-    "the layer, ↑/↓ the head.";
+    "the layer, ↑/↓ the head. An encoder–decoder (T5, BART) has three attentions, chosen above the grid: "
+    "the encoder's self-attention over the source (no mask), the decoder's causal self-attention over the "
+    "target, and cross-attention, where rows are target tokens and columns source tokens.";
 
 ImU32 to_u32(Rgb8 c) {
     return IM_COL32(c.r, c.g, c.b, 255);
 }
 
-// One thumbnail: weights [n, n] pooled to cells × cells blocks. A block shows the attention mass its
-// queries give its keys: Σ over the block's keys, averaged over its queries — rows of blocks still sum
-// to 1, and with n <= res every block is one cell of the weights.
-void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res) {
-    const int n = int(A.rows());
-    const int cells = std::min(n, res);
-    const float px = size / float(cells);
+// One thumbnail: weights [n, m] pooled to blocks (at most res a side). A block shows the attention mass
+// its queries give its keys: Σ over the block's keys, averaged over its queries — rows of blocks still
+// sum to 1, and with n, m <= res every block is one cell of the weights. Causal: keys after every query
+// of a block are the masked future (dark grey).
+void draw_thumbnail(ImDrawList* dl, ImVec2 p0, float size, const Mat& A, int res, bool causal) {
+    const int n = int(A.rows()), m = int(A.cols());
+    const int rows = std::min(n, res), cols = std::min(m, res);
+    const float py = size / float(rows), px = size / float(cols);
     const ColorRange range{ColorMap::Sequential, 0.0f, 1.0f};
-    for (int bi = 0; bi < cells; ++bi) {
-        const int i0 = bi * n / cells, i1 = std::max(i0 + 1, (bi + 1) * n / cells);
-        for (int bj = 0; bj < cells; ++bj) {
-            const int j0 = bj * n / cells, j1 = std::max(j0 + 1, (bj + 1) * n / cells);
-            const ImVec2 a(p0.x + bj * px, p0.y + bi * px), b(p0.x + (bj + 1) * px, p0.y + (bi + 1) * px);
-            if (j0 > i1 - 1) {  // every key in the block is in the future of every query
+    for (int bi = 0; bi < rows; ++bi) {
+        const int i0 = bi * n / rows, i1 = std::max(i0 + 1, (bi + 1) * n / rows);
+        for (int bj = 0; bj < cols; ++bj) {
+            const int j0 = bj * m / cols, j1 = std::max(j0 + 1, (bj + 1) * m / cols);
+            const ImVec2 a(p0.x + bj * px, p0.y + bi * py), b(p0.x + (bj + 1) * px, p0.y + (bi + 1) * py);
+            if (causal && j0 > i1 - 1) {  // every key in the block is in the future of every query
                 dl->AddRectFilled(a, b, IM_COL32(58, 60, 68, 255));
                 continue;
             }
             double mass = 0;
             for (int i = i0; i < i1; ++i)
-                for (int j = j0; j < j1 && j <= i; ++j) mass += A(i, j);
+                for (int j = j0; j < j1 && (!causal || j <= i); ++j) mass += A(i, j);
             dl->AddRectFilled(a, b, to_u32(value_rgb(range, float(mass / (i1 - i0)))));
         }
     }
@@ -73,7 +76,19 @@ void draw_model_view(AppState& state) {
     ImGui::PopFont();
     record_item_layout("model.title");
     help_marker(kHelp);
-    const std::string what = "attention weights, n = " + std::to_string(m.n) + " tokens";
+    // An encoder–decoder: which of its three attentions the grid shows, and over which tokens.
+    const bool cross = m.seq2seq && m.family == AttnFamily::Cross;
+    const bool causal = !m.seq2seq || m.family == AttnFamily::Decoder;
+    const char* weights_stage = attention_stage(state);
+    draw_attention_family(state);
+    const std::string what = !m.seq2seq ? "attention weights, n = " + std::to_string(m.n) + " tokens"
+                             : m.family == AttnFamily::Encoder
+                                 ? "encoder self-attention, " + std::to_string(m.n_source) + " source tokens"
+                             : m.family == AttnFamily::Decoder
+                                 ? "decoder self-attention, " + std::to_string(m.n) + " target tokens"
+                                 : "cross-attention: rows " + std::to_string(m.n) +
+                                       " target tokens, columns " + std::to_string(m.n_source) +
+                                       " source tokens";
     hint_line("model.hint", {what.c_str(), "click a cell to open it"});
     if (!m.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.35f, 1.0f));
@@ -102,6 +117,7 @@ void draw_model_view(AppState& state) {
     int res = std::clamp(int(cell / 3.0f), 4, 48);
     while (res > 4 && double(L) * H * res * res > 80000.0) --res;
 
+    const std::vector<HeadLabel> no_types;  // (the head types read self-attention only, not cross)
     ImGui::BeginChild("##model_grid", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -125,13 +141,13 @@ void draw_model_view(AppState& state) {
                       ImGui::GetTextLineHeight(), origin.x, origin.x + label_w);
         const std::shared_ptr<const Trace> tr =
             std::size_t(l) < state.model_layers.size() ? state.model_layers[std::size_t(l)] : nullptr;
-        const std::vector<HeadLabel>& types = head_labels_of(state, tr);
+        const std::vector<HeadLabel>& types = cross ? no_types : head_labels_of(state, tr);
         for (int h = 0; h < H; ++h) {
             const ImVec2 p0(origin.x + label_w + h * (cell + gap), y);
             const ImVec2 p1(p0.x + cell, p0.y + cell);
-            const Stage* st = tr ? tr->get("weights", h) : nullptr;
+            const Stage* st = tr ? tr->get(weights_stage, h) : nullptr;
             if (st && st->stored_matrix()) {
-                draw_thumbnail(dl, p0, cell, *st->stored_matrix(), res);
+                draw_thumbnail(dl, p0, cell, *st->stored_matrix(), res, causal);
             } else {
                 dl->AddRectFilled(p0, p1, IM_COL32(45, 47, 54, 255));
                 if (cell > 40)
@@ -145,7 +161,7 @@ void draw_model_view(AppState& state) {
                 state.head = h;
                 state.view = MainView::Stage;
                 state.pinned_row = -1;
-                state.requested_stage = "weights";
+                state.requested_stage = weights_stage;
             }
             const bool hovered = ImGui::IsItemHovered();
             state.widget_rects["model_cell_" + std::to_string(l) + "_" + std::to_string(h)] = {p0.x, p0.y,

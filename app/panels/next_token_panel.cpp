@@ -62,6 +62,13 @@ void draw_next_token_panel(AppState& state) {
         "at T = 1. T < 1 sharpens the distribution, T > 1 flattens it. 'Append greedy' always takes the "
         "most likely token; 'Append sampled' draws one from the bars. The text grows by that token and "
         "every layer is recomputed: look at the new last row of the weights to see what it attended to.");
+    if (m.seq2seq) {  // an encoder–decoder: the decoder's next token, appended to the target
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled(
+            "The decoder's next target token: Append adds it to the target and pins its row of "
+            "cross-attention (which source tokens it read).");
+        ImGui::PopTextWrapPos();
+    }
     ImGui::Separator();
     if (m.top.empty()) {
         ImGui::TextDisabled(state.updating ? "Computing…" : "No prediction yet.");

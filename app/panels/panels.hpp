@@ -40,6 +40,10 @@ void draw_formula_panel(AppState& state);   // panels/formula_panel.cpp: formula
 void draw_status_bar(AppState& state);      // panels/status_bar.cpp
 /// A real model's next-token ranking, sampling knobs and append buttons (inside the controls panel).
 void draw_next_token_panel(AppState& state);  // panels/next_token_panel.cpp
+/// An encoder–decoder's target text box (the decoder's input), under the source text.
+void draw_seq2seq_target(AppState& state);  // panels/seq2seq_controls.cpp
+/// An encoder–decoder's attention family chooser: encoder, decoder or cross (one line of radio buttons).
+void draw_attention_family(AppState& state);  // panels/seq2seq_controls.cpp
 
 // --- views (heatmap engineer) --------------------------------------------------------------
 /// The main area: the current stage as a heatmap (zoom/pan, hover derivation, pinned row with its

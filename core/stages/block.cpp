@@ -105,6 +105,63 @@ StageText rollout_text(const ModelWords&) {
             "draws on each input token overall, counting the residual connection as half."};
 }
 
+// --- an encoder–decoder's decoder block (t5, bart): cross-attention, and T5's position bias --------
+
+std::string cross_scale(const ModelWords& w) {
+    return w.s.s2s.scale_scores ? "/√d_h" : "";
+}
+
+StageText cross_q_text(const ModelWords& w) {
+    return {"Cross-attention queries  Q" + w.h + " (target)", "Q" + w.h + " = r̂_c W_Q" + w.h,
+            "Each target token (the decoder's input so far) asks a question of the source sentence. The "
+            "queries come from the decoder's residual stream; keys and values come from the encoder."};
+}
+
+StageText cross_k_text(const ModelWords& w) {
+    return {"Cross-attention keys  K" + w.h + " (source)", "K" + w.h + " = E W_K" + w.h,
+            "One key per source token, from the encoder's output E: what each source word offers to be "
+            "found by. The same E feeds every decoder layer."};
+}
+
+StageText cross_v_text(const ModelWords& w) {
+    return {"Cross-attention values  V" + w.h + " (source)", "V" + w.h + " = E W_V" + w.h,
+            "One value per source token, from the encoder's output E: what each source word passes on "
+            "to the target tokens that attend to it."};
+}
+
+StageText cross_scores_text(const ModelWords& w) {
+    return {"Cross-attention scores  S" + w.h + " = Q Kᵀ", "S" + w.h + " = Q" + w.h + " K" + w.h + "ᵀ",
+            "Rows are target tokens, columns source tokens: how well each target query matches each "
+            "source key. No mask: every target token may read the whole source."};
+}
+
+StageText cross_weights_text(const ModelWords& w) {
+    return {"Cross-attention weights  A" + w.h + " (target → source)",
+            "A" + w.h + " = softmax(S" + w.h + cross_scale(w) + ")",
+            "Each target token's attention over the source sentence (each row sums to 1): the alignment "
+            "picture of translation (Bahdanau et al. 2015). A bright cell says this target word took "
+            "much of its information from that source word."};
+}
+
+StageText cross_head_output_text(const ModelWords& w) {
+    return {"Cross-attention head output  O" + w.h, "O" + w.h + " = A" + w.h + " V" + w.h,
+            "For each target token, the weighted mix of the source's values its row of A chose."};
+}
+
+StageText cross_attn_out_text(const ModelWords& w) {
+    return {"Cross-attention output", "cross = concat(O₀ … O" + sub(w.s.n_head - 1) + ") W_O" + w.bias,
+            "The cross-attention heads projected back to d_model: what the source sentence adds to each "
+            "target token's residual stream, before the MLP."};
+}
+
+StageText position_bias_text(const ModelWords& w) {
+    return {"Relative position bias  B" + w.h + " (T5)", "B" + w.h + "[i, j] = b" + w.h + "[bucket(j − i)]",
+            "T5 has no position embeddings: each head adds a learned number to the score of key j seen "
+            "from query i, one number per bucket of the distance j − i (exact for near tokens, "
+            "logarithmic for far ones). The weights are softmax(S + B); the scores are not divided by "
+            "√d_h in T5."};
+}
+
 }  // namespace
 
 std::vector<StageEntry> block_stages() {
@@ -119,6 +176,23 @@ std::vector<StageEntry> block_stages() {
          nullptr, attn_out_text, nullptr, nullptr},
         {"resid_mid", "combine", K::Signed, false, "the residual stream after attention", false, nullptr,
          resid_mid_text, nullptr, nullptr},
+        {"position_bias", "score", K::Signed, false,
+         "T5's learned bias per relative distance, added to the scores", false, nullptr, position_bias_text,
+         nullptr, nullptr},
+        {"cross_Q", "project", K::Signed, false, "cross-attention queries from the target tokens", false,
+         nullptr, cross_q_text, nullptr, nullptr},
+        {"cross_K", "project", K::Signed, false, "cross-attention keys from the encoder's output", false,
+         nullptr, cross_k_text, nullptr, nullptr},
+        {"cross_V", "project", K::Signed, false, "cross-attention values from the encoder's output", false,
+         nullptr, cross_v_text, nullptr, nullptr},
+        {"cross_scores", "score", K::Signed, false, "target queries against source keys", false, nullptr,
+         cross_scores_text, nullptr, nullptr},
+        {"cross_weights", "normalise", K::Probability, false, "each target token's attention over the source",
+         false, nullptr, cross_weights_text, nullptr, nullptr},
+        {"cross_head_output", "combine", K::Signed, false, "the source's values mixed for each target token",
+         false, nullptr, cross_head_output_text, nullptr, nullptr},
+        {"cross_attn_out", "combine", K::Signed, false, "the cross-attention heads projected to d_model",
+         false, nullptr, cross_attn_out_text, nullptr, nullptr},
         {"ln_2", "combine", K::Signed, false, "the residual stream normalised before the MLP", false, nullptr,
          ln_2_text, nullptr, nullptr},
         {"mlp_out", "combine", K::Signed, false, "the MLP's output, token by token", false, nullptr,

@@ -38,7 +38,7 @@ ModelWords::ModelWords(const ModelSpec& spec, int hd)
       gpt2(spec.family == ModelFamily::Gpt2),
       layernorm(norm_kind(spec) == NormKind::LayerNorm),
       rope_pos(position_kind(spec) == PositionKind::Rope),
-      gelu(mlp_kind(spec) == MlpKind::Gelu),
+      gelu(gelu_mlp(mlp_kind(spec))),
       geglu(mlp_kind(spec) == MlpKind::GeGLU),
       h(hd >= 0 ? cell_text::sub(hd) : ""),
       norm(layernorm ? "LayerNorm" : "RMSNorm"),

@@ -91,6 +91,19 @@ TEST(CliOptions, ModelFlagsAndValuesThatStartWithADash) {
     EXPECT_EQ(p.options.view, MainView::Model);
 }
 
+TEST(CliOptions, EncoderDecoderTargetAndFamily) {
+    const Parsed p = parse({"--model", "t5", "--text", "a b", "--target", " die", "--family", "cross"});
+    ASSERT_EQ(p.error, "");
+    EXPECT_EQ(p.options.target, " die");
+    EXPECT_EQ(p.options.family, AttnFamily::Cross);
+    EXPECT_EQ(parse({"--model", "t5", "--family", "encoder"}).options.family, AttnFamily::Encoder);
+    EXPECT_EQ(parse({"--model", "t5", "--family", "decoder"}).options.family, AttnFamily::Decoder);
+    EXPECT_EQ(parse({"--model", "t5", "--family", "both"}).error,
+              "--family: expected encoder, decoder or cross, got 'both'");
+    EXPECT_EQ(parse({"--target", "x"}).error, "--target needs --model DIR");
+    EXPECT_EQ(parse({"--family", "cross"}).error, "--family needs --model DIR");
+}
+
 TEST(CliOptions, OneFileToOpenAsADesktopPassesIt) {
     EXPECT_EQ(parse({"causal.json"}).options.scene, "causal.json");
     EXPECT_EQ(parse({"/"}).options.model, "/");  // a folder is a model folder

@@ -107,6 +107,30 @@ TEST(Workspace, KeepsTheOpenModelAndTheColourScale) {
     EXPECT_EQ(workspace_json(c).find("\"model\""), std::string::npos);
 }
 
+TEST(Workspace, KeepsAnEncoderDecodersTargetAndAttentionFamily) {
+    AppState a = made_state();
+    a.model.active = true;
+    a.model.seq2seq = true;
+    a.model.dir = "/models/t5";
+    a.model.text = "translate English to German: the cat";
+    a.model.target = " die";
+    a.model.family = AttnFamily::Encoder;
+    const std::string text = workspace_json(a);
+    AppState b;
+    apply_workspace_json(text, b);
+    EXPECT_EQ(b.model.open_request, "/models/t5");
+    EXPECT_EQ(b.model.text, "translate English to German: the cat");
+    EXPECT_EQ(b.model.target, " die");
+    EXPECT_EQ(b.model.family, AttnFamily::Encoder);
+    EXPECT_EQ(workspace_json(b), text);  // (saved again while it loads)
+    // A decoder-only model's workspace has neither.
+    AppState c = made_state();
+    c.model.active = true;
+    c.model.dir = "/models/gpt2";
+    EXPECT_EQ(workspace_json(c).find("\"target\""), std::string::npos);
+    EXPECT_EQ(workspace_json(c).find("\"family\""), std::string::npos);
+}
+
 // The tour and the scene's model survive a restart: the tour's file, step and panel (reloaded by the
 // shell without changing the restored view) and the model the scene opened (its note stays shown).
 TEST(Workspace, KeepsTheTourStepAndTheScenesModel) {

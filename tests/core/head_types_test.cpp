@@ -159,5 +159,33 @@ TEST(HeadTypes, TokensToIds) {
     EXPECT_EQ(ids_of_tokens({"a", "b", "a", "c", "b"}), (std::vector<int>{0, 1, 0, 2, 1}));
 }
 
+// "Mia saw a red fox . she ran": the pronoun puts its weight on "Mia" -- labelled a pronoun head (on
+// this text the same head once read as "induct", the classifier having no pronoun type); a pronoun
+// with no noun or name before it defines nothing.
+TEST(HeadTypes, PronounHead) {
+    const std::vector<std::string> tokens = {"Mia", "saw", "a", "red", "fox", ".", "she", "ran"};
+    const std::vector<WC> classes = {WC::Name,  WC::Other, WC::Other,   WC::Adjective,
+                                     WC::Noun,  WC::Other, WC::Pronoun, WC::Other};
+    const int n = int(tokens.size());
+    Mat P = uniform_causal_pattern(n);
+    P.row(6).setZero();
+    P(6, 0) = 0.9f;  // she → Mia
+    P(6, 6) = 0.1f;
+    const HeadLabel l = classify_head(P, ids_of_tokens(tokens), classes);
+    int count = 0;
+    EXPECT_NEAR(pronoun_antecedent_score(P, classes, &count), 0.9, 1e-6);
+    EXPECT_EQ(count, 1);
+    EXPECT_EQ(l.type, HeadType::PronounAntecedent) << head_type_name(l.type);
+    EXPECT_NEAR(l.score, 0.9, 1e-6);
+    // The even spread gives "she" 2/7 on Mia and fox.
+    EXPECT_NEAR(l.scores[std::size_t(HeadType::PronounAntecedent)].uniform, 2.0 / 7.0, 1e-6);
+    const std::vector<WC> first = {WC::Pronoun, WC::Other, WC::Name};
+    EXPECT_EQ(pronoun_antecedent_score(uniform_causal_pattern(3), first, &count), 0.0);
+    EXPECT_EQ(count, 0);
+    EXPECT_FALSE(classify_head(uniform_causal_pattern(3), {0, 1, 2}, first)
+                     .scores[std::size_t(HeadType::PronounAntecedent)]
+                     .defined);
+}
+
 }  // namespace
 }  // namespace attnviz

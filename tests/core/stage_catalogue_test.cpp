@@ -99,7 +99,7 @@ TEST(StageCatalogue, IsThePhasesTablesInOrder) {
         }
     }
     EXPECT_EQ(names, expected);
-    EXPECT_EQ(names.size(), 41u);  // 37 + a model's embed, ln_f, logits, probs
+    EXPECT_EQ(names.size(), 49u);  // 37 + a model's embed, ln_f, logits, probs + an encoder–decoder's 8
 
     const LayerStagePlan& plan = layer_stage_plan();
     auto names_of = [](const std::vector<const StageEntry*>& v) {

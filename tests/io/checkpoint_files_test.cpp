@@ -52,7 +52,8 @@ TEST(CheckpointFiles, EveryTasksCheckpointOpensWithItsTokenizer) {
         const std::string sample = info.name == "text" ? "the cat 猫"
                                    : info.name == "story"
                                        ? "a fluffy blue creature roamed the verdant forest."
-                                   : info.name == "modadd" ? "3 + 5 ="
+                                   : info.name == "modadd"    ? "3 + 5 ="
+                                   : info.name == "translate" ? "the big dog sees a cat."
                                                            : "3 1 4 1 5";
         const std::vector<int> ids = tok->encode(sample);
         for (int id : ids) EXPECT_LT(id, model.spec.vocab_size) << info.name << ": " << sample;

@@ -205,5 +205,26 @@ TEST(RenderCommand, SvgOutByExtension) {
     EXPECT_NE(svg.find("data:image/png;base64,"), std::string::npos);
 }
 
+// A scene that opens a model (the shipped story scene) renders that model's stage, as the app lands on
+// it -- the same picture as `render --model` with the scene's folder, text and layer; single-layer
+// settings are refused in one line instead of being silently ignored.
+TEST(RenderCommand, SceneWithAModelRendersTheModel) {
+    const std::string scenes = std::string(ATTNVIZ_TEST_DATA) + "/../../assets/scenes";
+    const std::string models = std::string(ATTNVIZ_TEST_DATA) + "/../../assets/models";
+    TempDir dir;
+    const std::string via_scene = dir.path + "/scene.png", via_model = dir.path + "/model.png";
+    const Result a = render({"--scene", scenes + "/story.json", "--stage", "weights", "--out", via_scene});
+    ASSERT_EQ(a.code, 0) << a.err;
+    const Result b = render({"--model", models + "/story", "--text",
+                             "a fluffy blue creature roamed the verdant forest. it strolled across the hill. "
+                             "the tiny red fox napped near the lake.",
+                             "--stage", "weights", "--out", via_model});
+    ASSERT_EQ(b.code, 0) << b.err;
+    EXPECT_EQ(read_file(via_scene, 1u << 26), read_file(via_model, 1u << 26));
+    expect_render_error(
+        render({"--scene", scenes + "/story.json", "--stage", "weights", "--set", "heads=2", "--out", via_scene}),
+        "--set applies to the single layer");
+}
+
 }  // namespace
 }  // namespace attnviz

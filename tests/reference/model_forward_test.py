@@ -418,7 +418,7 @@ def main():
         out = os.path.join(tmp, "bad-out")
         good = st_bytes(base_W)
         cases = [
-            ("unknown model_type", variant("t5", {"model_type": "t5"}), "model_type"),
+            ("unknown model_type", variant("xlnet", {"model_type": "xlnet"}), "model_type"),
             ("rope scaling", variant("rs", {"rope_scaling": {"rope_type": "linear", "factor": 2.0}}), "rope_scaling"),
             ("qwen2 sliding window", variant("sw", {"model_type": "qwen2", "use_sliding_window": True}),
              "use_sliding_window"),

@@ -136,6 +136,7 @@ def main():
         (["--task", "induction", "--mlp", "relu", "--steps", "5"], "--mlp"),
         (["--task", "induction", "--positions", "rope", "--d-model", "36", "--heads", "4", "--steps", "5"], "even head width"),
         (["--task", "induction", "--context", "30", "--steps", "5"], "too short"),
+        (["--task", "copy", "--context", "8", "--steps", "5"], "--context 8 is shorter than the copy task's sequences"),
         (["--task", "nope", "--steps", "5"], "unknown task"),
         (["--task", "induction", "--heads", "3", "--steps", "5"], "divide"),
         (["--task", "induction", "--lr", "1e5", "--steps", "50"], "diverged"),
