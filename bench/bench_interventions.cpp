@@ -7,22 +7,15 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
-#include <ctime>
 #include <string>
 #include <vector>
 
+#include "bench/cpu_time.hpp"
 #include "bench/gpt2_small.hpp"
 #include "core/interventions.hpp"
 
 namespace attnviz {
 namespace {
-
-/// CPU time of every thread of this process, in ms (Google Benchmark's CPU column is the main thread's).
-double process_cpu_ms() {
-    timespec t{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
-}
 
 void BM_AblationSweep(benchmark::State& state) {
     const ModelWeights& m = bench::gpt2_small();
@@ -33,11 +26,11 @@ void BM_AblationSweep(benchmark::State& state) {
     o.threads = int(state.range(1));
     double cpu = 0;
     for (auto _ : state) {
-        const double c0 = process_cpu_ms();
+        const double c0 = bench::process_cpu_ms();
         const CleanRun clean = clean_run(m, ids, o);
         const Eigen::MatrixXd loss = ablation_sweep(m, clean, AblationMode::Zero, o);
         benchmark::DoNotOptimize(loss.data());
-        cpu += process_cpu_ms() - c0;
+        cpu += bench::process_cpu_ms() - c0;
     }
     state.counters["process_cpu_ms"] = cpu / double(state.iterations());
 }

@@ -1,13 +1,16 @@
 // The decoder forward (core/model.hpp) on a randomly initialised GPT-2-small-shaped model (12 layers,
 // d = 768, 12 heads, vocabulary 50257, no download) at n = 1024 with one viewed layer's per-head
 // stages kept, next to the same forward in PyTorch (bench/torch_model_reference.py, run by this
-// binary on the same threads, in the same run). Compare BM_ModelForward/T with BM_TorchModelForward/T.
+// binary on the same threads, in the same run). Compare BM_ModelForward/T with BM_TorchModelForward/T;
+// both also report process_cpu_ms (the least CPU time of an iteration, all threads).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "bench/cpu_time.hpp"
 #include "bench/gpt2_small.hpp"
 #include "core/model.hpp"
 
@@ -25,7 +28,19 @@ void BM_ModelForward(benchmark::State& state) {
     o.keep_heads.assign(12, false);
     o.keep_heads[5] = true;  // the viewed layer
     o.rollout = false;       // PyTorch's forward has no rollout either
-    for (auto _ : state) benchmark::DoNotOptimize(run_model(m, ids, o).logits.data());
+    double cpu = 1e300;
+    for (auto _ : state) {
+        const double c0 = bench::process_cpu_ms();
+        benchmark::DoNotOptimize(run_model(m, ids, o).logits.data());
+        cpu = std::min(cpu, bench::process_cpu_ms() - c0);
+    }
+    state.counters["process_cpu_ms"] = cpu;  // the least of the iterations, all threads
+    // multiply-adds ×2: the linear maps, causal attention (keys 0..i for query i) and the unembedding
+    const ModelSpec& s = m.spec;
+    const double n = kN, d = s.d_model, causal = n * (n + 1) / 2;
+    const double flops = 2 * n * d * (4 * d + 2 * double(s.d_ff)) * s.n_layer +
+                         2 * 2 * causal * s.d_head * s.n_head * s.n_layer + 2 * n * d * s.vocab_size;
+    state.counters["GFLOP_per_cpu_s"] = flops / (cpu / 1e3) / 1e9;
 }
 BENCHMARK(BM_ModelForward)->Arg(1)->Arg(2)->Iterations(2)->Unit(benchmark::kMillisecond);
 
@@ -39,13 +54,15 @@ void BM_TorchModelForward(benchmark::State& state) {
             return;
         }
         char line[256];
-        double ms = -1;
-        while (std::fgets(line, sizeof line, p)) std::sscanf(line, "%lf", &ms);
+        double ms = -1, cpu = -1;
+        while (std::fgets(line, sizeof line, p))
+            if (std::sscanf(line, "cpu_ms %lf", &cpu) != 1) std::sscanf(line, "%lf", &ms);
         if (::pclose(p) != 0 || ms <= 0) {
             state.SkipWithError("torch_model_reference.py failed (python3-torch installed?)");
             return;
         }
         state.SetIterationTime(ms / 1e3);
+        state.counters["process_cpu_ms"] = cpu;
     }
 }
 BENCHMARK(BM_TorchModelForward)

@@ -448,6 +448,16 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             const T* K = L.qkv.data() + long(s) * n * qkv_w + (h + kv) * dh;
             const T* Vh = L.qkv.data() + long(s) * n * qkv_w + (h + g + kv) * dh;
             M<T>& P = L.att[std::size_t(task)];
+            T* y = L.y.data() + long(s) * n * h * dh + j * dh;
+            // Inference (no kept layers: the viewer, the interventions), causal, no position bias, nobody
+            // looking at the scores or weights: the same values, in blocks of rows that stay in cache.
+            // The trainer (keep_layers) keeps the three steps below.
+            if (!opt.keep_layers && !hook_scores && !hook_weights && c.causal && A.pos_bias.empty()) {
+                attention_head(n, dh, dh, Q, qkv_w, K, qkv_w, Vh, qkv_w, static_cast<M<T>*>(nullptr), scale,
+                               y, long(h) * dh);
+                if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
+                return;
+            }
             P.resize(n, n);
             const T* bias = A.pos_bias.empty() ? nullptr : A.pos_bias[std::size_t(j)].data();
             attention_scores(n, dh, Q, qkv_w, K, qkv_w, P.data(), hook_scores || !c.causal);
@@ -460,7 +470,6 @@ void decoder_forward(const DecoderWeights<T>& w, const Tables<T>& tab, const int
             else
                 full_softmax(P, scale);
             if (hook_weights) hook(HookStage::weights, l, j, P.data(), n, n, n, s);
-            T* y = L.y.data() + long(s) * n * h * dh + j * dh;
             attention_combine(n, dh, P, Vh, qkv_w, y, long(h) * dh, c.causal);
             if (hook_out) hook(HookStage::head_output, l, j, y, n, dh, long(h) * dh, s);
         });

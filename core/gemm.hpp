@@ -4,13 +4,16 @@
 // Eigen 3.4's product kernel keeps 12 of AVX-512's 32 registers busy (its nr is fixed at 4), packs both
 // operands and zeroes the result before adding into it. With AVX-512 this file's kernel holds a tile of
 // C in 12-24 registers (6 × 64 columns, or 12 × 32 / 12 × 16 for the narrow products of attention
-// heads), broadcasts A straight from memory (row-major or transposed, no packing) and packs only B, 128
-// inner terms at a time (at most a 32 KiB panel, which stays in L1). Measured side by side on the
+// heads), broadcasts A straight from memory (row-major or transposed, no packing) and packs only B (up
+// to 768 inner terms at once, used in 128-term panels of at most 32 KiB that stay in L1; each block of
+// rows runs through all of them while its block of C stays in L2). Measured side by side on the
 // trainer's shapes (bench BM_TrainGemm): ~1.45x Eigen's rate. The summation order depends on the
 // shapes alone (no cache-size query), so a product is bit-for-bit the same on every run, thread and
 // AVX-512 machine. The kernel is compiled for AVX-512 in every x86-64 build (the package's baseline
 // build too) and used when the CPU has it; otherwise gemm is Eigen's product.
 #pragma once
+
+#include <functional>
 
 #include <Eigen/Core>
 
@@ -53,6 +56,16 @@ enum class Triangle {
 /// C must not overlap A or B.
 void gemm(int M, int N, int K, GemmOperand A, GemmOperand B, float* C, long ldc, bool accumulate,
           Triangle tri = Triangle::None);
+
+/// Receives a finished block of C = A·B: rows i0 .. i0 + rows, columns j0 .. j0 + cols, element (i, j)
+/// at c[(i − i0)·ldc + (j − j0)]; the memory is reused for the next block.
+using GemmVisitor = std::function<void(int i0, int rows, int j0, int cols, const float* c, long ldc)>;
+
+/// C = A·B without storing C: hands each block (at most 144 rows × 256 columns, every column block's
+/// rows in order) to `visit` once complete, so a caller can reduce a product too large to keep (the
+/// unembedding's logits of many rows: their log-sum-exp). Each element is gemm's, bit for bit. `visit`
+/// runs on the calling thread and must not call gemm itself (the packed operand is per thread).
+void gemm_blocks(int M, int N, int K, GemmOperand A, GemmOperand B, const GemmVisitor& visit);
 
 /// True when gemm runs its own AVX-512 kernel on this CPU (false: Eigen's product).
 bool gemm_own_kernel();

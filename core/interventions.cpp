@@ -89,8 +89,12 @@ double log_sum_exp(Row r) {
     return double(mx) + std::log(double(r.sum()));
 }
 
-/// The loss of each of S sequences from the final norm's output f [S·n, d]: the unembedding in row
-/// blocks (never all S·n·V logits at once), log-sum-exp per row, averaged over the predictions i ≥ from.
+/// The loss of each of S sequences from the final norm's output f [S·n, d], averaged over the
+/// predictions i ≥ from. The unembedding runs as one product over all S·n rows (gemm_blocks: the
+/// unembedding matrix is packed once per call, not once per block of rows) whose blocks of logits are
+/// reduced as they come -- a running max and Σ exp per row -- so the [S·n, V] logits are never stored.
+/// The vocabulary is cut in parts of a fixed width, taken by the threads in any order and merged in
+/// part order: a row's loss depends only on its own logits, never on S, the threads or the batch.
 /// `last` [S, V] (when given) gets each sequence's last row of logits, `tokens` [S][n − 1] every
 /// prediction's loss.
 std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<float>& f, int S, int n,
@@ -100,27 +104,60 @@ std::vector<double> sequence_losses(const DecoderWeights<float>& w, const M<floa
     if (last) last->resize(S, w.shape.vocab);
     if (tokens) tokens->assign(std::size_t(S), std::vector<double>(std::size_t(std::max(0, n - 1))));
     from = std::max(0, from);
-    const int d = w.shape.d_model, V = w.shape.vocab;
-    const nn::LinearShape us{d, V, true, w.unembed_ld};
-    const int block = std::max(1, std::min(S * n, (1 << 23) / std::max(1, V)));
-    M<float> logits(block, V);  // [block, V]
+    const int d = w.shape.d_model, V = w.shape.vocab, R = S * n;
+    constexpr int kPart = 4096;  // vocabulary columns per part (a multiple of gemm_blocks' 256)
+    const int parts = (V + kPart - 1) / kPart;
+    // per part and row: the running max of the logits and Σ exp(logit − max) over the part's columns
+    std::vector<float> part_max(std::size_t(parts) * std::size_t(R), -std::numeric_limits<float>::infinity());
+    std::vector<double> part_sum(std::size_t(parts) * std::size_t(R), 0.0);
+    std::vector<float> target(std::size_t(R), 0.0f);  // each row's logit of its next token
+    auto wanted = [&](int row) {
+        const int i = row % n;
+        return i < n - 1 && (i >= from || tokens);
+    };
+    parallel_for(parts, std::max(1, std::min(threads, parts)), [&](int p) {
+        const int c0 = p * kPart, width = std::min(kPart, V - c0);
+        float* pmax = part_max.data() + std::size_t(p) * std::size_t(R);
+        double* psum = part_sum.data() + std::size_t(p) * std::size_t(R);
+        alignas(64) float e[256];
+        gemm_blocks(R, width, d, GemmOperand{f.data(), long(d), 1},
+                    GemmOperand{w.unembed + long(c0) * w.unembed_ld, 1, w.unembed_ld},
+                    [&](int i0, int rows, int j0, int cols, const float* c, long ldc) {
+                        for (int r = 0; r < rows; ++r) {
+                            const int row = i0 + r, i = row % n;
+                            const float* x = c + long(r) * ldc;
+                            if (last && i == n - 1)
+                                std::copy(x, x + cols, last->data() + long(row / n) * V + c0 + j0);
+                            if (!wanted(row)) continue;
+                            const int t = ids[std::size_t(i + 1)] - c0 - j0;
+                            if (t >= 0 && t < cols) target[std::size_t(row)] = x[t];
+                            const Eigen::Map<const Eigen::ArrayXf> xs(x, cols);
+                            const float mx = xs.maxCoeff();
+                            if (mx > pmax[row]) {  // rescale the sum so far to the new max
+                                psum[row] *= std::exp(double(pmax[row]) - double(mx));
+                                pmax[row] = mx;
+                            }
+                            Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64> ex(e, cols);
+                            ex = (xs - pmax[row]).exp();
+                            psum[row] += double(nn::lane_sum<float>(cols, [&](int j) { return e[j]; }));
+                        }
+                    });
+    });
     std::vector<double> sum(std::size_t(S), 0.0);
-    for (int r0 = 0; r0 < S * n; r0 += block) {
-        const int rows = std::min(block, S * n - r0);
-        nn::linear_forward(rows, f.data() + long(r0) * d, long(d), w.unembed,
-                           static_cast<const float*>(nullptr), us, logits.data(), long(V), threads);
-        for (int r = 0; r < rows; ++r) {
-            const int row = r0 + r, s = row / n, i = row % n;
-            if (i == n - 1) {  // the last position predicts nothing in the text
-                if (last) last->row(s) = logits.row(r);
-                continue;
-            }
-            if (i < from && !tokens) continue;
-            const double target = double(logits(r, ids[std::size_t(i + 1)]));
-            const double loss = log_sum_exp(logits.row(r).array()) - target;
-            if (tokens) (*tokens)[std::size_t(s)][std::size_t(i)] = loss;
-            if (i >= from) sum[std::size_t(s)] += loss;
+    for (int row = 0; row < R; ++row) {
+        if (!wanted(row)) continue;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int p = 0; p < parts; ++p)
+            mx = std::max(mx, part_max[std::size_t(p) * std::size_t(R) + std::size_t(row)]);
+        double z = 0;
+        for (int p = 0; p < parts; ++p) {
+            const std::size_t k = std::size_t(p) * std::size_t(R) + std::size_t(row);
+            z += part_sum[k] * std::exp(double(part_max[k]) - double(mx));
         }
+        const int s = row / n, i = row % n;
+        const double loss = double(mx) + std::log(z) - double(target[std::size_t(row)]);
+        if (tokens) (*tokens)[std::size_t(s)][std::size_t(i)] = loss;
+        if (i >= from) sum[std::size_t(s)] += loss;
     }
     if (n - 1 > from)
         for (int s = 0; s < S; ++s) losses[std::size_t(s)] = sum[std::size_t(s)] / double(n - 1 - from);
@@ -176,7 +213,8 @@ std::uint64_t intervention_bytes(const ModelSpec& s, int n) {
                         ff = std::uint64_t(s.d_ff), V = std::uint64_t(s.vocab_size);
     const std::uint64_t clean = ((2 * L + 1) * N * d + L * N * h * dh) * f;  // resid, mlp_out, z
     // The batched forward of S sequences: per row the residuals and norms (≈ 8·d), q | k | v, the heads'
-    // outputs, the MLP's hidden layer; S·h weight matrices n×n; the last logits and the loss's block.
+    // outputs, the MLP's hidden layer; S·h weight matrices n×n; the last logits, and 32 MiB of headroom
+    // for the losses' per-thread product buffers (the logits themselves are never all stored).
     const std::uint64_t S = std::uint64_t(batch_heads(n, s.n_head)), rows = S * N;
     const std::uint64_t forward =
         (rows * (8 * d + (2 * h + 2 * g) * dh + 3 * ff) + S * h * N * N + S * V) * f;

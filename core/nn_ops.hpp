@@ -314,6 +314,36 @@ void attention_combine(int n, int dv, const M<T>& P, const T* V, long ldv, T* y,
                causal ? Triangle::LowerA : Triangle::None);
 }
 
+/// The causal steps above for one head when nobody looks between them: y [n, dv] (row stride ldy) =
+/// softmax(causal(Q·Kᵀ)·scale)·V, run in blocks of 128 query rows so that a block's scores, weights and
+/// products stay in L2. `whole` (resized to [n, n]) gets every weight, as the three steps leave them
+/// (the trainer's backward needs them); null: only one block of rows at a time exists (a per-thread
+/// buffer). Every value is the three steps' bit for bit: a score is one dot product, a row's softmax is
+/// its own, and each P·V element sums over keys 0, 1, ... in the same panels (the keys a block's
+/// product adds beyond a row's own are exact zeros).
+template <typename T>
+void attention_head(int n, int dh, int dv, const T* Q, long ldq, const T* K, long ldk, const T* V, long ldv,
+                    M<T>* whole, T scale, T* y, long ldy) {
+    constexpr int B = 128;
+    static thread_local M<T> block;
+    M<T>& P = whole ? *whole : block;
+    P.resize(whole ? n : std::min(n, B), n);
+    for (int i0 = 0; i0 < n; i0 += B) {
+        const int i1 = std::min(n, i0 + B);  // rows i0 .. i1 see keys 0 .. i1
+        T* p = P.data() + (whole ? long(i0) * n : 0);
+        product<T>(i1 - i0, i1, dh, Q + long(i0) * ldq, ldq, 1, K, 1, ldk, p, n, false);
+        for (int i = i0; i < i1; ++i) {
+            auto r = Eigen::Map<RowT<T>>(p + long(i - i0) * n, i + 1).array();
+            r *= scale;
+            r = (r - r.maxCoeff()).exp();
+            r /= r.sum();
+            // zero above the diagonal: up to n in P, up to the keys the block's product reads otherwise
+            Eigen::Map<RowT<T>>(p + long(i - i0) * n + i + 1, (whole ? n : i1) - i - 1).setZero();
+        }
+        product<T>(i1 - i0, dv, i1, p, n, 1, V, ldv, 1, y + long(i0) * ldy, ldy, false);
+    }
+}
+
 /// backward of one head: dy_h [n, dv] (row stride ldd) → dQ, dK, dV (overwritten; row strides ldq...):
 ///   dP = dy_h·Vᵀ; dV = Pᵀ·dy_h; dS = P ⊙ (dP − rowsum(dP ⊙ P))·scale; dQ = dS·K; dK = dSᵀ·Q.
 /// P causal (lower-triangular, its zeros skipped) or, with causal = false, full. dP, dS: [n, n] scratch.

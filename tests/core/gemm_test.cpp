@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -183,6 +184,63 @@ TEST(Gemm, BitForBitOnEveryCallAndThread) {
         for (std::size_t i = 0; i < first.size(); ++i)
             ASSERT_EQ(first[i], lower[i]) << "(" << i / N << ", " << i % N << ")";
     }
+}
+
+/// The summation order every element follows, written out: KC = 128 inner terms at a time, each panel
+/// summed from zero with fused multiply-adds in k order, the panels' sums added to C in k order. Any
+/// change of blocking that keeps it (tile shapes, loop order, block sizes) leaves every trained model's
+/// bits alone; a change of it shows here.
+TEST(Gemm, SummationOrderIsPanelsOf128TermsInOrder) {
+    if (!gemm_own_kernel()) GTEST_SKIP() << "no AVX-512 on this CPU: gemm is Eigen's product";
+    std::mt19937 rng(11);
+    for (const auto& [M, N, K] :
+         std::vector<std::array<int, 3>>{{7, 70, 300}, {150, 300, 800}, {13, 33, 1000}})
+        for (bool accumulate : {false, true}) {
+            Buf a = random_buf(M, K, K, rng), b = random_buf(K, N, N, rng), c = random_buf(M, N, N, rng);
+            std::vector<float> want = c.v;
+            for (int i = 0; i < M; ++i)
+                for (int j = 0; j < N; ++j) {
+                    float& out = want[std::size_t(i * N + j)];
+                    for (int k0 = 0; k0 < K; k0 += 128) {
+                        float acc = 0;
+                        for (int k = k0; k < std::min(K, k0 + 128); ++k)
+                            acc = std::fma(a.at(i, k), b.at(k, j), acc);
+                        out = (k0 == 0 && !accumulate) ? acc : out + acc;
+                    }
+                }
+            gemm(M, N, K, GemmOperand{a.v.data(), K, 1}, GemmOperand{b.v.data(), N, 1}, c.v.data(), N,
+                 accumulate);
+            ASSERT_EQ(std::memcmp(want.data(), c.v.data(), want.size() * sizeof(float)), 0)
+                << "M=" << M << " N=" << N << " K=" << K << (accumulate ? " C+=" : " C=");
+        }
+}
+
+/// gemm_blocks hands over every element of the product once, with gemm's bits, block by block.
+TEST(Gemm, BlocksVisitEveryElementWithGemmsBits) {
+    std::mt19937 rng(12);
+    for (const auto& [M, N, K] : std::vector<std::array<int, 3>>{
+             {1, 1, 1}, {5, 20, 9}, {150, 300, 770}, {300, 1000, 64}, {40, 50257 / 60, 768}})
+        for (bool b_trans : {false, true}) {
+            Buf a = random_buf(M, K, K, rng);
+            Buf b = b_trans ? random_buf(N, K, K, rng) : random_buf(K, N, N, rng);
+            const GemmOperand ga{a.v.data(), K, 1};
+            const GemmOperand gb = b_trans ? GemmOperand{b.v.data(), 1, K} : GemmOperand{b.v.data(), N, 1};
+            std::vector<float> want(std::size_t(M) * N), got(std::size_t(M) * N, std::nanf(""));
+            std::vector<int> seen(std::size_t(M) * N, 0);
+            gemm(M, N, K, ga, gb, want.data(), N, false);
+            gemm_blocks(M, N, K, ga, gb, [&](int i0, int rows, int j0, int cols, const float* c, long ldc) {
+                ASSERT_LE(rows, 144);
+                ASSERT_LE(cols, 256);
+                for (int i = 0; i < rows; ++i)
+                    for (int j = 0; j < cols; ++j) {
+                        got[std::size_t((i0 + i) * N + j0 + j)] = c[i * ldc + j];
+                        ++seen[std::size_t((i0 + i) * N + j0 + j)];
+                    }
+            });
+            for (int x : seen) ASSERT_EQ(x, 1);
+            EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
+                << "M=" << M << " N=" << N << " K=" << K << (b_trans ? " Bᵀ" : " B");
+        }
 }
 
 }  // namespace
