@@ -429,7 +429,8 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     m.mask_choice = 0;
     m.top.clear();
     if (!same_shape) {
-        m.layer = 0;
+        // (an encoder–decoder opens on its last layer, where a translation's alignment forms)
+        m.layer = m.seq2seq ? std::max(0, m.n_layer - 1) : 0;
         state.head = 0;
     }
     if (state.view == MainView::Compare) state.view = MainView::Stage;

@@ -34,7 +34,7 @@ const char* head_type_short(HeadType type) {
         case HeadType::Induction:
             return "induct";
         case HeadType::AdjectiveNoun:
-            return "adj→noun";
+            return "noun→adj";
         case HeadType::PronounAntecedent:
             return "pron→noun";
         case HeadType::FirstToken:

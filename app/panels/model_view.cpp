@@ -26,7 +26,7 @@ constexpr const char* kHelp =
     "Early layers often attend to the previous token or to themselves; later ones to the first token "
     "(an 'attention sink') or to words that matter for the next one. Click a cell to open that head in "
     "the stage view with every stage behind it (Q, K, V, scores, weights, output). Under each cell: the "
-    "head's type on this text (prev = previous-token, induct = induction, adj→noun, first = first-token "
+    "head's type on this text (prev = previous-token, induct = induction, noun→adj = a noun looks at its adjectives, pron→noun = a pronoun at the nouns and names before it, first = first-token "
     "sink, self, broad = none stands out) and its score; hover a cell for what it means. PgUp/PgDn change "
     "the layer, ↑/↓ the head. An encoder–decoder (T5, BART) has three attentions, chosen above the grid: "
     "the encoder's self-attention over the source (no mask), the decoder's causal self-attention over the "
@@ -104,7 +104,7 @@ void draw_model_view(AppState& state) {
     const float gap = 3.0f;
     // Each cell's head type ("prev 0.93") on a line under it, when cells are wide enough to hold it.
     ImGui::PushFont(app_font(FontRole::Small));
-    const float type_w = ImGui::CalcTextSize("adj→noun 0.00").x;
+    const float type_w = ImGui::CalcTextSize("pron→noun 0.00").x;
     const float type_h = ImGui::GetTextLineHeight() + 2.0f;
     ImGui::PopFont();
     float cell = std::min((avail.x - label_w) / float(H) - gap, (avail.y - head_h) / float(L) - gap - type_h);
