@@ -13,7 +13,7 @@ namespace {
 
 using Md = nn::M<double>;
 
-Md random_matrix(int rows, int cols, unsigned seed) {
+Md s2s_random_matrix(int rows, int cols, unsigned seed) {
     Md m(rows, cols);
     unsigned s = seed;
     for (int i = 0; i < rows; ++i)
@@ -79,8 +79,8 @@ double attention_loss(const Md& Q, const Md& K, const Md& V, const Md& bias, con
 void check_cross_backward(int n, int m, bool causal) {
     const int dh = 3;
     const double scale = 0.7;
-    Md Q = random_matrix(n, dh, 1), K = random_matrix(m, dh, 2), V = random_matrix(m, dh, 3);
-    Md bias = random_matrix(n, m, 4), dy = random_matrix(n, dh, 5);
+    Md Q = s2s_random_matrix(n, dh, 1), K = s2s_random_matrix(m, dh, 2), V = s2s_random_matrix(m, dh, 3);
+    Md bias = s2s_random_matrix(n, m, 4), dy = s2s_random_matrix(n, dh, 5);
     Md P(n, m);
     nn::cross_attention_scores<double>(n, m, dh, Q.data(), dh, K.data(), dh, P.data());
     nn::biased_softmax<double>(P, scale, bias.data(), causal);
@@ -117,7 +117,7 @@ TEST(CrossAttention, BackwardMatchesFiniteDifferences) {
 }
 
 TEST(CrossAttention, RowsAreDistributionsOverEverySourceToken) {
-    Md Q = random_matrix(2, 4, 8), K = random_matrix(6, 4, 9);
+    Md Q = s2s_random_matrix(2, 4, 8), K = s2s_random_matrix(6, 4, 9);
     Md P(2, 6);
     nn::cross_attention_scores<double>(2, 6, 4, Q.data(), 4, K.data(), 4, P.data());
     const Md S = P;
@@ -132,7 +132,7 @@ TEST(CrossAttention, RowsAreDistributionsOverEverySourceToken) {
 }
 
 TEST(Relu, BackwardMatchesFiniteDifferences) {
-    const Md x = random_matrix(3, 5, 21), dy = random_matrix(3, 5, 22);
+    const Md x = s2s_random_matrix(3, 5, 21), dy = s2s_random_matrix(3, 5, 22);
     Md dx;
     nn::relu_backward<double>(dy, x, dx);
     for (int i = 0; i < 3; ++i)
