@@ -17,6 +17,7 @@
 #include "io/commands.hpp"
 #include "io/figure.hpp"
 #include "io/files.hpp"
+#include "io/scene.hpp"
 
 namespace attnviz {
 namespace {
@@ -215,10 +216,11 @@ TEST(RenderCommand, SceneWithAModelRendersTheModel) {
     const std::string via_scene = dir.path + "/scene.png", via_model = dir.path + "/model.png";
     const Result a = render({"--scene", scenes + "/story.json", "--stage", "weights", "--out", via_scene});
     ASSERT_EQ(a.code, 0) << a.err;
-    const Result b = render({"--model", models + "/story", "--text",
-                             "a fluffy blue creature roamed the verdant forest. it strolled across the hill. "
-                             "the tiny red fox napped near the lake.",
-                             "--stage", "weights", "--out", via_model});
+    const Scene scene = load_scene(scenes + "/story.json");  // (its text, layer and head)
+    const Result b = render({"--model", models + "/story", "--text", scene.model_text, "--layer",
+                             std::to_string(scene.focus.layer.value_or(0)), "--head",
+                             std::to_string(scene.focus.head.value_or(0)), "--stage", "weights", "--out",
+                             via_model});
     ASSERT_EQ(b.code, 0) << b.err;
     EXPECT_EQ(read_file(via_scene, 1u << 26), read_file(via_model, 1u << 26));
     expect_render_error(
