@@ -264,9 +264,10 @@ void ModelSession::thread_main() {
             const auto t0 = std::chrono::steady_clock::now();
             bool cancelled = false;
             try {
-                result.run = req.model.weights->spec.encoder_decoder
-                                 ? run_seq2seq_on_text(req.model, req.input.text, req.target, threads_, &cancel_)
-                                 : run_model_on_input(req.model, req.input, req.layer, threads_, &cancel_);
+                result.run =
+                    req.model.weights->spec.encoder_decoder
+                        ? run_seq2seq_on_text(req.model, req.input.text, req.target, threads_, &cancel_)
+                        : run_model_on_input(req.model, req.input, req.layer, threads_, &cancel_);
             } catch (const Cancelled&) {
                 cancelled = true;
             } catch (const std::exception& e) {
@@ -446,7 +447,8 @@ void ModelSession::enter_model(AppState& state, LoadedModel model) {
     // The word classes of a story model (head labels: adjective→noun), from the grammar the folder's
     // loading read (a broken file was reported there: the model is labelled without them).
     m.grammar.reset();
-    if (model_->grammar) m.grammar = std::make_shared<const WordClassTable>(word_class_table(*model_->grammar));
+    if (model_->grammar)
+        m.grammar = std::make_shared<const WordClassTable>(word_class_table(*model_->grammar));
     // A model trained here on its own small language cannot read the app's default English sentence:
     // opened without a text of its own, it reads the seeds' sentence of that language instead.
     if (m.grammar && m.text == ModelUi::kDefaultText)

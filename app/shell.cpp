@@ -321,7 +321,8 @@ void Shell::model_frame() {
     if (ev.left_model) submitted_any_ = validated_any_ = false;  // the single layer's trace again
     // (ablation, patching and attribution run decoder-only models: none for an encoder–decoder, and an
     // encoder predicts no next token for them to measure)
-    interventions_->frame(state, state.model.seq2seq || state.model.encoder ? nullptr : session_->loaded_model(),
+    interventions_->frame(state,
+                          state.model.seq2seq || state.model.encoder ? nullptr : session_->loaded_model(),
                           state.view == MainView::Interventions, now_seconds());
     if (ev.run_done) {
         if (compute_error_shown_ && state.status_is_error) state.set_status("", false);  // resolved

@@ -120,7 +120,7 @@ struct ModelSpec {
     int type_vocab = 0;       // token-type (segment) embeddings' rows; 0 = none
     bool head_transform = false;  // a masked-LM head: dense d → d, head_act, ln_f, then the unembedding
     MlpKind head_act = MlpKind::GeluErf;  // the head's activation (Gelu or GeluErf)
-    bool unembeds = true;        // false: a bare encoder (BertModel): no head, no ln_f, no logits
+    bool unembeds = true;                 // false: a bare encoder (BertModel): no head, no ln_f, no logits
     bool encoder_decoder = false;  // t5, bart: two stacks (core/seq2seq.hpp), not run_model; causal and
                                    // the sizes above are the decoder's
     Seq2SeqSpec s2s;
@@ -251,13 +251,13 @@ struct HeadStages {
 };
 
 struct LayerStages {
-    Mat ln_1;                       // [n, d]
-    Mat attn_out;                   // [n, d]
-    Mat resid_mid;                  // [n, d]
-    Mat ln_2;                       // [n, d] (empty without an MLP)
-    Mat mlp_out;                    // [n, d] (empty without an MLP)
-    Mat resid_post;                 // [n, d]
-    std::vector<HeadStages> heads;  // h entries when this layer's per-head stages are kept, else empty
+    Mat ln_1;                             // [n, d]
+    Mat attn_out;                         // [n, d]
+    Mat resid_mid;                        // [n, d]
+    Mat ln_2;                             // [n, d] (empty without an MLP)
+    Mat mlp_out;                          // [n, d] (empty without an MLP)
+    Mat resid_post;                       // [n, d]
+    std::vector<HeadStages> heads;        // h entries when this layer's per-head stages are kept, else empty
     std::vector<HeadStages> cross_heads;  // an encoder–decoder's decoder layer: its cross-attention's heads
     Mat cross_attn_out;                   // [n, d] the cross-attention's output projection
 };

@@ -508,7 +508,8 @@ const std::vector<CliOption>& model_render_options() {
          "resid_post, residual_stream or rollout",
          false},
         {"--head", "H", "head for per-head stages (default 0)", false},
-        {"--out", "FIG.png", "figure to write: PNG, or SVG when the name ends in .svg (written whole or not at all)", false},
+        {"--out", "FIG.png",
+         "figure to write: PNG, or SVG when the name ends in .svg (written whole or not at all)", false},
         {"--scale", "S", "1, 2 or 4 (default 1)", false},
         {"--grid", "", "every head of the stage side by side", false},
         {"--threads", "N", "worker threads (0 = all cores; default 0)", false},
@@ -592,8 +593,8 @@ int model_render_main(int argc, char** argv) {
         std::cout << "wrote " << out << " (SVG)\n";
         return 0;
     }
-    const Image image =
-        stage ? render_stage_figure(trace, *stage, figure) : render_heads_grid_figure(trace, stage_name, figure);
+    const Image image = stage ? render_stage_figure(trace, *stage, figure)
+                              : render_heads_grid_figure(trace, stage_name, figure);
     write_png(out, image);
     std::cout << "wrote " << out << " (" << image.width << "×" << image.height << ")\n";
     return 0;

@@ -83,7 +83,8 @@ void draw_heads_grid(AppState& state) {
         "scale. \"entropy\" is the mean entropy of the head's weight rows in nats: low = sharp (each query "
         "looks "
         "at few keys), high = diffuse (ln m is uniform). Beside each head: its type on this text "
-        "(prev = previous-token, induct = induction, noun→adj, pron→noun, first = first-token sink, self, broad = none "
+        "(prev = previous-token, induct = induction, noun→adj, pron→noun, first = first-token sink, self, "
+        "broad = none "
         "stands out) and its score, the same scores the Training lab reports; hover a title for more. "
         "Click a head to open it in the stage view.");
     same_line_if_fits(ImGui::CalcTextSize("click a head to focus it").x);

@@ -164,8 +164,8 @@ TEST(HeadTypes, TokensToIds) {
 // with no noun or name before it defines nothing.
 TEST(HeadTypes, PronounHead) {
     const std::vector<std::string> tokens = {"Mia", "saw", "a", "red", "fox", ".", "she", "ran"};
-    const std::vector<WC> classes = {WC::Name,  WC::Other, WC::Other,   WC::Adjective,
-                                     WC::Noun,  WC::Other, WC::Pronoun, WC::Other};
+    const std::vector<WC> classes = {WC::Name, WC::Other, WC::Other,   WC::Adjective,
+                                     WC::Noun, WC::Other, WC::Pronoun, WC::Other};
     const int n = int(tokens.size());
     Mat P = uniform_causal_pattern(n);
     P.row(6).setZero();

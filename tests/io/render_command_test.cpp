@@ -217,15 +217,15 @@ TEST(RenderCommand, SceneWithAModelRendersTheModel) {
     const Result a = render({"--scene", scenes + "/story.json", "--stage", "weights", "--out", via_scene});
     ASSERT_EQ(a.code, 0) << a.err;
     const Scene scene = load_scene(scenes + "/story.json");  // (its text, layer and head)
-    const Result b = render({"--model", models + "/story", "--text", scene.model_text, "--layer",
-                             std::to_string(scene.focus.layer.value_or(0)), "--head",
-                             std::to_string(scene.focus.head.value_or(0)), "--stage", "weights", "--out",
-                             via_model});
+    const Result b =
+        render({"--model", models + "/story", "--text", scene.model_text, "--layer",
+                std::to_string(scene.focus.layer.value_or(0)), "--head",
+                std::to_string(scene.focus.head.value_or(0)), "--stage", "weights", "--out", via_model});
     ASSERT_EQ(b.code, 0) << b.err;
     EXPECT_EQ(read_file(via_scene, 1u << 26), read_file(via_model, 1u << 26));
-    expect_render_error(
-        render({"--scene", scenes + "/story.json", "--stage", "weights", "--set", "heads=2", "--out", via_scene}),
-        "--set applies to the single layer");
+    expect_render_error(render({"--scene", scenes + "/story.json", "--stage", "weights", "--set", "heads=2",
+                                "--out", via_scene}),
+                        "--set applies to the single layer");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Training runs long enough to show learning: the induction phase change at its seed (600 steps),
-// copy / reverse learned in 400 steps and the translation preset's alignment. Bounded by steps, not seconds. Release only: 6 s optimised,
-// over 5 minutes under ASan; the training code itself runs under the sanitizers in the
-// finite-difference and short-run tests of tests/core and tests/app.
+// copy / reverse learned in 400 steps and the translation preset's alignment. Bounded by steps, not seconds.
+// Release only: 6 s optimised, over 5 minutes under ASan; the training code itself runs under the sanitizers
+// in the finite-difference and short-run tests of tests/core and tests/app.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,8 +99,8 @@ TEST(LabPresets, CopyReverseAndSortLearnWithTheLabsSettings) {
     }
 }
 
-// Translation: the lab's preset, trained as the lab trains it (2 threads): the last decoder layer's cross-attention
-// aligns the words (alignment >= 0.8) before the preset's last step.
+// Translation: the lab's preset, trained as the lab trains it (2 threads): the last decoder layer's
+// cross-attention aligns the words (alignment >= 0.8) before the preset's last step.
 TEST(Translate, ShortRunReachesAlignment) {
     const TaskInfo* info = find_task("translate");
     ASSERT_NE(info, nullptr);
