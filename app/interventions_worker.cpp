@@ -90,7 +90,9 @@ void InterventionsWorker::shutdown() {
 
 bool InterventionsWorker::busy() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (running_) return true;
+    // A result finished but not yet shown (the next frame takes it) still counts: the values on
+    // screen are not its answer yet.
+    if (running_ || !results_.empty()) return true;
     for (const auto& p : pending_)
         if (p) return true;
     return false;

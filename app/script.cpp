@@ -290,6 +290,16 @@ void ScriptPlayer::fail(const ScriptStep& step, const std::string& why, const nl
     done_ = true;
 }
 
+// A widget not drawn yet (its panel appears a frame or two after the state that led to it) is
+// waited for, as a hand waits to see a button before pressing it; still absent after 10 s, the step
+// fails.
+void ScriptPlayer::widget_absent(const ScriptStep& step, const nlohmann::json& state) {
+    if (wait_started_ < 0) wait_started_ = now_seconds();
+    if (now_seconds() - wait_started_ <= 10.0) return;
+    wait_started_ = -1;
+    fail(step, "the widget is not on screen (waited 10 s)", state);
+}
+
 bool ScriptPlayer::resolve_target(const ScriptStep& step, std::size_t first, const nlohmann::json& state,
                                   float* x, float* y) {
     const auto& a = step.args;
@@ -392,9 +402,10 @@ void ScriptPlayer::before_frame(GLFWwindow* window, const nlohmann::json& state_
             } else if (step.op == "move" || step.op == "click") {
                 float x = 0, y = 0;
                 if (!resolve_target(step, 0, state, &x, &y)) {
-                    fail(step, "the widget is not on screen", state);
+                    widget_absent(step, state);  // (frames for it to be drawn, then a failure)
                     return;
                 }
+                wait_started_ = -1;
                 // As a hand does it: the pointer arrives and rests on the target for a frame (ImGui
                 // sees it hover the widget; a widget that moved meanwhile, e.g. after the fonts were
                 // rebuilt, is followed), then for a click the button goes down (a frame) and up.
@@ -418,9 +429,10 @@ void ScriptPlayer::before_frame(GLFWwindow* window, const nlohmann::json& state_
             } else if (step.op == "drag") {
                 float x = 0, y = 0;
                 if (!resolve_target(step, 0, state, &x, &y)) {
-                    fail(step, "the widget is not on screen", state);
+                    widget_absent(step, state);  // (frames for it to be drawn, then a failure)
                     return;
                 }
+                wait_started_ = -1;
                 const int n = std::max(1, std::atoi(step.args.back().c_str()));
                 drag_from_x_ = mouse_x_;
                 drag_from_y_ = mouse_y_;

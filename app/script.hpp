@@ -30,7 +30,8 @@
 //   clipboard_save PATH                         write what the clipboard holds now to PATH
 //   quit                                        end the run (exit code 0)
 // TARGET is `X Y` in window pixels, or `widget NAME FX FY`: the fraction (FX, FY) of the rectangle of
-// widget NAME as the app reports it in its state (state["widgets"][NAME]).
+// widget NAME as the app reports it in its state (state["widgets"][NAME]). A widget not drawn yet is
+// waited for (up to 10 s), as a hand waits to see a button before pressing it.
 // COND is `FIELD OP VALUE`: FIELD a dotted path into the state JSON (plus the player's counters
 // `frames` and `frames_updating`, counted since the last `mark`), OP one of == != < <= > >= ~
 // (contains) ^= (starts with), VALUE a JSON literal, $NAME, or a bare word taken as a string.
@@ -85,6 +86,7 @@ class ScriptPlayer {
 
   private:
     void fail(const ScriptStep& step, const std::string& why, const nlohmann::json& state);
+    void widget_absent(const ScriptStep& step, const nlohmann::json& state);
     bool resolve_target(const ScriptStep& step, std::size_t first_arg, const nlohmann::json& state, float* x,
                         float* y);
 
@@ -98,7 +100,7 @@ class ScriptPlayer {
     // Frame-spanning work in progress.
     std::vector<int> keys_to_release_;  // GLFW key codes pressed last frame
     int frames_left_ = 0;               // `frames N`
-    double wait_started_ = -1;          // wall time a `wait` began (time-out only)
+    double wait_started_ = -1;          // wall time a `wait` (or a wait for a widget) began
     int drag_frames_left_ = 0, drag_frames_total_ = 0;
     float drag_from_x_ = 0, drag_from_y_ = 0, drag_to_x_ = 0, drag_to_y_ = 0;
     bool release_button_next_ = false;

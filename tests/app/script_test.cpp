@@ -99,5 +99,23 @@ TEST(Script, ConditionsCompareFieldsOfTheState) {
     EXPECT_THROW(eval_conditions("stage_index <> 3", s, vars), Error);
 }
 
+TEST(Script, AClickWaitsForItsWidgetToBeDrawn) {
+    // The state that leads to a panel comes a frame or two before the panel draws its widgets: the
+    // click waits for the widget instead of failing at once, then goes there and presses.
+    ScriptPlayer p(parse_script("click widget family_encoder 0.5 0.5\nquit\n", "s.txt"), "s");
+    const nlohmann::json before = {{"widgets", nlohmann::json::object()}};
+    for (int frame = 0; frame < 3; ++frame) {
+        p.before_frame(nullptr, before, false);
+        EXPECT_FALSE(p.failed()) << p.failure();
+        EXPECT_FALSE(p.finished());
+    }
+    const nlohmann::json drawn = {{"widgets", {{"family_encoder", {100, 40, 20, 10}}}}};
+    p.before_frame(nullptr, drawn, false);  // the pointer arrives
+    p.before_frame(nullptr, drawn, false);  // the button goes down
+    p.before_frame(nullptr, drawn, false);  // released; quit
+    EXPECT_FALSE(p.failed()) << p.failure();
+    EXPECT_TRUE(p.finished());
+}
+
 }  // namespace
 }  // namespace attnviz::app
