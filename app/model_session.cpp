@@ -340,6 +340,25 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
                 m.layer = *startup_.layer;
             }
             if (at_start && startup_.view) state.view = *startup_.view;
+            // A flag the opened model has no use for is said, not silently dropped.
+            const std::vector<std::string>& unused =
+                !at_start ? std::vector<std::string>{}
+                : !m.seq2seq && !startup_.seq2seq_flags.empty() ? startup_.seq2seq_flags
+                : !m.encoder && !startup_.encoder_flags.empty() ? startup_.encoder_flags
+                                                                : std::vector<std::string>{};
+            if (!unused.empty()) {
+                const bool for_s2s = unused == startup_.seq2seq_flags;
+                const std::string what = unused.front() +
+                                         (for_s2s ? " applies to t5 / bart (encoder–decoder) models"
+                                                  : " applies to encoders (bert, roberta, distilbert)") +
+                                         "; " + m.name + " is not one";
+                if (startup_.batch) {
+                    ev.exit_code = 2;
+                    ev.exit_message = what;
+                    return ev;
+                }
+                state.set_status(what + ": ignored", true);
+            }
             resume_model(state);
         } else {
             // A scene's model that cannot be opened: its title and note are not about the single layer
@@ -388,9 +407,9 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
             m.n_source = int(run_->source_ids.size());
             shown_layer_ = -1;
             show_model_layer(state);
-            if (m.pin_new_row && m.seq2seq) {  // the appended token: its row of cross-attention
+            if (m.pin_new_row && m.seq2seq) {  // the row that wrote the appended token ("→ token")
                 m.pin_new_row = false;
-                state.pinned_row = m.n - 1;
+                state.pinned_row = std::max(0, m.n - 2);
             }
             top_temperature_ = -1;
             ev.run_done = true;
@@ -575,7 +594,8 @@ void ModelSession::append_next_token(AppState& state, bool sampled) {
     }
     const int id = sample_next_token(logits.row(logits.rows() - 1), o, u);
     if (m.seq2seq) {
-        // The decoder's next token goes on the target; its cross-attention row is pinned once it has run.
+        // The decoder's next token goes on the target; the cross-attention row that wrote it is pinned
+        // once the grown target has run.
         const std::string label = model_->tokenizer->token_label(id);
         if (id == model_->weights->spec.s2s.eos) {
             state.set_status("The model ends the target here (\"" + label + "\", its end-of-sequence token)",
@@ -587,7 +607,7 @@ void ModelSession::append_next_token(AppState& state, bool sampled) {
         m.pin_new_row = true;
         if (m.family == AttnFamily::Encoder) m.family = AttnFamily::Cross;
         state.set_status(std::string(sampled ? "Sampled" : "Appended the most likely token") + " \"" + label +
-                             "\" to the target; its row of cross-attention is pinned",
+                             "\" to the target; the cross-attention row that wrote it is pinned",
                          false);
         return;
     }

@@ -145,6 +145,9 @@ class ModelSession {
         std::optional<int> layer;
         std::optional<MainView> view;
         bool batch = false;
+        // Flags that only some models read ("--target", "--family": t5 / bart; "--text-b": encoders),
+        // as given: once the model is known, one it does not apply to says so (a screenshot run exits 2).
+        std::vector<std::string> seq2seq_flags, encoder_flags;
     };
     void start(AppState& state, Startup startup);
     /// The open model (null: none), for the panels' other background work (app/interventions_worker.hpp).

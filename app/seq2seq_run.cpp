@@ -304,7 +304,14 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
         r.encoder_layers.push_back(std::make_shared<const Trace>(std::move(t)));
     }
 
-    const Axis tq = named(axes::token_axis(Axis::Kind::QueryTokens, tgt), "target tokens");
+    // Cross-attention rows are labelled by the word each row writes: row i reads target token i (the
+    // first the start token) and writes token i + 1, so "→ hund" is the row whose source look chose
+    // "hund" (the Training lab's translation preset labels its rows the same way); the last row writes
+    // the word not chosen yet ("→ ?", the next-token panel's top pick).
+    auto written = std::make_shared<std::vector<std::string>>();
+    for (std::size_t i = 0; i < tgt->size(); ++i)
+        written->push_back(i + 1 < tgt->size() ? "→" + (*tgt)[i + 1] : std::string("→ ?"));
+    const Axis tq = named(axes::token_axis(Axis::Kind::QueryTokens, written), "target tokens");
     const Axis sk = named(axes::token_axis(Axis::Kind::KeyTokens, src), "source tokens");
     const double nm = double(n) * m, dh = s.d_head;
     for (int l = 0; l < s.n_layer; ++l) {

@@ -167,7 +167,11 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
     if (!opt_.model.empty() && opt_.target) state.model.target = *opt_.target;
     if (!opt_.model.empty() && opt_.family) state.model.family = *opt_.family;
     if (!opt_.model.empty() && opt_.text_b) state.model.text_b = *opt_.text_b;
-    session_->start(state, {opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty()});
+    ModelSession::Startup startup{opt_.model, opt_.layer, opt_.view, !opt_.screenshot.empty(), {}, {}};
+    if (opt_.target) startup.seq2seq_flags.push_back("--target");
+    if (opt_.family) startup.seq2seq_flags.push_back("--family");
+    if (opt_.text_b) startup.encoder_flags.push_back("--text-b");
+    session_->start(state, startup);
 }
 
 Shell::~Shell() = default;

@@ -118,7 +118,9 @@ std::string cli_usage(const std::string& command, const std::vector<CliOption>& 
 void require_flag(const CliArgs& args, const std::vector<CliOption>& options, const std::string& name) {
     if (args.has(name)) return;
     const CliOption* opt = find_option(options, name);
-    throw UsageError("missing " + name + (opt && !opt->value_name.empty() ? " " + opt->value_name : ""));
+    // What the flag is for, from its help line: "missing --tokens N: how many tokens to generate".
+    throw UsageError("missing " + name + (opt && !opt->value_name.empty() ? " " + opt->value_name : "") +
+                     (opt && !opt->help.empty() ? ": " + opt->help : ""));
 }
 
 int cli_int(const std::string& flag, const std::string& text, int min_value, int max_value) {

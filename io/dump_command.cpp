@@ -173,7 +173,8 @@ int dump_main(int argc, char** argv) {
     if (request.help) {
         std::cout << cli_usage("attnviz dump", dump_options(), {"--out"})
                   << "Writes every stage of the attention layer as a float32 .npy file (per-head stages as "
-                     "NAME_hHEAD.npy) and manifest.json.\n";
+                     "NAME_hHEAD.npy) and manifest.json.\n"
+                     "Every stage of every layer of a real model: attnviz dump --model DIR --help\n";
         return 0;
     }
     const std::string& out = request.out;

@@ -111,7 +111,8 @@ int render_main(int argc, char** argv) {
     if (request.help) {
         std::cout << cli_usage("attnviz render", render_options(), {"--stage", "--out"})
                   << "Draws one stage of the attention layer as a figure: title, formula, token labels and "
-                     "a colour bar.\n";
+                     "a colour bar.\n"
+                     "A real model's stages: attnviz render --model DIR --help\n";
         return 0;
     }
     const std::string& stage_name = request.stage_name;

@@ -26,7 +26,8 @@ constexpr int kSceneFormatVersion = 3;
 const std::vector<std::string> kTopKeys = {"attnviz_scene", "version",    "title",      "note", "config",
                                            "model",         "model_text", "layer",      "head", "stage",
                                            "pin",           "view",       "named_heads"};
-const std::vector<std::string> kFocusKeys = {"layer", "head", "pin", "stage", "view", "text"};
+const std::vector<std::string> kFocusKeys = {"layer", "head",  "pin", "stage",
+                                             "view",  "text", "title", "note"};
 
 /// How a config key is stored in JSON. Keys the table does not know (added to the core later) are
 /// stored as strings in the text form of get_config_key and accepted as any scalar.
@@ -284,13 +285,16 @@ void parse_focus(const ojson& obj, SceneFocus& focus, const std::string& name, c
         const int x = int(v.get<std::int64_t>());
         (std::string(key) == "layer" ? focus.layer : std::string(key) == "head" ? focus.head : focus.pin) = x;
     }
-    for (const char* key : {"stage", "view", "text"}) {
-        if (!obj.contains(key) || (!allow_text && std::string(key) == "text")) continue;
+    for (const char* key : {"stage", "view", "text", "title", "note"}) {
+        const std::string k = key;
+        if (!obj.contains(key) || (!allow_text && (k == "text" || k == "title" || k == "note"))) continue;
         const ojson& v = obj[key];
         if (!v.is_string()) throw Error(name + ": " + where + key + ": expected a string, got " + shorten(v));
-        (std::string(key) == "stage"  ? focus.stage
-         : std::string(key) == "view" ? focus.view
-                                      : focus.text) = v.get<std::string>();
+        (k == "stage"   ? focus.stage
+         : k == "view"  ? focus.view
+         : k == "text"  ? focus.text
+         : k == "title" ? focus.title
+                        : focus.note) = v.get<std::string>();
     }
     if (!focus.view.empty() && focus.view != "stage" && focus.view != "heads" && focus.view != "model")
         throw Error(name + ": " + where + "view: expected stage, heads or model, got " +
@@ -304,6 +308,8 @@ void write_focus(ojson& obj, const SceneFocus& f) {
     if (!f.stage.empty()) obj["stage"] = f.stage;
     if (!f.view.empty()) obj["view"] = f.view;
     if (!f.text.empty()) obj["text"] = f.text;
+    if (!f.title.empty()) obj["title"] = f.title;
+    if (!f.note.empty()) obj["note"] = f.note;
 }
 
 }  // namespace

@@ -35,7 +35,12 @@ struct SceneFocus {
     std::string stage;  // "" = unchanged
     std::string view;   // "", "stage", "heads" or "model"
     std::string text;   // named heads only: the text the model reads there ("" = the scene's)
-    bool empty() const { return !layer && !head && !pin && stage.empty() && view.empty() && text.empty(); }
+    std::string title;  // named heads only: the title and note shown there, in place of the scene's
+    std::string note;   //   ("" = the scene's)
+    bool empty() const {
+        return !layer && !head && !pin && stage.empty() && view.empty() && text.empty() && title.empty() &&
+               note.empty();
+    }
 };
 
 struct Scene {

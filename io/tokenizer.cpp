@@ -2291,12 +2291,38 @@ bool Tokenizer::is_special(int id) const {
 }
 
 void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids, int vocab) {
-    for (int id : ids)
-        if (id < 0 || id >= vocab)
-            throw TextError("the text has a token this model was not trained on: '" +
-                            tokenizer.token_label(id) + "' (id " + std::to_string(id) +
-                            "; the model knows ids 0.." + std::to_string(vocab - 1) +
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+        const int id = ids[k];
+        if (id >= 0 && id < vocab) continue;
+        const std::string known = "the model knows ids 0.." + std::to_string(vocab - 1);
+        // The word the unknown piece belongs to (a learner typed a word, not a piece): the decoded
+        // text's whitespace-delimited word at the piece's place. A piece may be the space before a
+        // word the tokenizer could only split into bytes, so the word is the one that starts there.
+        std::string word;
+        try {
+            const std::vector<int> before(ids.begin(), ids.begin() + std::ptrdiff_t(k));
+            const std::string text = tokenizer.decode(ids), head = tokenizer.decode(before);
+            if (text.compare(0, head.size(), head) == 0) {
+                auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+                std::size_t b = head.size();
+                while (b < text.size() && space(text[b])) ++b;           // (the space before a word)
+                if (b == text.size()) b = head.size();                   // (trailing spaces: the piece)
+                while (b > 0 && !space(text[b - 1]) && b > head.size() - std::min(head.size(), std::size_t(64)))
+                    --b;                                                  // (the piece inside a word)
+                std::size_t e = b;
+                while (e < text.size() && !space(text[e]) && e - b < 64) ++e;
+                word = text.substr(b, e - b);
+            }
+        } catch (const std::exception&) {  // (no decoder: the piece alone is named)
+        }
+        if (!word.empty() && is_valid_utf8(word))
+            throw TextError("the word '" + word + "' is not in this model's vocabulary (its piece '" +
+                            tokenizer.token_label(id) + "' is id " + std::to_string(id) + "; " + known +
                             "). A model trained on its own small language knows only its words");
+        throw TextError("the text has a token this model was not trained on: '" + tokenizer.token_label(id) +
+                        "' (id " + std::to_string(id) + "; " + known +
+                        "). A model trained on its own small language knows only its words");
+    }
 }
 
 }  // namespace attnviz

@@ -117,6 +117,8 @@ TourStep parse_step(const ojson& s, int number, const TourPaths& paths,
                     (names.empty() ? std::string("it names none") : "it names " + join_names(names)) + ")"};
         }
         override_focus(step.focus, *f);
+        if (!f->title.empty()) step.scene.title = f->title;  // the head's own words, not the scene's
+        if (!f->note.empty()) step.scene.note = f->note;
     }
     SceneFocus own;
     own.layer = index_field(s, "layer");

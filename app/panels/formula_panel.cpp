@@ -44,7 +44,9 @@ std::string human_bytes(double v) {
 void heading(const char* text) {
     ImGui::Spacing();
     ImGui::PushFont(app_font(FontRole::Bold));
+    ImGui::PushTextWrapPos(0.0f);  // (a scene's title is a sentence: wrapped, never cut at the edge)
     ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
     ImGui::PopFont();
 }
 

@@ -4,6 +4,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "app/panels/heatmap_widget.hpp"
 
+#include "app/fonts.hpp"
 #include "core/ops.hpp"
 
 #include <algorithm>
@@ -506,9 +507,23 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         if (i == hot) return true;
         return i % stride == 0 && std::abs(i - hot) >= stride;
     };
+    // When the regular font would label only every other row (or column) and the small one labels
+    // every one, the labels take the small font: a learner told to look at "fluffy" finds its column.
+    // (A label needs about 0.85 of its font's size: the glyphs do not fill the line.)
+    ImFont* small_font = app_font(FontRole::Small);
+    const float small_px = small_font ? 0.85f * small_font->FontSize : line;
+    auto small_helps = [&](bool shown, float px) {
+        return shown && label_stride(px, line) > 1 && label_stride(px, small_px) == 1;
+    };
+    const bool small_labels =
+        small_font && (small_helps(row_labels, px_row) || small_helps(col_labels && vertical_cols, px_col));
+    const float label_px = small_labels ? small_px : line;  // a label's spacing
+    const float label_line = small_labels ? small_font->FontSize : line;
+    if (small_labels) ImGui::PushFont(small_font);
+    result.small_labels = small_labels;
     if (row_labels) {
         // Row labels, right-aligned against the image; every k-th when rows are small.
-        const int rs = label_stride(px_row, line);
+        const int rs = label_stride(px_row, label_px);
         result.label_stride = rs;
         const ImVec2 clip_a(left.x, img_min.y - line), clip_b(img_min.x, img_max.y + line);
         dl->PushClipRect(clip_a, clip_b, true);
@@ -527,7 +542,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
     }
     if (col_labels) {
         // Column labels above the image.
-        const int cs = vertical_cols ? label_stride(px_col, line) : 1;
+        const int cs = vertical_cols ? label_stride(px_col, label_px) : 1;
         const ImVec2 top_a(img_min.x - line, img_min.y - col_label_h), top_b(img_max.x + line, img_min.y);
         dl->PushClipRect(top_a, top_b, true);
         for (int c = c_first; c <= c_last; ++c) {
@@ -539,7 +554,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
                 const std::string s = fit_text(full, col_label_h - 8);
                 ++result.labels_shown;
                 if (s != full) ++result.labels_cut;
-                add_text_vertical(dl, ImVec2(cell_x(c + 0.5f) - line * 0.5f, img_min.y - 4), col, s);
+                add_text_vertical(dl, ImVec2(cell_x(c + 0.5f) - label_line * 0.5f, img_min.y - 4), col, s);
             } else {
                 const std::string s = axis_label(col_axis, c);
                 ++result.labels_shown;
@@ -549,6 +564,7 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         }
         dl->PopClipRect();
     }
+    if (small_labels) ImGui::PopFont();
     if (row_labels) {
         // Clicking a row label reports that row (pinning works in every mode, even mask editing).
         ImGui::SetCursorScreenPos(ImVec2(img_min.x - row_label_w, img_min.y));

@@ -254,6 +254,7 @@ struct HeatmapResult {
     float img_x = 0, img_y = 0, img_w = 0, img_h = 0;  // where the image went (screen pixels)
     int labels_shown = 0, labels_cut = 0;  // axis labels drawn this frame, and those cut to fit ("…")
     int label_stride = 1;                  // every how many-th row label is drawn
+    bool small_labels = false;             // the labels took the small font (all shown instead of every k-th)
 };
 
 /// Draws the heatmap in the current ImGui window and handles zoom/pan. Call once per frame.

@@ -88,7 +88,7 @@ void draw_lines_view(AppState& state) {
         o.hover_token = v.hover_token;
     } else if (state.model.active && state.model.seq2seq && state.pinned_row >= 0 &&
                state.pinned_row < t.get(stage, 0)->n_rows()) {
-        o.hover_side = LinesSide::Query;  // the pinned target token (the one just appended): its lines only
+        o.hover_side = LinesSide::Query;  // the pinned row (the one that wrote the appended token): its lines only
         o.hover_token = state.pinned_row;
     }
     if (ImGui::SmallButton("PNG")) export_lines_now(state, o, ExportKind::Png);
@@ -154,7 +154,7 @@ void draw_lines_view(AppState& state) {
 
     // Token labels, each a hover target; the hovered one is lit and the others dimmed.
     int hover_side = 0, hover_token = -1;
-    // A hovered token, else an encoder–decoder's pinned target token (the one just appended), is lit.
+    // A hovered token, else an encoder–decoder's pinned row (the one that wrote the appended token), is lit.
     const int lit_side = o.hover_side == LinesSide::Query ? 1 : o.hover_side == LinesSide::Key ? 2 : 0;
     const bool hovering = lit_side != 0;
     auto label = [&](const std::string& text, int side, int index, float y) {

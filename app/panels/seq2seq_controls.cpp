@@ -17,7 +17,7 @@ void draw_seq2seq_target(AppState& state) {
     help_marker(
         "What the decoder has written so far (its input after the start token): empty = the start token "
         "alone. The text box above is the source, the encoder's input. Append greedy / sampled below adds "
-        "the decoder's next token here, one at a time, and pins that token's row of cross-attention.");
+        "the decoder's next token here, one at a time, and pins the row of cross-attention that wrote it.");
     ImGui::InputTextMultiline("##model_target", &m.target, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 2.4f));
     remember_item_rect(state, "model_target");
     ImGui::PushTextWrapPos(0.0f);

@@ -181,9 +181,10 @@ StageText cross_weights_text(const ModelWords& w) {
             "A" + w.h + " = softmax(S" + w.h + cross_scale(w) + ")",
             "Each target token's attention over the source sentence (each row sums to 1): the alignment "
             "picture of translation (Bahdanau et al. 2015). A bright cell says this target word took "
-            "much of its information from that source word. Each row is a step of writing: the row of a "
-            "target token (the first is the start token) is where the decoder writes the word after it, "
-            "so it reads the source word of that next word."};
+            "much of its information from that source word. Each row is a step of writing: row i reads "
+            "target token i (the first is the start token) and writes target word i + 1, so it looks at "
+            "the source word of that next word. The view labels each row with the word it writes "
+            "(→ word; the last row's word, → ?, is the one the model picks next)."};
 }
 
 StageText cross_head_output_text(const ModelWords& w) {

@@ -6,8 +6,10 @@
 #   the family chooser: encoder            -> the encoder's self-attention (source × source, no mask)
 #   the family chooser: cross, model view  -> the layers × heads grid of cross-attention
 #   Append greedy                          -> the target grows by the decoder's most likely token, every
-#                                            layer reruns, and the new token's cross-attention row is pinned;
-#                                            its values equal the last row of `attnviz dump --model`'s
+#                                            layer reruns, and the cross-attention row that wrote it is
+#                                            pinned, labelled "→ token" (rows are labelled by the word they
+#                                            write; the last, "→ ?", writes the next one); its values equal
+#                                            the next-to-last row of `attnviz dump --model`'s
 #                                            decoder_layer1_cross_weights_h2 for the same source and target
 #   the lines view                         -> cross-attention lines, target (left) to source (right)
 #   usage: bash tests/gui/seq2seq_test.sh path/to/attnviz
@@ -49,7 +51,7 @@ frames 2
 click widget append_greedy 0.5 0.5
 wait model_target != " die" && model_last_appended != ""
 wait model_runs > $runs0 && updating == false && model_n > $n0
-expect model_target ^= " die" && model_family == cross && stage == cross_weights && pinned_row == $n0
+expect model_target ^= " die" && model_family == cross && stage == cross_weights && pinned_row >= 0 && pinned_row < $n0
 expect stage_cols.size == $m && stage_rows.name == "target tokens"
 EOF2
   [ -n "$shots" ] && printf 'screenshot %s\nframes 1\n' "$shots/seq2seq_cross_stage.png"
@@ -74,20 +76,23 @@ import json, sys
 import numpy as np
 states = [json.loads(x) for x in open(sys.argv[1]) if x.strip()]
 last = states[-1]
-# The pinned row is the appended token: the last target token, labelled as the model read it.
+# The pinned row wrote the appended token: the next-to-last row, labelled "→" + that token; the last
+# row, "→ ?", writes the word after it. Rows 0.. read "<pad>", " die", the appended token.
 appended = [s for s in states if s.get("pinned_row", -1) >= 0 and s.get("stage") == "cross_weights"]
 assert appended, "no state with a pinned cross-attention row"
 s = appended[0]
 rows = s["stage_rows"]["labels"]
-assert s["pinned_row"] == len(rows) - 1, (s["pinned_row"], rows)
-assert rows[0] == "<pad>" and len(rows) == s["model_n"] == 3, rows
+assert s["pinned_row"] == len(rows) - 2, (s["pinned_row"], rows)
+assert len(rows) == s["model_n"] == 3, rows
+assert rows[0] == "→ die" and rows[2] == "→ ?", rows
+assert rows[1] == "→" + s["model_last_appended"], (rows, s["model_last_appended"])
 assert " cat" in s["stage_cols"]["labels"], s["stage_cols"]["labels"]
 ref = np.load(sys.argv[2] + "/decoder_layer1_cross_weights_h2.npy")  # layer 1, head 2: what is on screen
 assert ref.shape == (len(rows), len(s["stage_cols"]["labels"])), ref.shape
 got = np.array(s["pinned_values"])
-assert np.allclose(got, ref[-1], atol=1e-6), (got, ref[-1])
+assert np.allclose(got, ref[-2], atol=1e-6), (got, ref[-2])
 assert abs(got.sum() - 1) < 1e-5, got.sum()
-print("pinned row", s["pinned_row"], "=", repr(rows[-1]), "of target", rows, "over source", s["stage_cols"]["labels"])
+print("pinned row", s["pinned_row"], "=", repr(rows[-2]), "of target", rows, "over source", s["stage_cols"]["labels"])
 # The lines view drew a label per target token on the left and per source token on the right.
 w = last["widgets"]
 nq = len([k for k in w if k.startswith("lines_query_")])

@@ -41,4 +41,14 @@ set +e
 timeout 120 "$bin" --screenshot "$tmp/bad.png" --stage no_such_stage 2>/dev/null; rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "unknown --stage: exit $rc, expected 2"
+# A flag the opened model cannot use (--target on a decoder-only model) is one line, exit 2, in a
+# screenshot run (in the window it is the status line's error; the model stays open).
+model="$(cd "$here/../../assets/models/induction-2l" && pwd)"
+set +e
+err="$(timeout 120 "$bin" --model "$model" --target " x" --screenshot "$tmp/t.png" 2>&1 >/dev/null)"; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--target on a decoder-only model: exit $rc, expected 2 ($err)"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--target on a decoder-only model: not one line: $err"
+printf '%s\n' "$err" | grep -q -- "--target applies to t5 / bart" || fail "--target message: $err"
+[ ! -e "$tmp/t.png" ] || fail "a refused screenshot run wrote its PNG"
 echo "startup_test: OK"

@@ -114,7 +114,10 @@ TEST(Cli, RequireFlag) {
         require_flag(args, kOptions, "--out");
         FAIL() << "expected UsageError";
     } catch (const UsageError& e) {
-        EXPECT_STREQ(e.what(), "missing --out DIR");
+        // the flag, its value's name and what it is for (its help line)
+        const std::string what = e.what();
+        EXPECT_EQ(what.rfind("missing --out DIR: ", 0), 0u) << what;
+        EXPECT_GT(what.size(), std::string("missing --out DIR: ").size()) << what;
     }
     EXPECT_NO_THROW(require_flag(parse({"dump", "--out", "d"}), kOptions, "--out"));
 }

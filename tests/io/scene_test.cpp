@@ -355,6 +355,9 @@ TEST(Scene, EveryExampleSceneLoadsAndIsValid) {
     EXPECT_GE(*story.focus.layer, 0);
     EXPECT_GE(*story.focus.head, 0);
     ASSERT_NE(story.named_head("pronoun_antecedent"), nullptr);
+    // The pronoun head has its own note (a tour step landing there shows it, not the adjective story).
+    EXPECT_NE(story.named_head("pronoun_antecedent")->note.find("\"she\""), std::string::npos);
+    EXPECT_EQ(story.named_head("adjective_noun")->note, "");
 }
 
 // A note or config value nested 100,000 arrays deep used to overflow the stack while the error
@@ -464,7 +467,7 @@ TEST(Scene, BadLandingFieldsAreOneLineNamingTheField) {
               "s.json: named_heads.x.head: expected an integer from 0, got 1.5");
     EXPECT_EQ(err(R"({"named_heads": {"x": {"haed": 1}}})"),
               "s.json: named_heads.x: unknown key 'haed' (did you mean 'head'? known keys: layer, head, pin, "
-              "stage, view, text)");
+              "stage, view, text, title, note)");
     EXPECT_EQ(err(R"({"named_heads": [1]})").rfind("s.json: named_heads: expected an object", 0), 0u);
 }
 

@@ -34,7 +34,8 @@ struct Fixture {
                           R"({"attnviz_scene": 1, "version": 3, "title": "Story", "note": "n",
                               "model": "../models/m", "model_text": "a b c", "layer": 1, "head": 3,
                               "stage": "weights", "pin": 2,
-                              "named_heads": {"pronoun_antecedent": {"layer": 0, "head": 1, "text": "x it"}}})");
+                              "named_heads": {"pronoun_antecedent": {"layer": 0, "head": 1, "text": "x it",
+                                                                     "title": "Pronoun", "note": "the pronoun head"}}})");
         write_file_atomic(dir.path + "/assets/scenes/two.json",
                           R"({"attnviz_scene": 1, "config": {"heads": 2, "text": "a b c"}})");
         paths.tour_dir = dir.path + "/tours";
@@ -79,6 +80,10 @@ TEST(Tour, StepsResolveToASceneAndALanding) {
     EXPECT_EQ(pro.focus.head, 1);
     EXPECT_EQ(pro.focus.text, "x it");
     EXPECT_EQ(pro.focus.stage, "weights");
+    EXPECT_EQ(pro.scene.note, "the pronoun head");  // its own title and note, not the scene's
+    EXPECT_EQ(pro.scene.title, "Pronoun");
+    EXPECT_EQ(adj.scene.title, "Story");
+    EXPECT_EQ(adj.scene.note, "n");
     // The step's own fields win; "scene" means the scene's own.
     EXPECT_EQ(t.steps[5].focus.head, 0);
     EXPECT_EQ(t.steps[5].focus.layer, 1);
