@@ -14,10 +14,10 @@ import argparse
 import math
 import time
 
-import torch
+from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+import torch  # noqa: E402
 
 from torch_model_reference import gelu_new, make
-from torch_threads import blas_threads, set_threads
 
 
 class HookPoint(torch.nn.Module):

@@ -15,9 +15,8 @@ import argparse
 import math
 import time
 
-import torch
-
-from torch_threads import blas_threads, set_threads
+from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+import torch  # noqa: E402
 
 
 def make(n_layer, d, f, vocab, positions, g):

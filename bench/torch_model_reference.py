@@ -13,9 +13,8 @@ import argparse
 import math
 import time
 
-import torch
-
-from torch_threads import blas_threads, set_threads
+from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+import torch  # noqa: E402
 
 
 def gelu_new(x):

@@ -18,9 +18,9 @@ import argparse
 import math
 import time
 
-import torch
+from torch_threads import set_threads  # (first: it sets the threads' environment)
+import torch  # noqa: E402
 
-from torch_threads import set_threads
 
 SHAPES = [(16, 64, 4), (128, 256, 8), (512, 512, 8), (1024, 768, 12)]
 

@@ -16,9 +16,9 @@ import argparse
 import math
 import time
 
-import torch
+from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+import torch  # noqa: E402
 
-from torch_threads import blas_threads, set_threads
 
 D, H, DK, FF, V, LAYERS, BUCKETS, MAXD = 512, 8, 64, 2048, 32128, 6, 32, 128
 

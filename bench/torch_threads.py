@@ -6,8 +6,16 @@ core, so a "1-thread" PyTorch run multiplies on both cores of this machine (its 
 wall time) and a same-threads comparison with attnviz is not one. This sets both.
 """
 import ctypes
+import os
 
-import torch
+# PyTorch's OpenMP pool (GNU libgomp) spins for a while after each parallel region by default, taking
+# a core from OpenBLAS's own threads, which do the products: on 2 cores PyTorch's "2-thread" forward
+# was slower than its 1-thread one (BERT-base n = 512: 882-1073 ms vs 968 ms; with passive waiting
+# 640 ms). Passive waiting is PyTorch's better setting here, so the comparison takes it. It must be
+# in the environment before libgomp loads: every reference script imports this module before torch.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402  (after the environment above)
 
 
 def set_threads(n):

@@ -14,9 +14,9 @@ import argparse
 import math
 import time
 
-import torch
+from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+import torch  # noqa: E402
 
-from torch_threads import blas_threads, set_threads
 import torch.nn.functional as F
 
 
