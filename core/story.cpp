@@ -506,6 +506,13 @@ Task story_task(int context) {
     task.annotate = [](const std::vector<int>& ids) {
         return annotate_story(words_of(ids), story_grammar().words);
     };
+    task.report_words = {
+        {"induction_chance", "the induction score of a head that attends evenly: chance level"},
+        {"grammatical_greedy", "share of sentences written greedily (T = 0) that are grammatical"},
+        {"grammatical_t0.8", "share of sentences sampled at T = 0.8 that are grammatical"},
+        {"sentences_greedy", "sentences written greedily to measure it"},
+        {"sentences_t0.8", "sentences sampled at T = 0.8 to measure it"},
+    };
     task.report = [context](const Params<float>& p) {
         const StoryWriting greedy = story_writing(p, 32, 0.0, 1), warm = story_writing(p, 32, 0.8, 1);
         // The induction score of a head attending evenly to every position it may see: chance.

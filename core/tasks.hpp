@@ -154,6 +154,9 @@ struct Task {
     /// Figures measured on the trained model at the end of a run ("grammatical_greedy", 0.97), printed
     /// by `attnviz train` and kept in summary.json (null: none).
     std::function<std::vector<std::pair<std::string, double>>(const Params<float>&)> report;
+    /// What each reported figure is, in words, by name ("grammatical_greedy" → "share of ..."), for
+    /// `attnviz train`'s closing lines (a name without words is printed alone).
+    std::vector<std::pair<std::string, std::string>> report_words;
     /// Figures measured at every evaluation (translate: "alignment"), named by figure_names in the
     /// order it returns them: metrics.csv's columns after the losses, summary.json, the lab.
     std::vector<std::string> figure_names;

@@ -679,11 +679,23 @@ int train_main(int argc, char** argv) {
                         bh = int(h);
                     }
             std::printf("best %s head: layer %d head %d, %.3f\n", head_score_name(k), bl, bh, best);
+            // A score still at the level of a head that attends evenly says so: train longer.
+            if (k == HeadScore::Induction)
+                for (const auto& [name, value] : figures)
+                    if (name == "induction_chance" && best < 1.5 * value)
+                        std::printf("  (%.3f is no better than chance, %.3f: no induction head yet; train "
+                                    "longer)\n",
+                                    best, value);
         }
         if (!figures.empty())
             std::printf("the %s task's figures, measured on fresh samples (summary.json \"figures\"):\n",
                         task_name.c_str());
-        for (const auto& [name, value] : figures) std::printf("%s: %.4g\n", name.c_str(), value);
+        for (const auto& [name, value] : figures) {
+            std::string words;
+            for (const auto& [n, w] : task.report_words)
+                if (n == name) words = w;
+            std::printf("%s: %.4g%s\n", name.c_str(), value, words.empty() ? "" : ("  (" + words + ")").c_str());
+        }
         std::fflush(stdout);
     }
     return 0;
