@@ -34,6 +34,7 @@ std::string mib(std::uint64_t bytes) {
 
 LoadedModel load_model_folder(const std::string& dir, const ProgressFn& progress) {
     progress("reading config", 0.05f);
+    require_model_folder(dir);
     parse_model_config(read_file(dir + "/config.json", 1u << 20), base_name(dir) + "/config.json");
     progress("mapping weights", 0.2f);
     auto weights = std::make_shared<const ModelWeights>(load_model_dir(dir));

@@ -230,7 +230,11 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
     // The decoder reads its start token, then the target's own tokens (as `attnviz dump --target`).
     r.ids = {s.s2s.decoder_start};
     const std::vector<int> more = model.tokenizer->encode(target);
-    check_ids_in_vocab(*model.tokenizer, more, s.vocab_size);
+    try {
+        check_ids_in_vocab(*model.tokenizer, more, s.vocab_size);
+    } catch (const TextError& e) {
+        throw TextError(std::string("the target: ") + e.what());  // (the GUI names the box to edit)
+    }
     r.ids.insert(r.ids.end(), more.begin(), more.end());
     const int m = int(r.source_ids.size()), n = int(r.ids.size());
     Seq2SeqRunOptions o;
@@ -310,7 +314,12 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
     // the word not chosen yet ("→ ?", the next-token panel's top pick).
     auto written = std::make_shared<std::vector<std::string>>();
     for (std::size_t i = 0; i < tgt->size(); ++i)
-        written->push_back(i + 1 < tgt->size() ? "→" + (*tgt)[i + 1] : std::string("→ ?"));
+        if (i + 1 < tgt->size()) {
+            const std::string& w = (*tgt)[i + 1];  // (" lo" and "!" both read "→ lo", "→ !")
+            written->push_back("→ " + (w.rfind(' ', 0) == 0 ? w.substr(1) : w));
+        } else {
+            written->push_back("→ ?");
+        }
     const Axis tq = named(axes::token_axis(Axis::Kind::QueryTokens, written), "target tokens");
     const Axis sk = named(axes::token_axis(Axis::Kind::KeyTokens, src), "source tokens");
     const double nm = double(n) * m, dh = s.d_head;

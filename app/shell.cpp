@@ -142,10 +142,11 @@ Shell::Shell(Options options) : opt_(std::move(options)) {
         const std::string file = opt_.tour.empty() ? default_tour_path() : opt_.tour;
         std::vector<std::string> problems;
         const bool shown = start_tour(state, file, opt_.step.value_or(1) - 1, lab_names(), &problems);
+        const bool batch = !opt_.screenshot.empty() && !opt_.tour.empty();
+        if (batch && !shown)  // a batch job that cannot do what it was asked: its one line, once
+            throw UsageError{problems.empty() ? file + ": no step can be shown" : problems.front()};
         for (const std::string& p : problems) std::fprintf(stderr, "attnviz: %s\n", p.c_str());
-        if (!opt_.screenshot.empty() && !opt_.tour.empty()) {  // a batch job that cannot do what it was asked
-            if (!shown)
-                throw UsageError{problems.empty() ? file + ": no step can be shown" : problems.front()};
+        if (batch) {
             const int steps = int(state.tour.tour->steps.size());
             if (opt_.step && *opt_.step > steps)
                 throw UsageError{"--step: " + std::to_string(*opt_.step) +

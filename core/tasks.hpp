@@ -157,6 +157,8 @@ struct Task {
     /// What each reported figure is, in words, by name ("grammatical_greedy" → "share of ..."), for
     /// `attnviz train`'s closing lines (a name without words is printed alone).
     std::vector<std::pair<std::string, std::string>> report_words;
+    /// A text to try the trained model on (`attnviz train` ends with the command that does; "" = none).
+    std::string example;
     /// Figures measured at every evaluation (translate: "alignment"), named by figure_names in the
     /// order it returns them: metrics.csv's columns after the losses, summary.json, the lab.
     std::vector<std::string> figure_names;

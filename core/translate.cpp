@@ -300,6 +300,7 @@ Task translate_task(int probe) {
         "sentence pairs with 3 adjectives (the longest) from seeds the training batches never use";
     for (const std::string& t : translate_tokens()) task.token_names.push_back(t[0] == ' ' ? t.substr(1) : t);
     task.tokens = translate_tokens();
+    task.example = "the big red dog sees a small cat!";  // (its end mark is read joined to the last word)
     task.figure_names = {"alignment"};
     task.figures = [probe](const Params<float>& p) {
         return std::vector<std::pair<std::string, double>>{{"alignment", model_alignment(p, probe, 5)}};

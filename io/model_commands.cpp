@@ -76,7 +76,7 @@ Input read_input(const CliArgs& args, const std::string& dir, const ModelSpec& s
                 ? in.tokenizer->encode_pair_for_model(*args.get("--text"), *args.get("--text-b"))
                 : in.tokenizer->encode_for_model(*args.get("--text"));
         in.ids = mi.ids;
-        if (in.ids.empty()) throw TextError("--text gives no tokens");
+        if (in.ids.empty()) throw TextError("--text gives no tokens: give it some text");
         check_ids_in_vocab(*in.tokenizer, in.ids, spec.vocab_size);
         // Segments only for a model with more than one (RoBERTa's single row reads every token as 0).
         if (spec.type_vocab > 1) {
@@ -545,6 +545,10 @@ int model_render_main(int argc, char** argv) {
     const std::string dir = *args.get("--model");
     const ModelWeights model = load_model_dir(dir);
     const ModelSpec& s = model.spec;
+    if (s.encoder_decoder)  // (its figures need both stacks: the GUI draws and exports them)
+        throw UsageError("render draws decoder-only and encoder models; " + s.architecture +
+                         " is an encoder–decoder: open it in the window (attnviz --model " + dir +
+                         " --family cross) and export a PNG there, or take its numbers with attnviz dump --model");
     const int layer = args.has("--layer") ? cli_int("--layer", *args.get("--layer"), 0, s.n_layer - 1) : 0;
     const Input in = read_input(args, dir, model.spec);
     const int n = int(in.ids.size());

@@ -371,16 +371,20 @@ ModelWeights load_seq2seq_weights(const ModelSpec& s, const Architecture& arch, 
 
 }  // namespace
 
-ModelWeights load_model_dir(const std::string& dir) {
-    const std::string config_path = dir + "/config.json";
+void require_model_folder(const std::string& dir) {
     // The commonest mistake first, in words: a folder that is not a model's (or no folder at all).
     if (!platform::exists(dir)) throw Error(dir + ": no such folder");
     if (!platform::is_directory(dir))
         throw Error(dir + " is a file, not a model folder (a Hugging Face model folder holds config.json, "
                           "model.safetensors and the tokenizer's files)");
-    if (!platform::exists(config_path))
+    if (!platform::exists(dir + "/config.json"))
         throw Error(dir + " is not a model folder: it has no config.json (a Hugging Face model folder "
                           "holds config.json, model.safetensors and the tokenizer's files)");
+}
+
+ModelWeights load_model_dir(const std::string& dir) {
+    const std::string config_path = dir + "/config.json";
+    require_model_folder(dir);
     const std::string text = read_file(config_path, 4ull << 20);
     const ModelSpec spec = parse_model_config(text, config_path);
     const json j = parse_json_limited(text, config_path, "the file");

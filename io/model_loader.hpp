@@ -24,6 +24,10 @@ ModelSpec parse_model_config(std::string_view json_text, const std::string& name
 /// Loads DIR/config.json and DIR's safetensors weights. Throws attnviz::Error.
 ModelWeights load_model_dir(const std::string& dir);
 
+/// Throws attnviz::Error in words when `dir` is not a model folder at all: no such folder, a file, or a
+/// folder without config.json (load_model_dir checks this first; so does the GUI before its progress).
+void require_model_folder(const std::string& dir);
+
 /// Largest float32 memory the loader converts BF16/F16 weights into (the app's limit is 3 GiB).
 inline constexpr std::uint64_t kMaxConvertedWeightBytes = 2ull << 30;
 /// Largest model accepted: its float32 weights (mapped or converted) within the app's 3 GiB.

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <set>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -2294,7 +2295,6 @@ void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids,
     for (std::size_t k = 0; k < ids.size(); ++k) {
         const int id = ids[k];
         if (id >= 0 && id < vocab) continue;
-        const std::string known = "the model knows ids 0.." + std::to_string(vocab - 1);
         // The word the unknown piece belongs to (a learner typed a word, not a piece): the decoded
         // text's whitespace-delimited word at the piece's place. A piece may be the space before a
         // word the tokenizer could only split into bytes, so the word is the one that starts there.
@@ -2315,13 +2315,42 @@ void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids,
             }
         } catch (const std::exception&) {  // (no decoder: the piece alone is named)
         }
-        if (!word.empty() && is_valid_utf8(word))
-            throw TextError("the word '" + word + "' is not in this model's vocabulary (its piece '" +
-                            tokenizer.token_label(id) + "' is id " + std::to_string(id) + "; " + known +
-                            "). A model trained on its own small language knows only its words");
+        // The words the model does know (its ids' texts, specials left out), for the learner to pick from.
+        std::vector<std::string> words;
+        std::set<std::string> seen;
+        for (int i = 0; i < vocab && i < tokenizer.vocab_size(); ++i) {
+            if (tokenizer.is_special(i)) continue;
+            std::string w;
+            try {
+                w = tokenizer.decode({i});
+            } catch (const std::exception&) {
+                continue;
+            }
+            const std::size_t b = w.find_first_not_of(" \t\n"), e = w.find_last_not_of(" \t\n");
+            if (b == std::string::npos || !is_valid_utf8(w)) continue;
+            w = w.substr(b, e - b + 1);
+            if (seen.insert(w).second) words.push_back(w);
+        }
+        std::string list;
+        for (std::size_t i = 0; i < words.size() && i < 30; ++i) list += (i ? ", " : "") + words[i];
+        if (words.size() > 30) list += ", … (" + std::to_string(words.size()) + " in all)";
+        const std::string knows =
+            words.empty() ? "" : " It knows " + std::to_string(words.size()) + " words: " + list + ".";
+        if (!word.empty() && is_valid_utf8(word)) {
+            std::string lower = word;
+            for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+            // A known word the model only reads joined to the word before it ("cat!", not "cat !").
+            if (seen.count(word) > 0)
+                throw TextError("'" + word + "' is a word of this model, but not after a space: write it joined "
+                                "to the word before it (\"word" + word + "\", not \"word " + word + "\")");
+            const bool case_only = lower != word && seen.count(lower) > 0;
+            throw TextError("'" + word + "' is not a word this model knows" +
+                            (case_only ? ": try '" + lower + "' (its words are lowercase)." : ".") + knows +
+                            " (A model trained here on its own small language reads only its words.)");
+        }
         throw TextError("the text has a token this model was not trained on: '" + tokenizer.token_label(id) +
-                        "' (id " + std::to_string(id) + "; " + known +
-                        "). A model trained on its own small language knows only its words");
+                        "' (id " + std::to_string(id) + "; the model knows ids 0.." + std::to_string(vocab - 1) +
+                        ")." + knows);
     }
 }
 

@@ -229,7 +229,12 @@ Tour parse_tour(const std::string& json_text, const std::string& name, const Tou
 }
 
 Tour load_tour(const std::string& path, const std::vector<std::string>& labs) {
-    const std::string text = read_file(path, kMaxTourBytes);
+    std::string text;
+    try {
+        text = read_file(path, kMaxTourBytes);
+    } catch (const Error& e) {
+        throw Error(std::string("the tour file: ") + e.what());  // (say which file the line is about)
+    }
     TourPaths paths;
     const auto slash = path.rfind('/');
     paths.tour_dir = slash == std::string::npos ? "" : path.substr(0, slash);

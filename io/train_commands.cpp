@@ -698,6 +698,13 @@ int train_main(int argc, char** argv) {
         }
         std::fflush(stdout);
     }
+    // What to do with it next: the trained model opens like any other.
+    if (!task.example.empty())
+        std::printf("try it: attnviz generate --model %s --text \"%s\" --tokens 12\n"
+                    "   or see it: attnviz --model %s --text \"%s\"\n",
+                    out.c_str(), task.example.c_str(), out.c_str(), task.example.c_str());
+    else
+        std::printf("see it: attnviz --model %s\n", out.c_str());
     return 0;
 }
 

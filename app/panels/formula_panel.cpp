@@ -122,7 +122,10 @@ void draw_entropy(const AppState& state, const Stage& stage) {
 
 void draw_formula_panel(AppState& state) {
     if (!state.trace) {
-        wrapped_disabledf(state.issues.empty() ? "Computing…" : "Waiting for valid settings.");
+        const bool failed = state.model.active && state.model.run_failed && state.status_is_error;
+        wrapped_disabledf(!state.issues.empty() ? "Waiting for valid settings."
+                          : failed              ? "Waiting for a text the model can read."
+                                                : "Computing…");
         return;
     }
     const Stage* stage = current_stage(state);

@@ -62,6 +62,16 @@ void draw_heads_grid(AppState& state) {
         ImGui::TextDisabled("This trace has no per-head stages.");
         return;
     }
+    // The grid follows the stage the learner is on (cross_weights for an encoder–decoder's cross-
+    // attention, scores after stepping to them) whenever that stage changes; the combo's own pick
+    // holds until then.
+    const std::string current = current_stage_name(state);
+    const bool pattern = current == "weights" || current == "scores" || current == "scaled" ||
+                         current == "masked" || current == "position_bias" || current == "cross_weights" ||
+                         current == "cross_scores";  // (n × m attention patterns, not Q, K, V)
+    if (current != hv.followed && pattern && std::find(choices.begin(), choices.end(), current) != choices.end())
+        stage_name = current;
+    hv.followed = current;
     if (std::find(choices.begin(), choices.end(), stage_name) == choices.end()) stage_name = choices.front();
 
     // The grid scrolls when the window is too small for readable tiles (a projector at UI scale 2).
@@ -136,7 +146,10 @@ void draw_heads_grid(AppState& state) {
 
     std::map<int, HeatmapViewState>& zoom = hv.zoom;
     // What each head does on this text (core/head_types.hpp), in its title; the sentence on hover.
-    const std::vector<HeadLabel>& head_labels = head_labels_of(state, state.trace);
+    // (they describe the self-attention weights: not shown over an encoder–decoder's cross-attention)
+    static const std::vector<HeadLabel> none;
+    const std::vector<HeadLabel>& head_labels =
+        stage_name.rfind("cross_", 0) == 0 ? none : head_labels_of(state, state.trace);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int h = 0; h < heads; ++h) {

@@ -662,11 +662,14 @@ void draw_main_view(AppState& state) {
             ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "This configuration cannot be computed:");
             for (const ConfigIssue& issue : state.issues) ImGui::BulletText("%s", issue.message.c_str());
         } else if (state.model.active && state.model.run_failed && state.status_is_error) {
-            ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "The model cannot read this text:");
+            // (an encoder–decoder's target has its own box: the message says which one to edit)
+            const bool target = state.status.rfind("the target: ", 0) == 0;
+            ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f),
+                               target ? "The model cannot read the target:" : "The model cannot read this text:");
             ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextUnformatted(state.status.c_str());
+            ImGui::TextUnformatted(target ? state.status.c_str() + 12 : state.status.c_str());
             ImGui::PopTextWrapPos();
-            ImGui::TextDisabled("Edit the text on the left (a model trained here knows only its own words).");
+            ImGui::TextDisabled(target ? "Edit the Target box on the left." : "Edit the text on the left.");
         } else {
             ImGui::TextDisabled("Computing the first trace\u2026");
         }

@@ -32,6 +32,7 @@ struct StageView {
 
 struct HeadsGridView {
     std::string stage_name = "weights";
+    std::string followed;  // the stage view's stage when the grid last followed it (see heads_grid.cpp)
     std::map<int, HeatmapViewState> zoom;  // per head
 };
 

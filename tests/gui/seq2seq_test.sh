@@ -85,7 +85,7 @@ rows = s["stage_rows"]["labels"]
 assert s["pinned_row"] == len(rows) - 2, (s["pinned_row"], rows)
 assert len(rows) == s["model_n"] == 3, rows
 assert rows[0] == "→ die" and rows[2] == "→ ?", rows
-assert rows[1] == "→" + s["model_last_appended"], (rows, s["model_last_appended"])
+assert rows[1] == "→ " + s["model_last_appended"].removeprefix(" "), (rows, s["model_last_appended"])
 assert " cat" in s["stage_cols"]["labels"], s["stage_cols"]["labels"]
 ref = np.load(sys.argv[2] + "/decoder_layer1_cross_weights_h2.npy")  # layer 1, head 2: what is on screen
 assert ref.shape == (len(rows), len(s["stage_cols"]["labels"])), ref.shape

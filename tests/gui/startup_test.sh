@@ -9,8 +9,13 @@ gui_init "$@"  # bin, here, tmp (removed on exit), XDG_CONFIG_HOME inside tmp; f
 cd "$tmp"
 
 # --- command line -------------------------------------------------------------------------------
-"$bin" --help | grep -q -- "--screenshot" || fail "--help does not describe --screenshot"
-"$bin" --version | grep -q "^attnviz " || fail "--version"
+# (captured first: `grep -q` stops reading at its match, and under pipefail the writer's SIGPIPE
+# would fail the line once the text outgrows one pipe write)
+help="$("$bin" --help)" || fail "--help: exit $?"
+grep -q -- "--screenshot" <<<"$help" || fail "--help does not describe --screenshot"
+for v in model lines interventions; do grep -q -- "$v" <<<"$help" || fail "--help does not list --view $v"; done
+version="$("$bin" --version)" || fail "--version: exit $?"
+grep -q "^attnviz " <<<"$version" || fail "--version"
 set +e
 err="$("$bin" --no-such-flag 2>&1 >/dev/null)"; rc=$?
 set -e
