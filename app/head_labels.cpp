@@ -26,10 +26,17 @@ std::vector<HeadLabel> compute_labels(const AppState& state, const Trace& tr) {
         if (std::all_of(classes.begin(), classes.end(), [](WordClass c) { return c == WordClass::Other; }))
             classes.clear();
     }
+    // An encoder's separators ([SEP]; RoBERTa's </s>), where many of BERT's heads park their weight.
+    std::vector<bool> separators;
+    if (state.model.active && state.model.encoder) {
+        for (const std::string& t : tokens) separators.push_back(t == "[SEP]" || t == "</s>");
+        if (std::none_of(separators.begin(), separators.end(), [](bool b) { return b; })) separators.clear();
+    }
     for (int h = 0; h < tr.heads; ++h) {
         const Stage* st = tr.get("weights", h);
         if (!st || st->n_rows() != tr.n || st->n_cols() != tr.n) return {};
-        out.push_back(classify_head(st->stored_matrix() ? *st->stored_matrix() : st->matrix(), ids, classes));
+        out.push_back(classify_head(st->stored_matrix() ? *st->stored_matrix() : st->matrix(), ids, classes,
+                                    {}, separators));
     }
     return out;
 }
@@ -75,7 +82,8 @@ std::string head_label_tooltip(const HeadLabel& label) {
                               ? " (no grammar, or no adjective before a noun)"
                           : HeadType(k) == HeadType::PronounAntecedent
                               ? " (no grammar, or no pronoun after a noun or name)"
-                              : "");
+                          : HeadType(k) == HeadType::Separator ? " (an encoder's [SEP] or </s> tokens only)"
+                                                               : "");
         s += buf;
     }
     s += "\nA label needs a score of at least 0.4 and 1.5× the even spread's; else \"broad\".";

@@ -21,6 +21,8 @@ const char* head_type_name(HeadType type) {
             return "first-token (sink)";
         case HeadType::Self:
             return "self";
+        case HeadType::Separator:
+            return "[SEP]";
         case HeadType::Broad:
             return "broad";
     }
@@ -41,6 +43,8 @@ const char* head_type_short(HeadType type) {
             return "first";
         case HeadType::Self:
             return "self";
+        case HeadType::Separator:
+            return "sep";
         case HeadType::Broad:
             return "broad";
     }
@@ -66,6 +70,10 @@ const char* head_type_explanation(HeadType type) {
                    "nothing else matters (score: the mean weight on position 0).";
         case HeadType::Self:
             return "Self head: each token looks mostly at itself (score: the mean weight on the diagonal).";
+        case HeadType::Separator:
+            return "[SEP] head: tokens park their attention on the separator tokens ([SEP], </s>), as many "
+                   "of BERT's heads do (Clark et al. 2019): a way to attend to nothing in particular "
+                   "(score: the mean weight on the separators).";
         case HeadType::Broad:
             return "Broad head: no single pattern stands out on this text; the attention is spread or mixed.";
     }
@@ -119,10 +127,32 @@ double self_score(const Mat& P) {
     return sum / (n - 1);
 }
 
+double separator_score(const Mat& P, const std::vector<bool>& separators, int* count) {
+    const int n = int(P.rows());
+    double sum = 0;
+    int c = 0;
+    if (int(separators.size()) == n && n == int(P.cols()))
+        for (int t = 0; t < n; ++t) {
+            double on = 0;
+            bool any = false;
+            for (int j = 0; j < n; ++j)
+                if (separators[std::size_t(j)]) {
+                    on += P(t, j);
+                    any = true;
+                }
+            if (!any) break;  // no separator in the text
+            sum += on;
+            ++c;
+        }
+    if (count) *count = c;
+    return c ? sum / c : 0.0;
+}
+
 namespace {
 
 std::array<HeadTypeScore, kScoredHeadTypes> type_scores(const Mat& P, const std::vector<int>& ids,
-                                                        const std::vector<WordClass>& classes) {
+                                                        const std::vector<WordClass>& classes,
+                                                        const std::vector<bool>& separators) {
     std::array<HeadTypeScore, kScoredHeadTypes> s{};
     int counts[4];
     const HeadScores h = pattern_scores(P, ids, counts);  // the training scores
@@ -136,19 +166,25 @@ std::array<HeadTypeScore, kScoredHeadTypes> type_scores(const Mat& P, const std:
     const double pron = pronoun_antecedent_score(P, classes, &pronouns);
     s[int(HeadType::PronounAntecedent)] = {pron, pronouns > 0, 0};
     s[int(HeadType::Self)] = {self_score(P), P.rows() >= 2, 0};
+    int rows = 0;
+    const double sep = separator_score(P, separators, &rows);
+    s[int(HeadType::Separator)] = {sep, rows > 0, 0};
     return s;
 }
 
 }  // namespace
 
 HeadLabel classify_head(const Mat& P, const std::vector<int>& ids, const std::vector<WordClass>& classes,
-                        const HeadLabelRule& rule) {
+                        const HeadLabelRule& rule, const std::vector<bool>& separators) {
     const int n = int(P.rows());
     if (P.cols() != n || int(ids.size()) != n || (!classes.empty() && int(classes.size()) != n))
         throw Error("classify_head: weights are " + std::to_string(P.rows()) + "×" +
                     std::to_string(P.cols()) + " for " + std::to_string(ids.size()) + " tokens");
     HeadLabel label;
-    label.scores = type_scores(P, ids, classes);
+    if (!separators.empty() && int(separators.size()) != n)
+        throw Error("classify_head: " + std::to_string(separators.size()) + " separator flags for " +
+                    std::to_string(n) + " tokens");
+    label.scores = type_scores(P, ids, classes, separators);
     // The even-spread head on the same text: causal when P is (nothing above the diagonal), else full.
     bool causal = true;
     for (int i = 0; i < n && causal; ++i)
@@ -161,7 +197,7 @@ HeadLabel classify_head(const Mat& P, const std::vector<int>& ids, const std::ve
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
             U(i, j) = causal ? (j <= i ? 1.0f / float(i + 1) : 0.0f) : 1.0f / float(n);
-    const auto uniform = type_scores(U, ids, classes);
+    const auto uniform = type_scores(U, ids, classes, separators);
     double best = -1;
     for (int k = 0; k < kScoredHeadTypes; ++k) {
         HeadTypeScore& s = label.scores[std::size_t(k)];

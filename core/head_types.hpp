@@ -14,8 +14,17 @@
 
 namespace attnviz {
 
-enum class HeadType { PreviousToken, Induction, AdjectiveNoun, PronounAntecedent, FirstToken, Self, Broad };
-constexpr int kScoredHeadTypes = 6;  // every type but Broad has a score
+enum class HeadType {
+    PreviousToken,
+    Induction,
+    AdjectiveNoun,
+    PronounAntecedent,
+    FirstToken,
+    Self,
+    Separator,
+    Broad
+};
+constexpr int kScoredHeadTypes = 7;  // every type but Broad has a score
 
 const char* head_type_name(HeadType type);   // "previous-token", "induction", "adjective→noun", ...
 const char* head_type_short(HeadType type);  // "prev", "induct", "noun→adj", "pron→noun", "first", ...
@@ -50,11 +59,16 @@ double pronoun_antecedent_score(const Mat& P, const std::vector<WordClass>& clas
 /// Mean over t ≥ 1 of P(t, t) (row 0 may only attend to itself).
 double self_score(const Mat& P);
 
+/// Mean over the rows of the attention on separator positions (BERT's [SEP], RoBERTa's </s>: Clark et
+/// al. 2019 found many BERT heads park most of their weight there). `count` receives how many rows
+/// defined it (rows that may see a separator). separators: [n], or empty (undefined).
+double separator_score(const Mat& P, const std::vector<bool>& separators, int* count);
+
 /// P: one head's attention weights [n, n] (rows: queries, causal or not); ids: [n] token ids (equal ids =
 /// the same token); classes: [n] word classes, or empty when the model has no grammar (adjective→noun
-/// then undefined).
+/// then undefined); separators: [n] the [SEP] / </s> positions of an encoder's input, or empty.
 HeadLabel classify_head(const Mat& P, const std::vector<int>& ids, const std::vector<WordClass>& classes,
-                        const HeadLabelRule& rule = {});
+                        const HeadLabelRule& rule = {}, const std::vector<bool>& separators = {});
 
 /// Ids for token strings: equal strings get equal ids (for traces that keep only the tokens' text).
 std::vector<int> ids_of_tokens(const std::vector<std::string>& tokens);

@@ -94,6 +94,7 @@ void draw_heads_grid(AppState& state) {
         "looks "
         "at few keys), high = diffuse (ln m is uniform). Beside each head: its type on this text "
         "(prev = previous-token, induct = induction, noun→adj, pron→noun, first = first-token sink, self, "
+        "sep = an encoder's [SEP] head, "
         "broad = none "
         "stands out) and its score, the same scores the Training lab reports; hover a title for more. "
         "Click a head to open it in the stage view.");

@@ -187,5 +187,32 @@ TEST(HeadTypes, PronounHead) {
                      .defined);
 }
 
+// BERT's [SEP] heads (Clark et al. 2019): every token's weight parked on the separators. Scored only
+// where the input has separators; an even spread scores (#separators / n) and is not labelled.
+TEST(HeadTypes, SeparatorHeadsParkOnSep) {
+    const int n = 7;  // [CLS] a b [SEP] c d [SEP]
+    const std::vector<bool> sep = {false, false, false, true, false, false, true};
+    Mat P = Mat::Zero(n, n);  // bidirectional: each row 0.45 / 0.45 on the two [SEP], 0.1 on itself
+    for (int t = 0; t < n; ++t) {
+        P(t, 3) += 0.45f;
+        P(t, 6) += 0.45f;
+        P(t, t) += 0.1f;
+    }
+    const std::vector<int> ids = {0, 1, 2, 3, 4, 5, 3};
+    const HeadLabel l = classify_head(P, ids, {}, {}, sep);
+    EXPECT_EQ(l.type, HeadType::Separator) << head_type_name(l.type);
+    int rows = 0;
+    // rows 3 and 6 (the separators themselves) keep their own 0.1 on a separator too
+    EXPECT_NEAR(separator_score(P, sep, &rows), (5 * 0.9 + 2 * 1.0) / 7.0, 1e-6);
+    EXPECT_EQ(rows, n);
+    EXPECT_NEAR(l.scores[std::size_t(HeadType::Separator)].uniform, 2.0 / 7.0, 1e-6);
+    EXPECT_STREQ(head_type_short(HeadType::Separator), "sep");
+    // Without separators the type is undefined, and an even spread is never a [SEP] head.
+    EXPECT_FALSE(classify_head(P, ids, {}).scores[std::size_t(HeadType::Separator)].defined);
+    const Mat U = Mat::Constant(n, n, 1.0f / n);
+    EXPECT_NE(classify_head(U, ids, {}, {}, sep).type, HeadType::Separator);
+    EXPECT_THROW(classify_head(P, ids, {}, {}, {true, false}), Error);
+}
+
 }  // namespace
 }  // namespace attnviz
