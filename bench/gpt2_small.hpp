@@ -2,29 +2,14 @@
 // 50257, 1024 positions, weights N(0, 0.02), no download) for the benchmarks, built once per process.
 #pragma once
 
-#include <memory>
-
-#include "core/model.hpp"
-#include "core/ops.hpp"
+#include "bench/random_weights.hpp"
 
 namespace attnviz::bench {
 
-struct Gpt2Small {
-    ModelWeights m;
-    std::uint64_t seed = 1;
-    WeightRef mat(int rows, int cols) {
-        auto buf = std::make_shared<Mat>(random_normal(rows, cols, 0.02, seed++));
-        m.storage.push_back(buf);
-        return WeightRef{buf->data(), rows, cols, cols};
-    }
-    const float* vec(int n, float value) {
-        auto buf = std::make_shared<Mat>(Mat::Constant(1, n, value));
-        m.storage.push_back(buf);
-        return buf->data();
-    }
+struct Gpt2Small : RandomWeights {
     Linear conv(int in, int out) { return Linear{mat(in, out), false, vec(out, 0.01f)}; }
     Norm norm(int d) { return Norm{vec(d, 1.0f), vec(d, 0.0f), d}; }
-    Gpt2Small() {
+    Gpt2Small() : RandomWeights(1) {
         ModelSpec& s = m.spec;
         s.architecture = "gpt2";
         s.family = ModelFamily::Gpt2;
