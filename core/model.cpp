@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <mutex>
 #include <numeric>
 
@@ -407,83 +408,55 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     return w;
 }
 
+namespace {
+
+/// Where keep_stage() keeps each stage: a per-head stage in that field of its head's HeadStages, a
+/// whole-layer stage in that field of LayerStages. (A cross_ head stage is kept as its self-attention
+/// counterpart, in the cross-attention's heads.)
+struct StagePlace {
+    HookStage stage;
+    Mat HeadStages::*head;
+    Mat LayerStages::*layer;
+};
+const StagePlace kStagePlaces[] = {
+    {HookStage::ln_1, nullptr, &LayerStages::ln_1},
+    {HookStage::Q, &HeadStages::Q, nullptr},
+    {HookStage::K, &HeadStages::K, nullptr},
+    {HookStage::V, &HeadStages::V, nullptr},
+    {HookStage::scores, &HeadStages::scores, nullptr},
+    {HookStage::weights, &HeadStages::weights, nullptr},
+    {HookStage::head_output, &HeadStages::head_output, nullptr},
+    {HookStage::attn_out, nullptr, &LayerStages::attn_out},
+    {HookStage::resid_mid, nullptr, &LayerStages::resid_mid},
+    {HookStage::cross_attn_out, nullptr, &LayerStages::cross_attn_out},
+    {HookStage::ln_2, nullptr, &LayerStages::ln_2},
+    {HookStage::mlp_out, nullptr, &LayerStages::mlp_out},
+    {HookStage::resid_post, nullptr, &LayerStages::resid_post},
+};
+// cross_Q .. cross_head_output stand in the same order as Q .. head_output.
+static_assert(int(HookStage::cross_head_output) - int(HookStage::cross_Q) ==
+              int(HookStage::head_output) - int(HookStage::Q));
+
+}  // namespace
+
 void keep_stage(LayerStages& st, const HookPoint& p, const Eigen::Ref<const Mat>& v, int group,
                 bool layer_stages) {
-    if (!st.heads.empty()) {
-        auto head = [&](int j) -> HeadStages& { return st.heads[std::size_t(j)]; };
-        switch (p.stage) {
-            case HookStage::Q:
-                head(p.head).Q = v;
-                return;
-            case HookStage::K:
-            case HookStage::V:
-                for (int j = p.head * group; j < (p.head + 1) * group; ++j)
-                    (p.stage == HookStage::K ? head(j).K : head(j).V) = v;
-                return;
-            case HookStage::scores:
-                head(p.head).scores = v;
-                return;
-            case HookStage::weights:
-                head(p.head).weights = v;
-                return;
-            case HookStage::head_output:
-                head(p.head).head_output = v;
-                return;
-            default:
-                break;
-        }
+    const bool cross = p.stage >= HookStage::cross_Q && p.stage <= HookStage::cross_head_output;
+    const HookStage stage =
+        cross ? HookStage(int(p.stage) - int(HookStage::cross_Q) + int(HookStage::Q)) : p.stage;
+    const auto place = std::find_if(std::begin(kStagePlaces), std::end(kStagePlaces),
+                                    [&](const StagePlace& e) { return e.stage == stage; });
+    if (place == std::end(kStagePlaces)) return;
+    if (place->layer) {
+        if (layer_stages) st.*(place->layer) = v;
+        return;
     }
-    if (!st.cross_heads.empty()) {
-        auto cross = [&](int j) -> HeadStages& { return st.cross_heads[std::size_t(j)]; };
-        switch (p.stage) {
-            case HookStage::cross_Q:
-                cross(p.head).Q = v;
-                return;
-            case HookStage::cross_K:
-                cross(p.head).K = v;
-                return;
-            case HookStage::cross_V:
-                cross(p.head).V = v;
-                return;
-            case HookStage::cross_scores:
-                cross(p.head).scores = v;
-                return;
-            case HookStage::cross_weights:
-                cross(p.head).weights = v;
-                return;
-            case HookStage::cross_head_output:
-                cross(p.head).head_output = v;
-                return;
-            default:
-                break;
-        }
-    }
-    if (!layer_stages) return;
-    switch (p.stage) {
-        case HookStage::ln_1:
-            st.ln_1 = v;
-            break;
-        case HookStage::attn_out:
-            st.attn_out = v;
-            break;
-        case HookStage::resid_mid:
-            st.resid_mid = v;
-            break;
-        case HookStage::cross_attn_out:
-            st.cross_attn_out = v;
-            break;
-        case HookStage::ln_2:
-            st.ln_2 = v;
-            break;
-        case HookStage::mlp_out:
-            st.mlp_out = v;
-            break;
-        case HookStage::resid_post:
-            st.resid_post = v;
-            break;
-        default:
-            break;
-    }
+    std::vector<HeadStages>& heads = cross ? st.cross_heads : st.heads;
+    if (heads.empty()) return;
+    // K and V come once per key/value head: each of the `group` query heads sharing it keeps a copy
+    const bool shared = p.stage == HookStage::K || p.stage == HookStage::V;
+    const int first = shared ? p.head * group : p.head, end = shared ? first + group : first + 1;
+    for (int j = first; j < end; ++j) heads[std::size_t(j)].*(place->head) = v;
 }
 
 void rollout_layer(const std::vector<Mat>& head_weights, Mat& rollout) {
