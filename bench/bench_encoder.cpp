@@ -36,11 +36,7 @@ BENCHMARK(BM_EncoderForward)->Arg(1)->Arg(2)->Iterations(3)->Unit(benchmark::kMi
 void BM_TorchEncoderForward(benchmark::State& state) {
     const std::string args =
         "--n " + std::to_string(kEncoderN) + " --repeat 3 --threads " + std::to_string(state.range(0));
-    for (auto _ : state) {
-        const bench::TorchTime t = bench::run_torch_reference(state, "torch_encoder_reference.py", args);
-        if (t.ms <= 0) return;
-        state.SetIterationTime(t.ms / 1e3);
-    }
+    bench::time_torch_reference(state, "torch_encoder_reference.py", args);
 }
 BENCHMARK(BM_TorchEncoderForward)
     ->Arg(1)

@@ -45,12 +45,7 @@ BENCHMARK(BM_AblationSweep)
 void BM_TorchAblationSweep(benchmark::State& state) {
     const std::string args =
         "--n " + std::to_string(state.range(0)) + " --threads " + std::to_string(state.range(1));
-    for (auto _ : state) {
-        const bench::TorchTime t = bench::run_torch_reference(state, "torch_ablation_reference.py", args);
-        if (t.ms <= 0) return;
-        state.SetIterationTime(t.ms / 1e3);
-        state.counters["process_cpu_ms"] = t.cpu_ms;
-    }
+    bench::time_torch_reference(state, "torch_ablation_reference.py", args);
 }
 BENCHMARK(BM_TorchAblationSweep)
     ->Args({64, 1})

@@ -46,12 +46,7 @@ BENCHMARK(BM_ModelForward)->Arg(1)->Arg(2)->Iterations(2)->Unit(benchmark::kMill
 void BM_TorchModelForward(benchmark::State& state) {
     const std::string args =
         "--n " + std::to_string(kN) + " --repeat 2 --threads " + std::to_string(state.range(0));
-    for (auto _ : state) {
-        const bench::TorchTime t = bench::run_torch_reference(state, "torch_model_reference.py", args);
-        if (t.ms <= 0) return;
-        state.SetIterationTime(t.ms / 1e3);
-        state.counters["process_cpu_ms"] = t.cpu_ms;
-    }
+    bench::time_torch_reference(state, "torch_model_reference.py", args);
 }
 BENCHMARK(BM_TorchModelForward)
     ->Arg(1)

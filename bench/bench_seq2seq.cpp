@@ -104,11 +104,7 @@ BENCHMARK(BM_Seq2SeqForwardKept)->Arg(1)->Arg(2)->Iterations(3)->Unit(benchmark:
 void BM_TorchSeq2SeqForward(benchmark::State& state) {
     const std::string args =
         "--n " + std::to_string(kN) + " --repeat 3 --threads " + std::to_string(state.range(0));
-    for (auto _ : state) {
-        const bench::TorchTime t = bench::run_torch_reference(state, "torch_seq2seq_reference.py", args);
-        if (t.ms <= 0) return;
-        state.SetIterationTime(t.ms / 1e3);
-    }
+    bench::time_torch_reference(state, "torch_seq2seq_reference.py", args);
 }
 BENCHMARK(BM_TorchSeq2SeqForward)
     ->Arg(1)

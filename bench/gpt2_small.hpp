@@ -8,7 +8,6 @@ namespace attnviz::bench {
 
 struct Gpt2Small : RandomWeights {
     Linear conv(int in, int out) { return Linear{mat(in, out), false, vec(out, 0.01f)}; }
-    Norm norm(int d) { return Norm{vec(d, 1.0f), vec(d, 0.0f), d}; }
     Gpt2Small() : RandomWeights(1) {
         ModelSpec& s = m.spec;
         s.architecture = "gpt2";
@@ -23,11 +22,11 @@ struct Gpt2Small : RandomWeights {
         m.wte = mat(s.vocab_size, s.d_model);
         m.wpe = mat(s.max_positions, s.d_model);
         m.lm_head = m.wte;
-        m.ln_f = norm(s.d_model);
+        m.ln_f = layer_norm(s.d_model);
         for (int l = 0; l < s.n_layer; ++l) {
             BlockWeights b;
-            b.ln_1 = norm(768);
-            b.ln_2 = norm(768);
+            b.ln_1 = layer_norm(768);
+            b.ln_2 = layer_norm(768);
             const Linear qkv = conv(768, 3 * 768);
             b.q = Linear{qkv.weight.cols_slice(0, 768), false, qkv.bias};
             b.k = Linear{qkv.weight.cols_slice(768, 768), false, qkv.bias + 768};

@@ -27,6 +27,8 @@ struct RandomWeights {
         m.storage.push_back(buf);
         return buf->data();
     }
+    /// LayerNorm [d]: gain 1, bias 0.
+    Norm layer_norm(int d) { return Norm{vec(d, 1.0f), vec(d, 0.0f), d}; }
 };
 
 }  // namespace attnviz::bench

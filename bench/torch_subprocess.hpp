@@ -35,4 +35,15 @@ inline TorchTime run_torch_reference(benchmark::State& state, const char* script
     return t;
 }
 
+/// The body of a BM_Torch* benchmark: each iteration's time is the script's (manual time) and, when the
+/// script says it, process_cpu_ms its CPU time.
+inline void time_torch_reference(benchmark::State& state, const char* script, const std::string& args) {
+    for (auto _ : state) {
+        const TorchTime t = run_torch_reference(state, script, args);
+        if (t.ms <= 0) return;
+        state.SetIterationTime(t.ms / 1e3);
+        if (t.cpu_ms >= 0) state.counters["process_cpu_ms"] = t.cpu_ms;
+    }
+}
+
 }  // namespace attnviz::bench
