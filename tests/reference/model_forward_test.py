@@ -18,13 +18,12 @@ import struct
 import sys
 import tempfile
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tokenizer_ref as ref  # noqa: E402
-from model_ref import (FAILURES, close, expect_error, gelu_new, randn, rollout, rotate_half, run,  # noqa: E402
-                       st_bytes, write_model)
+from model_ref import (FAILURES, close, dumped_stages, expect_error, finish, gelu_new, randn, rollout,  # noqa: E402
+                       rotate_half, run, st_bytes, write_model)
 
 torch.set_default_dtype(torch.float64)
 
@@ -201,10 +200,7 @@ def check_dump(attnviz, case, directory, ref_out, ids, cfg, extra_args=(), layer
         if model.get(k) != v:
             FAILURES.append("%s: manifest model.%s = %s, expected %s" % (case, k, model.get(k), v))
     seen = set()
-    for s in man["stages"]:
-        arr = np.load(os.path.join(out, s["file"])).astype(np.float64)
-        if list(arr.shape) != s["shape"]:
-            FAILURES.append("%s %s: file shape %s, manifest %s" % (case, s["file"], arr.shape, s["shape"]))
+    for s, arr in dumped_stages(case, out, man):
         name, layer, head = s["name"], s["layer"], s["head"]
         seen.add((name, layer, head))
         if layer is not None:
@@ -357,12 +353,8 @@ def main():
         if os.path.exists(out):
             FAILURES.append("a failed dump left %s behind" % out)
 
-    if FAILURES:
-        print("\n".join(FAILURES[:40]))
-        print("%d failures" % len(FAILURES))
-        sys.exit(1)
-    print("model_forward_test: all stages of gpt2, llama (GQA), qwen2 (BF16, biases, tied), mistral (F16), "
-          "gemma (BF16) match")
+    finish("model_forward_test: all stages of gpt2, llama (GQA), qwen2 (BF16, biases, tied), mistral (F16), "
+           "gemma (BF16) match")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import math
 import os
 import struct
 import subprocess
+import sys
 
 import numpy as np
 import torch
@@ -24,21 +25,34 @@ FAILURES = []
 ST_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
 
 
-def st_bytes(tensors, dtype="F32", header_override=None):
-    """tensors: {name: torch tensor} → the bytes of a .safetensors file with every tensor in `dtype`."""
+def raw_bytes(tt, dtype):
+    """Little-endian bytes of a tensor already in ST_DTYPES[dtype]."""
+    flat = tt.contiguous().reshape(-1)
+    if dtype == "F32":
+        return flat.numpy().astype("<f4").tobytes()
+    return flat.view(torch.int16).numpy().astype("<i2").tobytes()
+
+
+def st_file_bytes(tensors, metadata=None, header_override=None):
+    """tensors: [(name, torch tensor, dtype)] in file order → the bytes of a .safetensors file."""
     header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        tt = t.to(ST_DTYPES[dtype]).contiguous()
-        raw = tt.view(torch.uint8).numpy().tobytes() if dtype != "F32" else tt.numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": dtype, "shape": list(tt.shape), "data_offsets": [offset, offset + len(raw)]}
+    for name, t, dtype in tensors:
+        raw = raw_bytes(t.to(ST_DTYPES[dtype]), dtype)
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
         blobs.append(raw)
         offset += len(raw)
-    header["__metadata__"] = {"format": "pt"}
+    if metadata is not None:
+        header["__metadata__"] = metadata
     if header_override:
         header_override(header)
     h = json.dumps(header).encode()
     h += b" " * ((8 - len(h) % 8) % 8)
     return struct.pack("<Q", len(h)) + h + b"".join(blobs)
+
+
+def st_bytes(tensors, dtype="F32", header_override=None):
+    """tensors: {name: torch tensor} → the bytes of a .safetensors file with every tensor in `dtype`."""
+    return st_file_bytes([(name, t, dtype) for name, t in tensors.items()], {"format": "pt"}, header_override)
 
 
 def rounded(t, dtype):
@@ -115,3 +129,22 @@ def expect_error(attnviz, case, args, needle, code=None):
     if r.returncode == 0 or len(lines) != 1 or needle not in lines[0] or (code is not None and r.returncode != code):
         FAILURES.append("%s: expected one error line naming %r and a non-zero exit, got %d %r" %
                         (case, needle, r.returncode, r.stderr))
+
+
+def dumped_stages(case, out, manifest):
+    """Each stage entry of an `attnviz dump` manifest with its .npy as float64, the file's shape checked
+    against the manifest's."""
+    for s in manifest["stages"]:
+        arr = np.load(os.path.join(out, s["file"])).astype(np.float64)
+        if list(arr.shape) != s["shape"]:
+            FAILURES.append("%s %s: file shape %s, manifest %s" % (case, s["file"], arr.shape, s["shape"]))
+        yield s, arr
+
+
+def finish(ok_line):
+    """Prints the first 40 failures and exits 1, or prints ok_line."""
+    if FAILURES:
+        print("\n".join(FAILURES[:40]))
+        print("%d failures" % len(FAILURES))
+        sys.exit(1)
+    print(ok_line)

@@ -29,7 +29,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tokenizer_ref as ref  # noqa: E402
-from model_ref import FAILURES, close, expect_error, gelu_new, randn, rollout, run, write_model  # noqa: E402
+from model_ref import FAILURES, close, expect_error, finish, gelu_new, randn, rollout, run, write_model  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 F = torch.nn.functional
@@ -464,12 +464,8 @@ def main():
         if os.path.exists(out):
             FAILURES.append("a failed dump left %s behind" % out)
 
-    if FAILURES:
-        print("\n".join(FAILURES[:40]))
-        print("%d failures" % len(FAILURES))
-        sys.exit(1)
-    print("seq2seq_forward_test: every stage of t5 (relu, tied), t5 v1.1 (gated-gelu, BF16) and bart (both "
-          "stacks, cross-attention, position_bias, logits) matches; generate greedy matches")
+    finish("seq2seq_forward_test: every stage of t5 (relu, tied), t5 v1.1 (gated-gelu, BF16) and bart (both "
+           "stacks, cross-attention, position_bias, logits) matches; generate greedy matches")
 
 
 if __name__ == "__main__":
