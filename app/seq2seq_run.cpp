@@ -11,7 +11,6 @@
 #include "core/error.hpp"
 #include "core/model_trace.hpp"
 #include "core/seq2seq.hpp"
-#include "core/stage_catalogue.hpp"
 #include "io/cli.hpp"
 #include "io/model_loader.hpp"
 
@@ -27,24 +26,6 @@ using cell_text::sub;
 
 std::string s2s_mib(std::uint64_t bytes) {
     return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
-}
-
-Stage make_stage(const ModelSpec& spec, const char* name, int head, MatPtr data, Axis rows, Axis cols,
-                 ValueKind kind, double flops) {
-    Stage st;
-    st.name = name;
-    st.head = head;
-    const StageText tx = model_stage_text(spec, name, head);
-    st.title = tx.title;
-    st.formula = tx.formula;
-    st.explanation = tx.explanation;
-    st.rows = std::move(rows);
-    st.cols = std::move(cols);
-    st.kind = kind;
-    st.flops = flops;
-    st.bytes = double(data->size()) * sizeof(float);
-    st.data = std::move(data);
-    return st;
 }
 
 // Index of the first stage called one of `names` (stages.size() when there is none).
@@ -289,8 +270,8 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
         const Axis k = axes::token_axis(Axis::Kind::KeyTokens, tokens);
         std::vector<Stage> stages;
         for (std::size_t h = 0; h < bias->size(); ++h)
-            stages.push_back(make_stage(spec, "position_bias", int(h), MatPtr(bias, &(*bias)[h]), q, k,
-                                        ValueKind::Signed, double((*bias)[h].size())));
+            stages.push_back(model_stage(spec, "position_bias", int(h), MatPtr(bias, &(*bias)[h]), q, k,
+                                         ValueKind::Signed, double((*bias)[h].size())));
         const std::size_t at = first_of(t, {"weights"});
         t.stages.insert(t.stages.begin() + std::ptrdiff_t(at), stages.begin(), stages.end());
     };
@@ -334,26 +315,26 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
         std::vector<Stage> cross;
         const std::size_t H = ls.cross_heads.size();
         for (std::size_t h = 0; h < H; ++h)
-            cross.push_back(make_stage(s, "cross_Q", int(h), alias(ls.cross_heads[h].Q), tq, d_head,
-                                       ValueKind::Signed, 2.0 * n * s.d_model * dh));
+            cross.push_back(model_stage(s, "cross_Q", int(h), alias(ls.cross_heads[h].Q), tq, d_head,
+                                        ValueKind::Signed, 2.0 * n * s.d_model * dh));
         for (std::size_t h = 0; h < H; ++h)
-            cross.push_back(make_stage(s, "cross_K", int(h), alias(ls.cross_heads[h].K), sk, d_head,
-                                       ValueKind::Signed, 2.0 * m * s.d_model * dh));
+            cross.push_back(model_stage(s, "cross_K", int(h), alias(ls.cross_heads[h].K), sk, d_head,
+                                        ValueKind::Signed, 2.0 * m * s.d_model * dh));
         for (std::size_t h = 0; h < H; ++h)
-            cross.push_back(make_stage(s, "cross_V", int(h), alias(ls.cross_heads[h].V), sk, d_head,
-                                       ValueKind::Signed, 2.0 * m * s.d_model * dh));
+            cross.push_back(model_stage(s, "cross_V", int(h), alias(ls.cross_heads[h].V), sk, d_head,
+                                        ValueKind::Signed, 2.0 * m * s.d_model * dh));
         for (std::size_t h = 0; h < H; ++h)
-            cross.push_back(make_stage(s, "cross_scores", int(h), alias(ls.cross_heads[h].scores), tq, sk,
-                                       ValueKind::Signed, 2 * nm * dh));
+            cross.push_back(model_stage(s, "cross_scores", int(h), alias(ls.cross_heads[h].scores), tq, sk,
+                                        ValueKind::Signed, 2 * nm * dh));
         for (std::size_t h = 0; h < H; ++h)
-            cross.push_back(make_stage(s, "cross_weights", int(h), alias(ls.cross_heads[h].weights), tq, sk,
-                                       ValueKind::Probability, 5 * nm));
+            cross.push_back(model_stage(s, "cross_weights", int(h), alias(ls.cross_heads[h].weights), tq, sk,
+                                        ValueKind::Probability, 5 * nm));
         for (std::size_t h = 0; h < H; ++h)
-            cross.push_back(make_stage(s, "cross_head_output", int(h), alias(ls.cross_heads[h].head_output),
-                                       tq, d_head, ValueKind::Signed, 2 * nm * dh));
+            cross.push_back(model_stage(s, "cross_head_output", int(h), alias(ls.cross_heads[h].head_output),
+                                        tq, d_head, ValueKind::Signed, 2 * nm * dh));
         if (ls.cross_attn_out.rows() == n)
-            cross.push_back(make_stage(s, "cross_attn_out", -1, alias(ls.cross_attn_out), tq, d_model,
-                                       ValueKind::Signed, 2.0 * n * s.n_head * dh * s.d_model));
+            cross.push_back(model_stage(s, "cross_attn_out", -1, alias(ls.cross_attn_out), tq, d_model,
+                                        ValueKind::Signed, 2.0 * n * s.n_head * dh * s.d_model));
         // The cross-attention sits between the self-attention's residual and the MLP.
         const std::size_t at = first_of(t, {"ln_2", "mlp_out", "resid_post", "ln_f", "logits"});
         t.stages.insert(t.stages.begin() + std::ptrdiff_t(at), cross.begin(), cross.end());

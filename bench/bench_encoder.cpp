@@ -5,11 +5,11 @@
 // same run). Compare BM_EncoderForward/T with BM_TorchEncoderForward/T.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "bench/bert_base.hpp"
+#include "bench/torch_subprocess.hpp"
 #include "core/model.hpp"
 
 namespace attnviz {
@@ -34,24 +34,9 @@ void BM_EncoderForward(benchmark::State& state) {
 BENCHMARK(BM_EncoderForward)->Arg(1)->Arg(2)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 void BM_TorchEncoderForward(benchmark::State& state) {
-    const std::string cmd = "/usr/bin/python3 " ATTNVIZ_BENCH_DIR "/torch_encoder_reference.py --n " +
-                            std::to_string(kEncoderN) + " --repeat 3 --threads " +
-                            std::to_string(state.range(0));
-    for (auto _ : state) {
-        FILE* p = ::popen(cmd.c_str(), "r");
-        if (!p) {
-            state.SkipWithError("cannot run python3");
-            return;
-        }
-        char line[256];
-        double ms = -1;
-        while (std::fgets(line, sizeof line, p)) std::sscanf(line, "%lf", &ms);
-        if (::pclose(p) != 0 || ms <= 0) {
-            state.SkipWithError("torch_encoder_reference.py failed (python3-torch installed?)");
-            return;
-        }
-        state.SetIterationTime(ms / 1e3);
-    }
+    const std::string args =
+        "--n " + std::to_string(kEncoderN) + " --repeat 3 --threads " + std::to_string(state.range(0));
+    bench::time_torch_reference(state, "torch_encoder_reference.py", args);
 }
 BENCHMARK(BM_TorchEncoderForward)
     ->Arg(1)

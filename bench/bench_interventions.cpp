@@ -6,12 +6,12 @@
 // busy machine the fairer figure (wall time there is mostly waiting for a core).
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "bench/cpu_time.hpp"
 #include "bench/gpt2_small.hpp"
+#include "bench/torch_subprocess.hpp"
 #include "core/interventions.hpp"
 
 namespace attnviz {
@@ -43,25 +43,9 @@ BENCHMARK(BM_AblationSweep)
     ->Unit(benchmark::kMillisecond);
 
 void BM_TorchAblationSweep(benchmark::State& state) {
-    const std::string cmd = "/usr/bin/python3 " ATTNVIZ_BENCH_DIR "/torch_ablation_reference.py --n " +
-                            std::to_string(state.range(0)) + " --threads " + std::to_string(state.range(1));
-    for (auto _ : state) {
-        FILE* p = ::popen(cmd.c_str(), "r");
-        if (!p) {
-            state.SkipWithError("cannot run python3");
-            return;
-        }
-        char line[256];
-        double ms = -1, cpu = -1;
-        while (std::fgets(line, sizeof line, p))
-            if (std::sscanf(line, "cpu_ms %lf", &cpu) != 1) std::sscanf(line, "%lf", &ms);
-        if (::pclose(p) != 0 || ms <= 0) {
-            state.SkipWithError("torch_ablation_reference.py failed (python3-torch installed?)");
-            return;
-        }
-        state.SetIterationTime(ms / 1e3);
-        state.counters["process_cpu_ms"] = cpu;
-    }
+    const std::string args =
+        "--n " + std::to_string(state.range(0)) + " --threads " + std::to_string(state.range(1));
+    bench::time_torch_reference(state, "torch_ablation_reference.py", args);
 }
 BENCHMARK(BM_TorchAblationSweep)
     ->Args({64, 1})

@@ -6,12 +6,11 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <memory>
 #include <string>
 
 #include "bench/cpu_time.hpp"
 #include "bench/gpt2_small.hpp"
+#include "bench/torch_subprocess.hpp"
 #include "core/model.hpp"
 
 namespace attnviz {
@@ -45,25 +44,9 @@ void BM_ModelForward(benchmark::State& state) {
 BENCHMARK(BM_ModelForward)->Arg(1)->Arg(2)->Iterations(2)->Unit(benchmark::kMillisecond);
 
 void BM_TorchModelForward(benchmark::State& state) {
-    const std::string cmd = "/usr/bin/python3 " ATTNVIZ_BENCH_DIR "/torch_model_reference.py --n " +
-                            std::to_string(kN) + " --repeat 2 --threads " + std::to_string(state.range(0));
-    for (auto _ : state) {
-        FILE* p = ::popen(cmd.c_str(), "r");
-        if (!p) {
-            state.SkipWithError("cannot run python3");
-            return;
-        }
-        char line[256];
-        double ms = -1, cpu = -1;
-        while (std::fgets(line, sizeof line, p))
-            if (std::sscanf(line, "cpu_ms %lf", &cpu) != 1) std::sscanf(line, "%lf", &ms);
-        if (::pclose(p) != 0 || ms <= 0) {
-            state.SkipWithError("torch_model_reference.py failed (python3-torch installed?)");
-            return;
-        }
-        state.SetIterationTime(ms / 1e3);
-        state.counters["process_cpu_ms"] = cpu;
-    }
+    const std::string args =
+        "--n " + std::to_string(kN) + " --repeat 2 --threads " + std::to_string(state.range(0));
+    bench::time_torch_reference(state, "torch_model_reference.py", args);
 }
 BENCHMARK(BM_TorchModelForward)
     ->Arg(1)

@@ -6,11 +6,10 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <cstdio>
-#include <memory>
 #include <string>
 
-#include "core/ops.hpp"
+#include "bench/random_weights.hpp"
+#include "bench/torch_subprocess.hpp"
 #include "core/seq2seq.hpp"
 
 namespace attnviz {
@@ -18,19 +17,7 @@ namespace {
 
 constexpr int kN = 128;
 
-struct T5Small {
-    ModelWeights m;
-    std::uint64_t seed = 1;
-    WeightRef mat(int rows, int cols) {
-        auto buf = std::make_shared<Mat>(random_normal(rows, cols, 0.02, seed++));
-        m.storage.push_back(buf);
-        return WeightRef{buf->data(), rows, cols, cols};
-    }
-    const float* vec(int n, float value) {
-        auto buf = std::make_shared<Mat>(Mat::Constant(1, n, value));
-        m.storage.push_back(buf);
-        return buf->data();
-    }
+struct T5Small : bench::RandomWeights {
     Linear lin(int in, int out) { return Linear{mat(out, in), true, nullptr}; }
     Norm norm() { return Norm{vec(512, 1.0f), nullptr, 512}; }
     BlockWeights block(bool cross) {
@@ -52,7 +39,7 @@ struct T5Small {
         b.proj = lin(2048, 512);
         return b;
     }
-    T5Small() {
+    T5Small() : RandomWeights(1) {
         ModelSpec& s = m.spec;
         s.architecture = "t5";
         s.family = ModelFamily::Llama;
@@ -115,23 +102,9 @@ BENCHMARK(BM_Seq2SeqForward)->Arg(1)->Arg(2)->Iterations(3)->Unit(benchmark::kMi
 BENCHMARK(BM_Seq2SeqForwardKept)->Arg(1)->Arg(2)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 void BM_TorchSeq2SeqForward(benchmark::State& state) {
-    const std::string cmd = "/usr/bin/python3 " ATTNVIZ_BENCH_DIR "/torch_seq2seq_reference.py --n " +
-                            std::to_string(kN) + " --repeat 3 --threads " + std::to_string(state.range(0));
-    for (auto _ : state) {
-        FILE* p = ::popen(cmd.c_str(), "r");
-        if (!p) {
-            state.SkipWithError("cannot run python3");
-            return;
-        }
-        char line[256];
-        double ms = -1;
-        while (std::fgets(line, sizeof line, p)) std::sscanf(line, "%lf", &ms);
-        if (::pclose(p) != 0 || ms <= 0) {
-            state.SkipWithError("torch_seq2seq_reference.py failed (python3-torch installed?)");
-            return;
-        }
-        state.SetIterationTime(ms / 1e3);
-    }
+    const std::string args =
+        "--n " + std::to_string(kN) + " --repeat 3 --threads " + std::to_string(state.range(0));
+    bench::time_torch_reference(state, "torch_seq2seq_reference.py", args);
 }
 BENCHMARK(BM_TorchSeq2SeqForward)
     ->Arg(1)

@@ -14,11 +14,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <iterator>
 #include <random>
 #include <string>
 
+#include "bench/torch_subprocess.hpp"
 #include "core/gemm.hpp"
 #include "core/memory.hpp"
 #include "core/train.hpp"
@@ -171,26 +171,15 @@ BENCHMARK(BM_TrainGemm)
 /// The same step in PyTorch: the script prints the best milliseconds per step on its last line.
 void BM_TorchTrain(benchmark::State& state) {
     const BenchModel m = bench_model(int(state.range(0)));
-    const std::string cmd = "/usr/bin/python3 " ATTNVIZ_BENCH_DIR "/torch_train_reference.py " +
-                            std::string(m.torch_args) + " --threads " + std::to_string(state.range(1));
+    const std::string args = std::string(m.torch_args) + " --threads " + std::to_string(state.range(1));
     double tokens = 0;
     for (auto _ : state) {
-        FILE* pipe = ::popen(cmd.c_str(), "r");
-        if (!pipe) {
-            state.SkipWithError("cannot run python3");
-            return;
-        }
-        char line[256];
-        double ms = -1, cpu_ms = -1;
-        while (std::fgets(line, sizeof line, pipe)) std::sscanf(line, "%lf %lf", &ms, &cpu_ms);
-        if (::pclose(pipe) != 0 || ms <= 0) {
-            state.SkipWithError("torch_train_reference.py failed (python3-torch installed?)");
-            return;
-        }
-        state.SetIterationTime(ms / 1e3);
+        const bench::TorchTime t = bench::run_torch_reference(state, "torch_train_reference.py", args);
+        if (t.ms <= 0) return;
+        state.SetIterationTime(t.ms / 1e3);
         tokens = double(m.batch) * m.config.context;
-        state.counters["tokens_per_second"] = tokens / (ms / 1e3);
-        state.counters["tokens_per_cpu_second"] = tokens / (cpu_ms / 1e3);
+        state.counters["tokens_per_second"] = tokens / (t.ms / 1e3);
+        state.counters["tokens_per_cpu_second"] = tokens / (t.cpu_ms / 1e3);
     }
 }
 BENCHMARK(BM_TorchTrain)

@@ -3,29 +3,13 @@
 // layout, no download) for the benchmarks, built once per process.
 #pragma once
 
-#include <memory>
-
-#include "core/model.hpp"
-#include "core/ops.hpp"
+#include "bench/random_weights.hpp"
 
 namespace attnviz::bench {
 
-struct BertBase {
-    ModelWeights m;
-    std::uint64_t seed = 101;
-    WeightRef mat(int rows, int cols) {
-        auto buf = std::make_shared<Mat>(random_normal(rows, cols, 0.02, seed++));
-        m.storage.push_back(buf);
-        return WeightRef{buf->data(), rows, cols, cols};
-    }
-    const float* vec(int n, float value) {
-        auto buf = std::make_shared<Mat>(Mat::Constant(1, n, value));
-        m.storage.push_back(buf);
-        return buf->data();
-    }
+struct BertBase : RandomWeights {
     Linear linear(int in, int out) { return Linear{mat(out, in), true, vec(out, 0.01f)}; }
-    Norm norm(int d) { return Norm{vec(d, 1.0f), vec(d, 0.0f), d}; }
-    BertBase() {
+    BertBase() : RandomWeights(101) {
         ModelSpec& s = m.spec;
         s.architecture = "bert";
         s.family = ModelFamily::Gpt2;
@@ -49,15 +33,15 @@ struct BertBase {
         m.wte = mat(s.vocab_size, s.d_model);
         m.wpe = mat(s.max_positions, s.d_model);
         m.wtt = mat(s.type_vocab, s.d_model);
-        m.ln_embed = norm(s.d_model);
+        m.ln_embed = layer_norm(s.d_model);
         m.lm_head = m.wte;
         m.lm_bias = vec(s.vocab_size, 0.0f);
         m.head_dense = linear(768, 768);
-        m.ln_f = norm(s.d_model);
+        m.ln_f = layer_norm(s.d_model);
         for (int l = 0; l < s.n_layer; ++l) {
             BlockWeights b;
-            b.ln_1 = norm(768);
-            b.ln_2 = norm(768);
+            b.ln_1 = layer_norm(768);
+            b.ln_2 = layer_norm(768);
             b.q = linear(768, 768);
             b.k = linear(768, 768);
             b.v = linear(768, 768);

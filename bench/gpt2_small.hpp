@@ -2,29 +2,13 @@
 // 50257, 1024 positions, weights N(0, 0.02), no download) for the benchmarks, built once per process.
 #pragma once
 
-#include <memory>
-
-#include "core/model.hpp"
-#include "core/ops.hpp"
+#include "bench/random_weights.hpp"
 
 namespace attnviz::bench {
 
-struct Gpt2Small {
-    ModelWeights m;
-    std::uint64_t seed = 1;
-    WeightRef mat(int rows, int cols) {
-        auto buf = std::make_shared<Mat>(random_normal(rows, cols, 0.02, seed++));
-        m.storage.push_back(buf);
-        return WeightRef{buf->data(), rows, cols, cols};
-    }
-    const float* vec(int n, float value) {
-        auto buf = std::make_shared<Mat>(Mat::Constant(1, n, value));
-        m.storage.push_back(buf);
-        return buf->data();
-    }
+struct Gpt2Small : RandomWeights {
     Linear conv(int in, int out) { return Linear{mat(in, out), false, vec(out, 0.01f)}; }
-    Norm norm(int d) { return Norm{vec(d, 1.0f), vec(d, 0.0f), d}; }
-    Gpt2Small() {
+    Gpt2Small() : RandomWeights(1) {
         ModelSpec& s = m.spec;
         s.architecture = "gpt2";
         s.family = ModelFamily::Gpt2;
@@ -38,11 +22,11 @@ struct Gpt2Small {
         m.wte = mat(s.vocab_size, s.d_model);
         m.wpe = mat(s.max_positions, s.d_model);
         m.lm_head = m.wte;
-        m.ln_f = norm(s.d_model);
+        m.ln_f = layer_norm(s.d_model);
         for (int l = 0; l < s.n_layer; ++l) {
             BlockWeights b;
-            b.ln_1 = norm(768);
-            b.ln_2 = norm(768);
+            b.ln_1 = layer_norm(768);
+            b.ln_2 = layer_norm(768);
             const Linear qkv = conv(768, 3 * 768);
             b.q = Linear{qkv.weight.cols_slice(0, 768), false, qkv.bias};
             b.k = Linear{qkv.weight.cols_slice(768, 768), false, qkv.bias + 768};

@@ -11,11 +11,9 @@ intermediate dense, GELU (erf), output dense, LayerNorm(x + mlp)); the masked-LM
 LayerNorm, the tied word embeddings + bias) at every position. float32, no autograd. Prints the best
 time of `repeat` runs in milliseconds as one number on the last line.
 """
-import argparse
 import math
-import time
 
-from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+from torch_timing import best_of, describe, parse_args  # (first: it sets the threads' environment)
 import torch  # noqa: E402
 
 
@@ -49,27 +47,14 @@ def forward(m, ids, types, h):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=512)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--layers", type=int, default=12)
-    args = ap.parse_args()
-    set_threads(args.threads)
+    args = parse_args(__doc__, n=512, layers=12)
     g = torch.Generator().manual_seed(0)
     m = make(args.layers, 768, 3072, 30522, 512, g)
     ids = torch.randint(0, 30522, (args.n,), generator=g)
     types = (torch.arange(args.n) >= args.n // 2).long()
-    best = float("inf")
-    with torch.no_grad():
-        forward(m, ids, types, 12)  # warm-up
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            forward(m, ids, types, 12)
-            best = min(best, time.perf_counter() - t0)
-    print("torch %s, %d threads (OpenBLAS %d), n=%d" % (torch.__version__, torch.get_num_threads(), blas_threads(), args.n))
+    best, _ = best_of(lambda: forward(m, ids, types, 12), args.repeat)
+    print(describe("n=%d" % args.n))
     print("%.3f" % (best * 1e3))
-
 
 if __name__ == "__main__":
     main()

@@ -9,11 +9,9 @@ residual), ln_f, logits for every position against the tied wte. float32, no aut
 time of `repeat` runs in milliseconds as one number on the last line, after a line "cpu_ms X" with
 the least CPU time of a run (all threads).
 """
-import argparse
 import math
-import time
 
-from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+from torch_timing import best_of, describe, parse_args  # (first: it sets the threads' environment)
 import torch  # noqa: E402
 
 
@@ -52,28 +50,14 @@ def forward(m, ids, h):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=1024)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--layers", type=int, default=12)
-    args = ap.parse_args()
-    set_threads(args.threads)
+    args = parse_args(__doc__, n=1024, layers=12)
     g = torch.Generator().manual_seed(0)
     m = make(args.layers, 768, 50257, 1024, g)
     ids = torch.randint(0, 50257, (args.n,), generator=g)
-    best = best_cpu = float("inf")
-    with torch.no_grad():
-        forward(m, ids, 12)  # warm-up
-        for _ in range(args.repeat):
-            t0, c0 = time.perf_counter(), time.process_time()
-            forward(m, ids, 12)
-            best = min(best, time.perf_counter() - t0)
-            best_cpu = min(best_cpu, time.process_time() - c0)
-    print("torch %s, %d threads (OpenBLAS %d), n=%d" % (torch.__version__, torch.get_num_threads(), blas_threads(), args.n))
+    best, best_cpu = best_of(lambda: forward(m, ids, 12), args.repeat)
+    print(describe("n=%d" % args.n))
     print("cpu_ms %.3f" % (best_cpu * 1e3))  # every thread of the process: on a busy machine the fairer figure
     print("%.3f" % (best * 1e3))
-
 
 if __name__ == "__main__":
     main()

@@ -12,11 +12,9 @@ final norm, logits for every target position against the tied embedding × d^−
 32128, 32 buckets up to 128. float32, no autograd. Prints the best time of `repeat` runs in milliseconds
 as one number on the last line.
 """
-import argparse
 import math
-import time
 
-from torch_threads import blas_threads, set_threads  # (first: it sets the threads' environment)
+from torch_timing import best_of, describe, parse_args  # (first: it sets the threads' environment)
 import torch  # noqa: E402
 
 
@@ -87,27 +85,14 @@ def forward(M, src, tgt):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=128)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    set_threads(args.threads)
+    args = parse_args(__doc__, n=128)
     g = torch.Generator().manual_seed(0)
     M = make(g)
     src = torch.randint(0, V, (args.n,), generator=g)
     tgt = torch.randint(0, V, (args.n,), generator=g)
-    best = float("inf")
-    with torch.no_grad():
-        forward(M, src, tgt)  # warm-up
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            forward(M, src, tgt)
-            best = min(best, time.perf_counter() - t0)
-    print("torch %s, %d threads (OpenBLAS %d), m=n=%d" % (torch.__version__, torch.get_num_threads(), blas_threads(),
-                                                          args.n))
+    best, _ = best_of(lambda: forward(M, src, tgt), args.repeat)
+    print(describe("m=n=%d" % args.n))
     print("%.3f" % (best * 1e3))
-
 
 if __name__ == "__main__":
     main()

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -60,18 +61,6 @@ struct Prepared {
     Tables<float> tab;
     int n = 0;
 };
-
-void check_ids(const ModelSpec& s, const std::vector<int>& ids) {
-    const int n = int(ids.size());
-    if (n == 0) throw Error("the model needs at least one token");
-    if (n > s.max_positions)
-        throw Error(std::to_string(n) + " tokens are more than the model's " +
-                    std::to_string(s.max_positions) + " positions");
-    for (int id : ids)
-        if (id < 0 || id >= s.vocab_size)
-            throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                        std::to_string(s.vocab_size - 1) + ")");
-}
 
 Prepared prepare(const ModelWeights& model, int n) {
     Prepared p;
@@ -204,6 +193,67 @@ int batch_heads(int n, int h) {
     return std::max(1, std::min(h, 4096 / std::max(1, n)));
 }
 
+/// The text of `run` with `change` applied to the output of each of `heads` (checked): the forward
+/// resumes at the first of their layers from the run's residual there. Its loss, last logits and
+/// per-token losses.
+InterventionResult run_changed(const ModelWeights& model, const CleanRun& run,
+                               const std::vector<HeadRef>& heads, const InterventionOptions& o,
+                               const std::function<void(const HookPoint&, nn::Block<float>&)>& change) {
+    const ModelSpec& s = model.spec;
+    int first = s.n_layer;
+    for (const HeadRef& h : heads) {
+        check_head(h, s);
+        first = std::min(first, h.layer);
+    }
+    const int n = int(run.ids.size());
+    const Prepared p = prepare(model, n);
+    ForwardHooks<float> hooks;
+    for (const HeadRef& h : heads) hooks.add(HookStage::head_output, h.layer);
+    hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
+        if (std::find(heads.begin(), heads.end(), HeadRef{pt.layer, pt.head}) != heads.end()) change(pt, v);
+    };
+    const M<float> x = run.resid[std::size_t(first)];
+    SeqActs<float> A;
+    run_from(p, first, x, 1, hooks, o, A);
+    Mat last;  // [1, V]
+    std::vector<std::vector<double>> tokens;
+    const double loss =
+        sequence_losses(p.w, A.f, 1, n, run.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
+    return {loss, last.row(0), std::move(tokens[0])};
+}
+
+/// Each head of each layer changed alone, batch_heads() heads per forward: sequence q of a batch is
+/// `base`'s text resumed at layer l with head j0 + q's output changed by change(l, head, output);
+/// read(l, j0, S, A) takes the batch's result (A.f [S·n, d]). o.progress hears after each batch.
+void sweep_heads(const Prepared& p, const ModelSpec& s, const CleanRun& base, const InterventionOptions& o,
+                 const std::function<void(int, int, nn::Block<float>&)>& change,
+                 const std::function<void(int, int, int, const SeqActs<float>&)>& read) {
+    const int L = s.n_layer, h = s.n_head;
+    const int batch = batch_heads(p.n, h);
+    int done = 0;
+    for (int l = 0; l < L; ++l)
+        for (int j0 = 0; j0 < h; j0 += batch) {
+            const int S = std::min(batch, h - j0);
+            ForwardHooks<float> hooks;
+            hooks.add(HookStage::head_output, l);
+            hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
+                if (pt.layer == l && pt.head == j0 + pt.seq) change(l, pt.head, v);
+            };
+            const M<float> x = repeat_rows(base.resid[std::size_t(l)], S);
+            SeqActs<float> A;
+            run_from(p, l, x, S, hooks, o, A);
+            read(l, j0, S, A);
+            done += S;
+            if (o.progress) o.progress(done, L * h);
+        }
+}
+
+void check_same_length(const CleanRun& clean, const CleanRun& corrupt) {
+    if (clean.ids.size() != corrupt.ids.size())
+        throw Error("the clean text has " + std::to_string(clean.ids.size()) + " tokens, the corrupt text " +
+                    std::to_string(corrupt.ids.size()) + ": patching needs the same number");
+}
+
 }  // namespace
 
 std::uint64_t intervention_bytes(const ModelSpec& s, int n) {
@@ -249,7 +299,7 @@ double logit_difference(const RowVec& logits, int answer, int wrong) {
 
 CleanRun clean_run(const ModelWeights& model, const std::vector<int>& ids, const InterventionOptions& o) {
     const ModelSpec& s = model.spec;
-    check_ids(s, ids);
+    check_token_ids(s, ids);
     const int n = int(ids.size()), L = s.n_layer, dh = s.d_head;
     const Prepared p = prepare(model, n);
     CleanRun run;
@@ -286,95 +336,38 @@ InterventionResult run_ablated(const ModelWeights& model, const CleanRun& clean,
                                const std::vector<HeadRef>& heads, AblationMode mode,
                                const InterventionOptions& o) {
     if (heads.empty()) return {clean.loss, clean.last_logits, clean.token_loss};
-    const ModelSpec& s = model.spec;
-    int first = s.n_layer;
-    for (const HeadRef& h : heads) {
-        check_head(h, s);
-        first = std::min(first, h.layer);
-    }
-    const int n = int(clean.ids.size());
-    const Prepared p = prepare(model, n);
-    ForwardHooks<float> hooks;
-    for (const HeadRef& h : heads) hooks.add(HookStage::head_output, h.layer);
-    hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
-        if (std::find(heads.begin(), heads.end(), HeadRef{pt.layer, pt.head}) != heads.end())
-            ablate_block(v, mode);
-    };
-    const M<float> x = clean.resid[std::size_t(first)];
-    SeqActs<float> A;
-    run_from(p, first, x, 1, hooks, o, A);
-    Mat last;  // [1, V]
-    std::vector<std::vector<double>> tokens;
-    const double loss =
-        sequence_losses(p.w, A.f, 1, n, clean.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
-    return {loss, last.row(0), std::move(tokens[0])};
+    return run_changed(model, clean, heads, o,
+                       [&](const HookPoint&, nn::Block<float>& v) { ablate_block(v, mode); });
 }
 
 Eigen::MatrixXd ablation_sweep(const ModelWeights& model, const CleanRun& clean, AblationMode mode,
                                const InterventionOptions& o) {
-    const ModelSpec& s = model.spec;
-    const int n = int(clean.ids.size()), L = s.n_layer, h = s.n_head;
+    const int n = int(clean.ids.size());
     const Prepared p = prepare(model, n);
-    Eigen::MatrixXd loss(L, h);
-    const int batch = batch_heads(n, h);
-    int done = 0;
-    for (int l = 0; l < L; ++l)
-        for (int j0 = 0; j0 < h; j0 += batch) {
-            const int S = std::min(batch, h - j0);
-            // Sequence q of the batch is the text with head j0 + q of layer l ablated.
-            ForwardHooks<float> hooks;
-            hooks.add(HookStage::head_output, l);
-            hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
-                if (pt.layer == l && pt.head == j0 + pt.seq) ablate_block(v, mode);
-            };
-            const M<float> x = repeat_rows(clean.resid[std::size_t(l)], S);
-            SeqActs<float> A;
-            run_from(p, l, x, S, hooks, o, A);
+    Eigen::MatrixXd loss(model.spec.n_layer, model.spec.n_head);
+    sweep_heads(
+        p, model.spec, clean, o, [&](int, int, nn::Block<float>& v) { ablate_block(v, mode); },
+        [&](int l, int j0, int S, const SeqActs<float>& A) {
             const std::vector<double> ls =
                 sequence_losses(p.w, A.f, S, n, clean.ids, std::max(1, o.threads), o.loss_from);
             for (int q = 0; q < S; ++q) loss(l, j0 + q) = ls[std::size_t(q)];
-            done += S;
-            if (o.progress) o.progress(done, L * h);
-        }
+        });
     return loss;
 }
 
 InterventionResult run_patched(const ModelWeights& model, const CleanRun& source, const CleanRun& target,
                                const std::vector<HeadRef>& heads, const InterventionOptions& o) {
-    if (source.ids.size() != target.ids.size())
-        throw Error("the clean text has " + std::to_string(source.ids.size()) + " tokens, the corrupt text " +
-                    std::to_string(target.ids.size()) + ": patching needs the same number");
+    check_same_length(source, target);
     if (heads.empty()) return {target.loss, target.last_logits, target.token_loss};
-    const ModelSpec& s = model.spec;
-    const int dh = s.d_head;
-    int first = s.n_layer;
-    for (const HeadRef& h : heads) {
-        check_head(h, s);
-        first = std::min(first, h.layer);
-    }
-    const int n = int(target.ids.size());
-    const Prepared p = prepare(model, n);
-    ForwardHooks<float> hooks;
-    for (const HeadRef& h : heads) hooks.add(HookStage::head_output, h.layer);
-    hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
-        if (std::find(heads.begin(), heads.end(), HeadRef{pt.layer, pt.head}) != heads.end())
-            v = source.z[std::size_t(pt.layer)].middleCols(pt.head * dh, dh);
-    };
-    const M<float> x = target.resid[std::size_t(first)];
-    SeqActs<float> A;
-    run_from(p, first, x, 1, hooks, o, A);
-    Mat last;  // [1, V]
-    std::vector<std::vector<double>> tokens;
-    const double loss =
-        sequence_losses(p.w, A.f, 1, n, target.ids, std::max(1, o.threads), 0, &last, &tokens)[0];
-    return {loss, last.row(0), std::move(tokens[0])};
+    const int dh = model.spec.d_head;
+    return run_changed(model, target, heads, o, [&](const HookPoint& pt, nn::Block<float>& v) {
+        v = source.z[std::size_t(pt.layer)].middleCols(pt.head * dh, dh);
+    });
 }
 
 PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const CleanRun& corrupt, int answer,
                        int wrong, const InterventionOptions& o) {
-    if (clean.ids.size() != corrupt.ids.size())
-        throw Error("the clean text has " + std::to_string(clean.ids.size()) + " tokens, the corrupt text " +
-                    std::to_string(corrupt.ids.size()) + ": patching needs the same number");
+    check_same_length(clean, corrupt);
     const ModelSpec& s = model.spec;
     const int n = int(clean.ids.size()), L = s.n_layer, h = s.n_head, dh = s.d_head;
     PatchSweep r;
@@ -382,36 +375,23 @@ PatchSweep patch_sweep(const ModelWeights& model, const CleanRun& clean, const C
     r.m_corrupt = logit_difference(corrupt.last_logits, answer, wrong);
     r.m_patched.resize(L, h);
     const Prepared p = prepare(model, n);
-    const int batch = batch_heads(n, h);
-    int done = 0;
-    for (int l = 0; l < L; ++l)
-        for (int j0 = 0; j0 < h; j0 += batch) {
-            const int S = std::min(batch, h - j0);
-            // Sequence q of the batch is the corrupt text with head j0 + q of layer l from the clean run.
-            ForwardHooks<float> hooks;
-            hooks.add(HookStage::head_output, l);
-            hooks.call = [&](const HookPoint& pt, nn::Block<float> v) {
-                if (pt.layer == l && pt.head == j0 + pt.seq)
-                    v = clean.z[std::size_t(l)].middleCols(pt.head * dh, dh);
-            };
-            const M<float> x = repeat_rows(corrupt.resid[std::size_t(l)], S);
-            SeqActs<float> A;
-            run_from(p, l, x, S, hooks, o, A);
-            // m needs two logits of each last row: two dot products, not the whole unembedding
-            const int d = s.d_model;
-            const Eigen::RowVectorXd ua = Eigen::Map<const RowVec>(
-                                              model.lm_head.data + long(answer) * model.lm_head.stride, d)
-                                              .cast<double>(),
-                                     uw = Eigen::Map<const RowVec>(
-                                              model.lm_head.data + long(wrong) * model.lm_head.stride, d)
-                                              .cast<double>();
+    // m needs two logits of each last row: two dot products, not the whole unembedding
+    const int d = s.d_model;
+    const Eigen::RowVectorXd ua = Eigen::Map<const RowVec>(
+                                      model.lm_head.data + long(answer) * model.lm_head.stride, d)
+                                      .cast<double>(),
+                             uw = Eigen::Map<const RowVec>(
+                                      model.lm_head.data + long(wrong) * model.lm_head.stride, d)
+                                      .cast<double>();
+    sweep_heads(
+        p, s, corrupt, o,
+        [&](int l, int head, nn::Block<float>& v) { v = clean.z[std::size_t(l)].middleCols(head * dh, dh); },
+        [&](int l, int j0, int S, const SeqActs<float>& A) {
             for (int q = 0; q < S; ++q) {
                 const Eigen::RowVectorXd f = A.f.row(long(q) * n + n - 1).cast<double>();
                 r.m_patched(l, j0 + q) = f.dot(ua) - f.dot(uw);
             }
-            done += S;
-            if (o.progress) o.progress(done, L * h);
-        }
+        });
     const double span = r.m_clean - r.m_corrupt;
     r.patched_fraction = span != 0
                              ? Eigen::MatrixXd((r.m_patched.array() - r.m_corrupt) / span)

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <mutex>
 #include <numeric>
 
@@ -407,6 +408,76 @@ DecoderWeights<float> decoder_weights(const ModelWeights& m) {
     return w;
 }
 
+namespace {
+
+/// Where keep_stage() keeps each stage: a per-head stage in that field of its head's HeadStages, a
+/// whole-layer stage in that field of LayerStages. (A cross_ head stage is kept as its self-attention
+/// counterpart, in the cross-attention's heads.)
+struct StagePlace {
+    HookStage stage;
+    Mat HeadStages::*head;
+    Mat LayerStages::*layer;
+};
+const StagePlace kStagePlaces[] = {
+    {HookStage::ln_1, nullptr, &LayerStages::ln_1},
+    {HookStage::Q, &HeadStages::Q, nullptr},
+    {HookStage::K, &HeadStages::K, nullptr},
+    {HookStage::V, &HeadStages::V, nullptr},
+    {HookStage::scores, &HeadStages::scores, nullptr},
+    {HookStage::weights, &HeadStages::weights, nullptr},
+    {HookStage::head_output, &HeadStages::head_output, nullptr},
+    {HookStage::attn_out, nullptr, &LayerStages::attn_out},
+    {HookStage::resid_mid, nullptr, &LayerStages::resid_mid},
+    {HookStage::cross_attn_out, nullptr, &LayerStages::cross_attn_out},
+    {HookStage::ln_2, nullptr, &LayerStages::ln_2},
+    {HookStage::mlp_out, nullptr, &LayerStages::mlp_out},
+    {HookStage::resid_post, nullptr, &LayerStages::resid_post},
+};
+// cross_Q .. cross_head_output stand in the same order as Q .. head_output.
+static_assert(int(HookStage::cross_head_output) - int(HookStage::cross_Q) ==
+              int(HookStage::head_output) - int(HookStage::Q));
+
+}  // namespace
+
+void keep_stage(LayerStages& st, const HookPoint& p, const Eigen::Ref<const Mat>& v, int group,
+                bool layer_stages) {
+    const bool cross = p.stage >= HookStage::cross_Q && p.stage <= HookStage::cross_head_output;
+    const HookStage stage =
+        cross ? HookStage(int(p.stage) - int(HookStage::cross_Q) + int(HookStage::Q)) : p.stage;
+    const auto place = std::find_if(std::begin(kStagePlaces), std::end(kStagePlaces),
+                                    [&](const StagePlace& e) { return e.stage == stage; });
+    if (place == std::end(kStagePlaces)) return;
+    if (place->layer) {
+        if (layer_stages) st.*(place->layer) = v;
+        return;
+    }
+    std::vector<HeadStages>& heads = cross ? st.cross_heads : st.heads;
+    if (heads.empty()) return;
+    // K and V come once per key/value head: each of the `group` query heads sharing it keeps a copy
+    const bool shared = p.stage == HookStage::K || p.stage == HookStage::V;
+    const int first = shared ? p.head * group : p.head, end = shared ? first + group : first + 1;
+    for (int j = first; j < end; ++j) heads[std::size_t(j)].*(place->head) = v;
+}
+
+void rollout_layer(const std::vector<Mat>& head_weights, Mat& rollout) {
+    Mat mean = head_weights[0];  // [n, n]: the heads' mean, summed in head order
+    for (std::size_t j = 1; j < head_weights.size(); ++j) mean += head_weights[j];
+    mean /= float(head_weights.size());
+    rollout = rollout_step(mean, rollout);
+}
+
+void check_token_ids(const ModelSpec& s, const std::vector<int>& ids, const std::string& what) {
+    const std::string tokens = what.empty() ? "token" : what + " token";
+    if (ids.empty()) throw Error("the model needs at least one " + tokens);
+    if (int(ids.size()) > s.max_positions)
+        throw Error(std::to_string(ids.size()) + " " + tokens + "s are more than the model's " +
+                    std::to_string(s.max_positions) + " positions");
+    for (int id : ids)
+        if (id < 0 || id >= s.vocab_size)
+            throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                        std::to_string(s.vocab_size - 1) + ")");
+}
+
 ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, const ModelRunOptions& o) {
     return run_model(model, ids, {}, o);
 }
@@ -424,14 +495,7 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
         if (t < 0 || t >= std::max(1, s.type_vocab))
             throw Error("token type " + std::to_string(t) + " is outside the model's " +
                         std::to_string(std::max(1, s.type_vocab)) + " segment(s)");
-    if (n == 0) throw Error("the model needs at least one token");
-    if (n > s.max_positions)
-        throw Error(std::to_string(n) + " tokens are more than the model's " +
-                    std::to_string(s.max_positions) + " positions");
-    for (int id : ids)
-        if (id < 0 || id >= s.vocab_size)
-            throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                        std::to_string(s.vocab_size - 1) + ")");
+    check_token_ids(s, ids);
     if (!o.keep_heads.empty() && int(o.keep_heads.size()) != s.n_layer)
         throw Error("keep_heads must have one entry per layer");
     const int h = s.n_head, group = s.n_head / s.n_kv_head;
@@ -472,61 +536,9 @@ ModelForward run_model(const ModelWeights& model, const std::vector<int>& ids, c
     rec.call = [&](const HookPoint& p, nn::Block<float> v) {
         if (user && user->wants(p.stage, p.layer)) user->call(p, v);
         if (p.layer < 0) return;
-        LayerStages& st = out.layers[std::size_t(p.layer)];
         if (o.rollout && p.stage == HookStage::weights) layer_weights[std::size_t(p.head)] = v;
-        if (o.rollout && p.stage == HookStage::resid_mid) {
-            Mat mean = layer_weights[0];  // [n, n]: the heads' mean, summed in head order
-            for (int j = 1; j < h; ++j) mean += layer_weights[std::size_t(j)];
-            mean /= float(h);
-            out.rollout = rollout_step(mean, out.rollout);
-        }
-        if (!st.heads.empty()) {
-            auto head = [&](int j) -> HeadStages& { return st.heads[std::size_t(j)]; };
-            switch (p.stage) {
-                case HookStage::Q:
-                    head(p.head).Q = v;
-                    return;
-                case HookStage::K:
-                case HookStage::V:
-                    for (int j = p.head * group; j < (p.head + 1) * group; ++j)
-                        (p.stage == HookStage::K ? head(j).K : head(j).V) = v;
-                    return;
-                case HookStage::scores:
-                    head(p.head).scores = v;
-                    return;
-                case HookStage::weights:
-                    head(p.head).weights = v;
-                    return;
-                case HookStage::head_output:
-                    head(p.head).head_output = v;
-                    return;
-                default:
-                    break;
-            }
-        }
-        if (!o.keep_layers) return;
-        switch (p.stage) {
-            case HookStage::ln_1:
-                st.ln_1 = v;
-                break;
-            case HookStage::attn_out:
-                st.attn_out = v;
-                break;
-            case HookStage::resid_mid:
-                st.resid_mid = v;
-                break;
-            case HookStage::ln_2:
-                st.ln_2 = v;
-                break;
-            case HookStage::mlp_out:
-                st.mlp_out = v;
-                break;
-            case HookStage::resid_post:
-                st.resid_post = v;
-                break;
-            default:
-                break;
-        }
+        if (o.rollout && p.stage == HookStage::resid_mid) rollout_layer(layer_weights, out.rollout);
+        keep_stage(out.layers[std::size_t(p.layer)], p, v, group, o.keep_layers);
     };
 
     SeqActs<float> A;

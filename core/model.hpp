@@ -262,6 +262,17 @@ struct LayerStages {
     Mat cross_attn_out;                   // [n, d] the cross-attention's output projection
 };
 
+struct HookPoint;  // core/decoder.hpp
+
+/// Keeps one recorded hook value in its layer's stages: a self-attention head stage in heads[p.head]
+/// (K and V, one per key/value head, in each of the `group` query heads sharing it), a cross-attention
+/// head stage in cross_heads[p.head], a whole-layer stage in its field when `layer_stages`. Head stages
+/// of a layer whose heads (or cross_heads) are not sized are not kept; other stages are ignored.
+void keep_stage(LayerStages& st, const HookPoint& p, const Eigen::Ref<const Mat>& v, int group,
+                bool layer_stages);
+/// One layer's rollout step from its heads' weights [h][n, n] (their mean, summed in head order).
+void rollout_layer(const std::vector<Mat>& head_weights, Mat& rollout);
+
 struct ModelRunOptions {
     std::vector<bool> keep_heads;  // per layer: keep its per-head stages (empty = every layer)
     bool keep_layers = true;       // keep the [n, d] stages of every layer
@@ -282,6 +293,10 @@ struct ModelForward {
     Mat logits;                       // [n, V] (or [1, V] with all_logits = false)
     Mat rollout;                      // [n, n] (empty without rollout)
 };
+
+/// Throws attnviz::Error unless there are 1..max_positions ids, each inside the vocabulary; `what`
+/// (e.g. "source") names the tokens in the message.
+void check_token_ids(const ModelSpec& spec, const std::vector<int>& ids, const std::string& what = "");
 
 /// Runs the model on token ids. Throws attnviz::Error for an empty input, an id outside the
 /// vocabulary or more tokens than max_positions.

@@ -52,20 +52,8 @@ TermsText top_terms(int count, const std::function<double(int)>& a, const std::f
 
 void add_stage(Trace& t, const ModelSpec& spec, const std::string& name, int head, MatPtr data, Axis rows,
                Axis cols, ValueKind kind, double flops) {
-    Stage st;
-    st.name = name;
-    st.head = head;
-    const StageText tx = model_stage_text(spec, name, head);
-    st.title = tx.title;
-    st.formula = tx.formula;
-    st.explanation = tx.explanation;
-    st.rows = std::move(rows);
-    st.cols = std::move(cols);
-    st.kind = kind;
-    st.flops = flops;
-    st.bytes = double(data->size()) * sizeof(float);
-    st.data = std::move(data);
-    t.stages.push_back(std::move(st));
+    t.stages.push_back(
+        model_stage(spec, name, head, std::move(data), std::move(rows), std::move(cols), kind, flops));
 }
 
 // --- hover derivations ---------------------------------------------------------------------------
@@ -299,6 +287,24 @@ std::vector<std::string> explain_with_weights(const ModelWeights& W, const Model
 }
 
 }  // namespace
+
+Stage model_stage(const ModelSpec& spec, const std::string& name, int head, std::shared_ptr<const Mat> data,
+                  Axis rows, Axis cols, ValueKind kind, double flops) {
+    Stage st;
+    st.name = name;
+    st.head = head;
+    const StageText tx = model_stage_text(spec, name, head);
+    st.title = tx.title;
+    st.formula = tx.formula;
+    st.explanation = tx.explanation;
+    st.rows = std::move(rows);
+    st.cols = std::move(cols);
+    st.kind = kind;
+    st.flops = flops;
+    st.bytes = double(data->size()) * sizeof(float);
+    st.data = std::move(data);
+    return st;
+}
 
 int kv_head_of(const ModelSpec& spec, int head) {
     const int group = spec.n_head / std::max(1, spec.n_kv_head);

@@ -31,6 +31,11 @@ Trace model_layer_trace(const ModelSpec& spec, std::shared_ptr<const ModelForwar
                         std::shared_ptr<const ModelWeights> weights = nullptr,
                         std::shared_ptr<const std::vector<std::string>> vocab = nullptr, int logits_row = -1);
 
+/// A stage of a real model named as in the manifest, with model_stage_text()'s title, formula and
+/// explanation; `data` is not copied.
+Stage model_stage(const ModelSpec& spec, const std::string& name, int head, std::shared_ptr<const Mat> data,
+                  Axis rows, Axis cols, ValueKind kind, double flops);
+
 /// Per-layer L2 norm of each token's residual stream after the layer: [L, n] (rows of layers whose
 /// resid_post was not kept are 0).
 Mat residual_norms(const ModelForward& forward, int n);

@@ -31,17 +31,6 @@ Seq2SeqWeights<float> seq2seq_weights(const ModelWeights& m) {
 
 namespace {
 
-void check_stack_ids(const ModelSpec& s, const std::vector<int>& ids, const char* what) {
-    if (ids.empty()) throw Error(std::string("the model needs at least one ") + what + " token");
-    if (int(ids.size()) > s.max_positions)
-        throw Error(std::to_string(ids.size()) + " " + what + " tokens are more than the model's " +
-                    std::to_string(s.max_positions) + " positions");
-    for (int id : ids)
-        if (id < 0 || id >= s.vocab_size)
-            throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                        std::to_string(s.vocab_size - 1) + ")");
-}
-
 /// Hooks recording every stage of one stack into `out` (and its rollout from the self-attention).
 ForwardHooks<float> stage_recorder(StackStages& out, int n_layer, int h, int group, bool rollout,
                                    std::vector<Mat>& layer_weights) {
@@ -66,79 +55,10 @@ ForwardHooks<float> stage_recorder(StackStages& out, int n_layer, int h, int gro
             }
             return;
         }
-        LayerStages& st = out.layers[std::size_t(p.layer)];
-        if (st.cross_heads.empty() && p.stage >= HookStage::cross_Q &&
-            p.stage <= HookStage::cross_head_output)
-            return;  // (sized before the forward: see below)
-        auto head = [&](int j) -> HeadStages& { return st.heads[std::size_t(j)]; };
-        auto cross = [&](int j) -> HeadStages& { return st.cross_heads[std::size_t(j)]; };
-        switch (p.stage) {
-            case HookStage::ln_1:
-                st.ln_1 = v;
-                break;
-            case HookStage::Q:
-                head(p.head).Q = v;
-                break;
-            case HookStage::K:
-            case HookStage::V:
-                for (int j = p.head * group; j < (p.head + 1) * group; ++j)
-                    (p.stage == HookStage::K ? head(j).K : head(j).V) = v;
-                break;
-            case HookStage::scores:
-                head(p.head).scores = v;
-                break;
-            case HookStage::weights:
-                head(p.head).weights = v;
-                if (rollout) layer_weights[std::size_t(p.head)] = v;
-                break;
-            case HookStage::head_output:
-                head(p.head).head_output = v;
-                break;
-            case HookStage::attn_out:
-                st.attn_out = v;
-                break;
-            case HookStage::resid_mid:
-                st.resid_mid = v;
-                if (rollout) {                    // (every head of the layer is done by then)
-                    Mat mean = layer_weights[0];  // [rows, rows]: the heads' mean, summed in head order
-                    for (int j = 1; j < h; ++j) mean += layer_weights[std::size_t(j)];
-                    mean /= float(h);
-                    out.rollout = rollout_step(mean, out.rollout);
-                }
-                break;
-            case HookStage::cross_Q:
-                cross(p.head).Q = v;
-                break;
-            case HookStage::cross_K:
-                cross(p.head).K = v;
-                break;
-            case HookStage::cross_V:
-                cross(p.head).V = v;
-                break;
-            case HookStage::cross_scores:
-                cross(p.head).scores = v;
-                break;
-            case HookStage::cross_weights:
-                cross(p.head).weights = v;
-                break;
-            case HookStage::cross_head_output:
-                cross(p.head).head_output = v;
-                break;
-            case HookStage::cross_attn_out:
-                st.cross_attn_out = v;
-                break;
-            case HookStage::ln_2:
-                st.ln_2 = v;
-                break;
-            case HookStage::mlp_out:
-                st.mlp_out = v;
-                break;
-            case HookStage::resid_post:
-                st.resid_post = v;
-                break;
-            default:
-                break;
-        }
+        if (rollout && p.stage == HookStage::weights) layer_weights[std::size_t(p.head)] = v;
+        if (rollout && p.stage == HookStage::resid_mid)  // (every head of the layer is done by then)
+            rollout_layer(layer_weights, out.rollout);
+        keep_stage(out.layers[std::size_t(p.layer)], p, v, group, true);
     };
     return rec;
 }
@@ -148,8 +68,8 @@ ForwardHooks<float> stage_recorder(StackStages& out, int n_layer, int h, int gro
 Seq2SeqForward run_seq2seq(const ModelWeights& model, const std::vector<int>& source,
                            const std::vector<int>& target, const Seq2SeqRunOptions& o) {
     const ModelSpec& s = model.spec;
-    check_stack_ids(s, source, "source");
-    check_stack_ids(s, target, "target");
+    check_token_ids(s, source, "source");
+    check_token_ids(s, target, "target");
     const int m = int(source.size()), n = int(target.size()), h = s.n_head, group = s.n_head / s.n_kv_head;
     const Seq2SeqWeights<float> w = seq2seq_weights(model);
     Seq2SeqForward out;

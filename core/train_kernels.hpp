@@ -16,6 +16,7 @@
 #include "core/nn_ops.hpp"
 #include "core/thread_pool.hpp"
 #include "core/train.hpp"
+#include "core/train_runs.hpp"
 #include "core/train_seq2seq.hpp"
 
 namespace attnviz {
@@ -316,9 +317,7 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
     const LayoutIdx idx = layout_index(c, params.layout);
     const DecoderWeights<T> w = train_weights(params, idx);
     const Tables<T> tab = make_tables<T>(w.shape, c.context);
-    long scored = 0;
-    for (int t : batch.targets) scored += t >= 0 ? 1 : 0;
-    if (scored == 0) throw Error("The training batch has no scored targets.");
+    const long scored = train_runs::scored_targets(batch);
     const T weight = T(1) / T(scored);
     const int B = batch.B, n = batch.n;
     if (per_token_loss) per_token_loss->assign(std::size_t(B) * std::size_t(n), 0.0);
@@ -348,31 +347,11 @@ double loss_and_grad(const Params<T>& params, const Batch& batch, Params<T>* gra
             const int* ids = batch.inputs.data() + std::size_t(g0) * std::size_t(n);
             const int* tg = batch.targets.data() + std::size_t(g0) * std::size_t(n);
             sequence_forward(w, tab, ids, S, n, A);
-            for (int s = 0; s < S; ++s) {
-                double sum = 0;
-                for (int t = 0; t < n; ++t) {
-                    const int r = s * n + t;
-                    if (tg[r] < 0) continue;
-                    const double l = -std::log(std::max(double(A.logits(r, tg[r])), 1e-300));
-                    sum += l;
-                    if (per_token_loss)
-                        (*per_token_loss)[std::size_t(g0) * std::size_t(n) + std::size_t(r)] = l;
-                }
-                seq_loss[std::size_t(g0 + s)] = sum;
-            }
+            train_runs::score_sequences(A.logits, tg, g0, S, n, seq_loss, per_token_loss);
             if (grad) sequence_backward(params, idx, tab, ids, tg, S, n, weight, A, partial[std::size_t(k)]);
         }
     });
-    if (grad) {
-        grad->config = c;
-        grad->layout = params.layout;
-        grad->data = std::move(partial[0]);
-        for (std::size_t k = 1; k < partial.size(); ++k)
-            for (std::size_t i = 0; i < partial[k].size(); ++i) grad->data[i] += partial[k][i];
-    }
-    double total = 0;
-    for (double s : seq_loss) total += s;
-    return total / double(scored);
+    return train_runs::finish_runs(params, grad, partial, seq_loss, scored);
 }
 
 }  // namespace attnviz

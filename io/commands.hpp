@@ -19,6 +19,12 @@ int run_dump_command(int argc, char** argv);  // argv[0] == "dump"
 /// Writes the same figure the app's "Export PNG" writes, on the CPU.
 int run_render_command(int argc, char** argv);  // argv[0] == "render"
 
+struct CliArgs;
+struct FigureOptions;
+/// The figure flags of `render` and `render --model`: --scale S (1, 2 or 4) and --scale-mode MODE into
+/// `figure`; UsageError for any other value.
+void read_figure_flags(const CliArgs& args, FigureOptions& figure);
+
 /// Everything `attnviz dump` / `attnviz render` check before computing anything: the flags and their
 /// values, the scene (--scene, then every --set), validate() and, for `render --grid`, the grid's
 /// memory. Throws UsageError / attnviz::Error exactly as the commands would; touches no output file.

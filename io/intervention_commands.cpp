@@ -11,7 +11,6 @@
 
 #include "core/error.hpp"
 #include "core/interventions.hpp"
-#include "core/thread_pool.hpp"
 #include "io/cli.hpp"
 #include "io/files.hpp"
 #include "io/model_commands.hpp"
@@ -117,8 +116,7 @@ void check_memory(const ModelWeights& model, int n) {
 
 InterventionOptions options_from(const CliArgs& args) {
     InterventionOptions o;
-    o.threads =
-        resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+    o.threads = threads_flag(args);
     return o;
 }
 

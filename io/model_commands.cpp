@@ -33,6 +33,10 @@ void refuse_encoder(const ModelSpec& s, const std::string& dir, const std::strin
                      " --text '... [MASK] ...'");
 }
 
+int threads_flag(const CliArgs& args) {
+    return resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+}
+
 std::vector<int> parse_ids(const std::string& text, const char* flag) {
     std::vector<int> ids;
     std::size_t pos = 0;
@@ -257,6 +261,17 @@ int seq2seq_dump(const CliArgs& args, const ModelWeights& model, const Input& in
     return 0;
 }
 
+/// The generated tokens on one line: as text through the tokenizer, else their ids "5,17,3".
+void print_generated(const Input& in, const std::vector<int>& generated) {
+    if (in.tokenizer) {
+        std::cout << in.tokenizer->decode_labelled(generated) << "\n";
+        return;
+    }
+    std::string line;
+    for (std::size_t i = 0; i < generated.size(); ++i) line += (i ? "," : "") + std::to_string(generated[i]);
+    std::cout << line << "\n";
+}
+
 /// `generate` on an encoder–decoder: the encoder once over the input, then the decoder one token at a
 /// time from its start token until `count` tokens or the end-of-sequence token.
 int seq2seq_generate(const ModelWeights& model, const Input& in, int count, const SamplingOptions& sampling,
@@ -295,14 +310,7 @@ int seq2seq_generate(const ModelWeights& model, const Input& in, int count, cons
         generated.push_back(next);
         if (next == s.s2s.eos) break;
     }
-    if (in.tokenizer) {
-        std::cout << in.tokenizer->decode_labelled(generated) << "\n";
-    } else {
-        std::string line;
-        for (std::size_t i = 0; i < generated.size(); ++i)
-            line += (i ? "," : "") + std::to_string(generated[i]);
-        std::cout << line << "\n";
-    }
+    print_generated(in, generated);
     return 0;
 }
 
@@ -326,8 +334,7 @@ int model_dump_main(int argc, char** argv) {
         temperature = cli_double("--set temperature", value, 1e-6, 1e6);
     }
     ModelRunOptions run;
-    run.threads =
-        resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+    run.threads = threads_flag(args);
     const std::string dir = *args.get("--model");
     check_dump_target(out);
 
@@ -456,8 +463,7 @@ int generate_main(int argc, char** argv) {
     if (auto p = args.get("--top-p")) sampling.top_p = cli_double("--top-p", *p, 1e-9, 1);
     const int seed = args.has("--seed") ? cli_int("--seed", *args.get("--seed"), 0, 2147483647) : 0;
     ModelRunOptions run;
-    run.threads =
-        resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+    run.threads = threads_flag(args);
     run.keep_heads.clear();
     run.keep_layers = false;
     run.all_logits = false;
@@ -485,14 +491,7 @@ int generate_main(int argc, char** argv) {
         ids.push_back(next);
         generated.push_back(next);
     }
-    if (in.tokenizer) {
-        std::cout << in.tokenizer->decode_labelled(generated) << "\n";
-    } else {
-        std::string line;
-        for (std::size_t i = 0; i < generated.size(); ++i)
-            line += (i ? "," : "") + std::to_string(generated[i]);
-        std::cout << line << "\n";
-    }
+    print_generated(in, generated);
     return 0;
 }
 
@@ -530,17 +529,7 @@ int model_render_main(int argc, char** argv) {
     require_flag(args, options, "--stage");
     require_flag(args, options, "--out");
     FigureOptions figure;
-    if (auto sc = args.get("--scale")) {
-        figure.scale = cli_int("--scale", *sc, 1, 4);
-        if (figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
-    }
-    if (auto m = args.get("--scale-mode")) {
-        try {
-            figure.scale_mode = parse_scale_mode(*m);
-        } catch (const Error& e) {
-            throw UsageError(e.what());
-        }
-    }
+    read_figure_flags(args, figure);
     const int head = args.has("--head") ? cli_int("--head", *args.get("--head"), 0, 1 << 20) : 0;
     const std::string dir = *args.get("--model");
     const ModelWeights model = load_model_dir(dir);
@@ -556,8 +545,7 @@ int model_render_main(int argc, char** argv) {
         throw Error(std::to_string(n) + " tokens are more than the model's " +
                     std::to_string(s.max_positions) + " positions");
     ModelRunOptions run;
-    run.threads =
-        resolve_threads(args.has("--threads") ? cli_int("--threads", *args.get("--threads"), 0, 256) : 0);
+    run.threads = threads_flag(args);
     run.keep_heads.assign(std::size_t(s.n_layer), false);
     run.keep_heads[std::size_t(layer)] = true;
     run.all_logits = is_encoder(s);  // an encoder's logits stage shows its first [MASK]

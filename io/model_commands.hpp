@@ -13,6 +13,10 @@
 namespace attnviz {
 
 struct ModelSpec;
+struct CliArgs;
+
+/// The worker threads of --threads N (0, the default, = all cores).
+int threads_flag(const CliArgs& args);
 
 /// "12,5,7" → {12, 5, 7}; UsageError naming `flag` for anything else.
 std::vector<int> parse_ids(const std::string& text, const char* flag = "--ids");

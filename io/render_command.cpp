@@ -86,17 +86,7 @@ RenderRequest parse_render_request(int argc, char** argv) {
     r.stage_name = *args.get("--stage");
     r.out = *args.get("--out");
     r.head = args.has("--head") ? cli_int("--head", *args.get("--head"), 0, 1 << 20) : 0;
-    if (auto s = args.get("--scale")) {
-        r.figure.scale = cli_int("--scale", *s, 1, 4);
-        if (r.figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
-    }
-    if (auto m = args.get("--scale-mode")) {
-        try {
-            r.figure.scale_mode = parse_scale_mode(*m);
-        } catch (const Error& e) {
-            throw UsageError(e.what());
-        }
-    }
+    read_figure_flags(args, r.figure);
     r.figure.cell_values = args.has("--values");
     if (auto t = args.get("--threads")) r.compute.threads = cli_int("--threads", *t, 0, 256);
     r.grid = args.has("--grid");
@@ -148,6 +138,20 @@ int render_main(int argc, char** argv) {
 }
 
 }  // namespace
+
+void read_figure_flags(const CliArgs& args, FigureOptions& figure) {
+    if (auto s = args.get("--scale")) {
+        figure.scale = cli_int("--scale", *s, 1, 4);
+        if (figure.scale == 3) throw UsageError("--scale: expected 1, 2 or 4, got '3'");
+    }
+    if (auto m = args.get("--scale-mode")) {
+        try {
+            figure.scale_mode = parse_scale_mode(*m);
+        } catch (const Error& e) {
+            throw UsageError(e.what());
+        }
+    }
+}
 
 void check_render_arguments(int argc, char** argv) {
     (void)parse_render_request(argc, argv);

@@ -26,11 +26,10 @@ import shutil
 import sys
 import tempfile
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import model_forward_test as mf  # noqa: E402  (the safetensors writer, run, close, expect_error)
+import model_ref as mf  # noqa: E402  (the checkpoint writer, rollout, run, close, expect_error)
 
 torch.set_default_dtype(torch.float64)
 HF_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "hf_tokenizers")
@@ -74,15 +73,6 @@ def encoder_forward(W, names, cfg, ids, type_ids):
         out["ln_f"] = ln(gelu(lin(x, names["head"])), names["head_ln"])
         out["logits"] = out["ln_f"] @ W[names["word"]].T + W[names["bias"]]
     return out
-
-
-def rollout(layers):
-    r = None
-    for st in layers:
-        a = 0.5 * st["weights"].mean(0) + 0.5 * torch.eye(st["weights"].shape[-1])
-        a = a / a.sum(-1, keepdim=True)
-        r = a if r is None else a @ r
-    return r
 
 
 # ------------------------------------------------------------------------------------------------
@@ -129,14 +119,10 @@ def make_encoder(gen, names, vocab, positions, types, n_layer=2, d=16, h=4, ff=2
 def write(directory, cfg, W, dtype="F32", rename=lambda k: k, tokenizer=None):
     """Writes config.json, model.safetensors (names through `rename`) and a tokenizer.json copy; returns
     the weights as the file holds them, under the unrenamed names."""
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, "config.json"), "w") as f:
-        json.dump(cfg, f)
-    with open(os.path.join(directory, "model.safetensors"), "wb") as f:
-        f.write(mf.st_bytes({rename(k): v for k, v in W.items()}, dtype))
+    Wr = mf.write_model(directory, cfg, W, dtype, rename=rename)
     if tokenizer:
         shutil.copy(os.path.join(HF_DATA, tokenizer + ".tokenizer.json"), os.path.join(directory, "tokenizer.json"))
-    return {k: mf.rounded(v, dtype) for k, v in W.items()}
+    return Wr
 
 
 # ------------------------------------------------------------------------------------------------
@@ -162,10 +148,7 @@ def check_dump(attnviz, case, directory, ref_out, ids, type_ids, cfg, args, temp
     if man["model"]["architecture"] != cfg["model_type"]:
         FAILURES.append("%s: architecture %s" % (case, man["model"]["architecture"]))
     seen = set()
-    for s in man["stages"]:
-        arr = np.load(os.path.join(out, s["file"])).astype(np.float64)
-        if list(arr.shape) != s["shape"]:
-            FAILURES.append("%s %s: file shape %s, manifest %s" % (case, s["file"], arr.shape, s["shape"]))
+    for s, arr in mf.dumped_stages(case, out, man):
         name, layer, head = s["name"], s["layer"], s["head"]
         seen.add((name, layer, head))
         if layer is not None:
@@ -175,7 +158,7 @@ def check_dump(attnviz, case, directory, ref_out, ids, type_ids, cfg, args, temp
         elif name == "probs":
             e = torch.softmax(ref_out["logits"] / temperature, -1)  # every position: [n, V]
         elif name == "rollout":
-            e = rollout(ref_out["layers"])
+            e = mf.rollout(ref_out["layers"])
         elif name in ref_out:
             e = ref_out[name]
         else:
@@ -332,11 +315,7 @@ def main():
         mf.expect_error(attnviz, "distilbert relu", ["dump", "--model", bad, "--ids", "2,3", "--out",
                                                      os.path.join(tmp, "o2")], "activation")
 
-    if FAILURES:
-        for f in FAILURES[:40]:
-            print("FAIL", f)
-        sys.exit("%d failures" % len(FAILURES))
-    print("encoder forwards (bert pair and mask, bert model bf16, roberta pair, distilbert) match PyTorch")
+    mf.finish("encoder forwards (bert pair and mask, bert model bf16, roberta pair, distilbert) match PyTorch")
 
 
 if __name__ == "__main__":

@@ -21,14 +21,14 @@ usage: interventions_test.py path/to/attnviz
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import model_forward_test as mf  # noqa: E402  (the safetensors writer and tiny checkpoints)
+import model_forward_test as mf  # noqa: E402  (the tiny checkpoints)
+from model_ref import gelu_new, rotate_half, run, write_model  # noqa: E402
 import tokenizer_ref as ref  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
@@ -39,15 +39,6 @@ FAILURES = []
 # ------------------------------------------------------------------------------------------------
 # The reference: one forward for both families, with a hook on every head output
 # ------------------------------------------------------------------------------------------------
-
-def gelu_new(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
-
-
-def rotate_half(x):
-    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
-
 
 class Model:
     def __init__(self, family, cfg, W):
@@ -175,10 +166,6 @@ def attribution(model, ids, target):
 # ------------------------------------------------------------------------------------------------
 # Running attnviz and comparing
 # ------------------------------------------------------------------------------------------------
-
-def run(attnviz, *args):
-    return subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=300)
-
 
 def run_json(attnviz, case, out, *args):
     if os.path.exists(out):
@@ -362,7 +349,7 @@ def main():
         # GPT-2: LayerNorm, learned positions, biases, tied unembedding; 3 layers x 4 heads.
         d = os.path.join(tmp, "gpt2")
         cfg, W = mf.make_gpt2(gen, V, n_layer=3, d=16, h=4)
-        gpt2 = Model("gpt2", cfg, mf.write_model(d, cfg, W, "F32"))
+        gpt2 = Model("gpt2", cfg, write_model(d, cfg, W, "F32"))
         ref.write_gpt2_files(d, vocab, merges)
         check_ablate(attnviz, "gpt2", tmp, gpt2, d, text_ids, ["--text", text])
         check_patch(attnviz, "gpt2", tmp, gpt2, d, tok, clean, corrupt, single[0], single[1])
@@ -372,7 +359,7 @@ def main():
         # Llama: RMSNorm, RoPE, SwiGLU, no biases, grouped-query attention (4 heads, 2 KV heads), untied head.
         d = os.path.join(tmp, "llama")
         cfg, W = mf.make_llama(gen, V, "llama", 4, 2, tied=False, bias=False, n_layer=3)
-        llama = Model("llama", cfg, mf.write_model(d, cfg, W, "F32"))
+        llama = Model("llama", cfg, write_model(d, cfg, W, "F32"))
         ref.write_gpt2_files(d, vocab, merges)
         ids = [5, 17, 3, 3, 200 % V, 9, 1, 44, 5, 17, 3]
         check_ablate(attnviz, "llama", tmp, llama, d, ids, ["--ids", ",".join(map(str, ids))])

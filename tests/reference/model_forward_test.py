@@ -15,47 +15,17 @@ import json
 import math
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tokenizer_ref as ref  # noqa: E402
+from model_ref import (FAILURES, close, dumped_stages, expect_error, finish, gelu_new, randn, rollout,  # noqa: E402
+                       rotate_half, run, st_bytes, write_model)
 
 torch.set_default_dtype(torch.float64)
-RTOL = 1e-4
-FAILURES = []
-
-# ------------------------------------------------------------------------------------------------
-# safetensors writer
-# ------------------------------------------------------------------------------------------------
-
-ST_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
-
-
-def st_bytes(tensors, dtype="F32", header_override=None):
-    """tensors: {name: torch tensor} → the bytes of a .safetensors file with every tensor in `dtype`."""
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        tt = t.to(ST_DTYPES[dtype]).contiguous()
-        raw = tt.view(torch.uint8).numpy().tobytes() if dtype != "F32" else tt.numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": dtype, "shape": list(tt.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {"format": "pt"}
-    if header_override:
-        header_override(header)
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    return struct.pack("<Q", len(h)) + h + b"".join(blobs)
-
-
-def rounded(t, dtype):
-    """The values the file holds (what attnviz reads back), as float64."""
-    return t.to(ST_DTYPES[dtype]).to(torch.float64)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -69,10 +39,6 @@ def causal_attention(q, k, v):
     mask = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
     weights = torch.softmax((scores / math.sqrt(dh)).masked_fill(mask, float("-inf")), dim=-1)
     return scores, weights, weights @ v
-
-
-def gelu_new(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
 def gpt2_forward(W, cfg, ids):
@@ -105,11 +71,6 @@ def gpt2_forward(W, cfg, ids):
 
 def rms_norm(x, w, eps):
     return w * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps))
-
-
-def rotate_half(x):
-    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
 
 
 def gemma_rms_norm(x, w, eps):
@@ -163,22 +124,9 @@ def llama_forward(W, cfg, ids):
     return out
 
 
-def rollout(layers):
-    r = None
-    for st in layers:
-        a = 0.5 * st["weights"].mean(0) + 0.5 * torch.eye(st["weights"].shape[-1])
-        a = a / a.sum(-1, keepdim=True)
-        r = a if r is None else a @ r
-    return r
-
-
 # ------------------------------------------------------------------------------------------------
 # Tiny checkpoints
 # ------------------------------------------------------------------------------------------------
-
-def randn(gen, *shape, scale=0.3, mean=0.0):
-    return torch.randn(*shape, generator=gen) * scale + mean
-
 
 def make_gpt2(gen, vocab, n_layer=2, d=16, h=4, positions=32):
     cfg = {"model_type": "gpt2", "n_layer": n_layer, "n_head": h, "n_embd": d, "n_positions": positions,
@@ -227,37 +175,9 @@ def make_llama(gen, vocab, model_type, h, g, tied, bias, head_dim=None, n_layer=
     return cfg, W
 
 
-def write_model(directory, cfg, W, dtype="F32", prefix="", extra=None):
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, "config.json"), "w") as f:
-        json.dump(cfg, f)
-    tensors = {prefix + k: v for k, v in W.items()}
-    tensors.update(extra or {})
-    with open(os.path.join(directory, "model.safetensors"), "wb") as f:
-        f.write(st_bytes(tensors, dtype))
-    return {k: rounded(v, dtype) for k, v in W.items()}
-
-
 # ------------------------------------------------------------------------------------------------
 # Running attnviz and comparing
 # ------------------------------------------------------------------------------------------------
-
-def run(attnviz, *args):
-    return subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=300)
-
-
-def close(case, what, actual, expected):
-    expected = np.asarray(expected, dtype=np.float64)
-    if actual.shape != expected.shape:
-        FAILURES.append("%s %s: shape %s, expected %s" % (case, what, actual.shape, expected.shape))
-        return
-    scale = max(1.0, float(np.abs(expected).max()) if expected.size else 1.0)
-    diff = np.abs(actual - expected)
-    bad = diff > RTOL * np.maximum(np.abs(expected), scale * 0.1) + 1e-6
-    if bad.any():
-        i = np.unravel_index(np.argmax(diff), diff.shape)
-        FAILURES.append("%s %s%s: attnviz %.7g vs torch %.7g" % (case, what, list(i), actual[i], expected[i]))
-
 
 def check_dump(attnviz, case, directory, ref_out, ids, cfg, extra_args=(), layers=None, temperature=1.0,
                text=None):
@@ -280,10 +200,7 @@ def check_dump(attnviz, case, directory, ref_out, ids, cfg, extra_args=(), layer
         if model.get(k) != v:
             FAILURES.append("%s: manifest model.%s = %s, expected %s" % (case, k, model.get(k), v))
     seen = set()
-    for s in man["stages"]:
-        arr = np.load(os.path.join(out, s["file"])).astype(np.float64)
-        if list(arr.shape) != s["shape"]:
-            FAILURES.append("%s %s: file shape %s, manifest %s" % (case, s["file"], arr.shape, s["shape"]))
+    for s, arr in dumped_stages(case, out, man):
         name, layer, head = s["name"], s["layer"], s["head"]
         seen.add((name, layer, head))
         if layer is not None:
@@ -313,14 +230,6 @@ def check_dump(attnviz, case, directory, ref_out, ids, cfg, extra_args=(), layer
             FAILURES.append("%s: no stage %s" % (case, name))
 
 
-def expect_error(attnviz, case, args, needle):
-    r = run(attnviz, *args)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    if r.returncode == 0 or len(lines) != 1 or needle not in lines[0]:
-        FAILURES.append("%s: expected one error line naming %r and a non-zero exit, got %d %r" %
-                        (case, needle, r.returncode, r.stderr))
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: model_forward_test.py path/to/attnviz")
@@ -338,7 +247,7 @@ def main():
         d = os.path.join(tmp, "gpt2")
         cfg, W = make_gpt2(gen, V)
         masks = {"transformer.h.%d.attn.bias" % l: torch.tril(torch.ones(1, 1, 32, 32)) for l in range(2)}
-        Wr = write_model(d, cfg, W, "F32", prefix="transformer.", extra=masks)
+        Wr = write_model(d, cfg, W, "F32", rename=lambda k: "transformer." + k, extra=masks)
         ref.write_gpt2_files(d, vocab, merges)
         check_dump(attnviz, "gpt2", d, gpt2_forward(Wr, cfg, text_ids), text_ids, cfg, text=text,
                    temperature=0.7)
@@ -444,12 +353,8 @@ def main():
         if os.path.exists(out):
             FAILURES.append("a failed dump left %s behind" % out)
 
-    if FAILURES:
-        print("\n".join(FAILURES[:40]))
-        print("%d failures" % len(FAILURES))
-        sys.exit(1)
-    print("model_forward_test: all stages of gpt2, llama (GQA), qwen2 (BF16, biases, tied), mistral (F16), "
-          "gemma (BF16) match")
+    finish("model_forward_test: all stages of gpt2, llama (GQA), qwen2 (BF16, biases, tied), mistral (F16), "
+           "gemma (BF16) match")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,10 @@ import tempfile
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model_ref import ST_DTYPES, st_file_bytes as st_bytes  # noqa: E402  (the safetensors writer)
+
 FAILURES = []
-ST_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
 
 # The same list as tests/io/safetensors_tool.cpp (float32 bit patterns).
 EDGE_BITS = [
@@ -42,35 +44,6 @@ def check(ok, what):
     if not ok:
         FAILURES.append(what)
         print("FAIL:", what)
-
-
-# ------------------------------------------------------------------------------------------------
-# safetensors writer (from model_forward_test.py, with a dtype per tensor and metadata)
-# ------------------------------------------------------------------------------------------------
-
-def raw_bytes(tt, dtype):
-    """Little-endian bytes of a tensor already in ST_DTYPES[dtype]."""
-    flat = tt.contiguous().reshape(-1)
-    if dtype == "F32":
-        return flat.numpy().astype("<f4").tobytes()
-    return flat.view(torch.int16).numpy().astype("<i2").tobytes()
-
-
-def st_bytes(tensors, metadata=None, header_override=None):
-    """tensors: [(name, torch tensor, dtype)] in file order → the bytes of a .safetensors file."""
-    header, blobs, offset = {}, [], 0
-    for name, t, dtype in tensors:
-        raw = raw_bytes(t.to(ST_DTYPES[dtype]), dtype)
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    if metadata is not None:
-        header["__metadata__"] = metadata
-    if header_override:
-        header_override(header)
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    return struct.pack("<Q", len(h)) + h + b"".join(blobs)
 
 
 def library_layout(tensors, metadata):

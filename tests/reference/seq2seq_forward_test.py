@@ -21,7 +21,6 @@ usage: seq2seq_forward_test.py path/to/attnviz
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -30,11 +29,9 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tokenizer_ref as ref  # noqa: E402
-from model_forward_test import st_bytes, rounded, rollout  # noqa: E402
+from model_ref import FAILURES, close, expect_error, finish, gelu_new, randn, rollout, run, write_model  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
-RTOL = 1e-4
-FAILURES = []
 F = torch.nn.functional
 
 
@@ -62,10 +59,6 @@ def relative_position_bucket(relative_position, bidirectional=True, num_buckets=
         relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1))
     relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
     return relative_buckets
-
-
-def gelu_new(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
 def attention(q, k, v, scale, bias, causal):
@@ -223,10 +216,6 @@ def post_ln_stages(x, q, k, v, s, w, ho, ao, mid, mlp_in, mlp, post):
 # Tiny checkpoints
 # ------------------------------------------------------------------------------------------------
 
-def randn(gen, *shape, scale=0.3, mean=0.0):
-    return torch.randn(*shape, generator=gen) * scale + mean
-
-
 def make_t5(gen, vocab, gated, tied, n_enc=2, n_dec=3, d=16, h=4, dk=6, ff=24, buckets=8, max_distance=20):
     cfg = {"model_type": "t5", "architectures": ["T5ForConditionalGeneration"], "d_model": d, "d_kv": dk,
            "d_ff": ff, "num_layers": n_enc, "num_decoder_layers": n_dec, "num_heads": h,
@@ -290,35 +279,9 @@ def make_bart(gen, vocab, n_enc=2, n_dec=2, d=16, h=4, ff=24, positions=40, scal
     return cfg, W
 
 
-def write_model(directory, cfg, W, dtype="F32", drop=()):
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, "config.json"), "w") as f:
-        json.dump(cfg, f)
-    with open(os.path.join(directory, "model.safetensors"), "wb") as f:
-        f.write(st_bytes({k: v for k, v in W.items() if k not in drop}, dtype))
-    return {k: rounded(v, dtype) for k, v in W.items()}
-
-
 # ------------------------------------------------------------------------------------------------
 # Running attnviz and comparing
 # ------------------------------------------------------------------------------------------------
-
-def run(attnviz, *args):
-    return subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=300)
-
-
-def close(case, what, actual, expected):
-    expected = np.asarray(expected, dtype=np.float64)
-    if actual.shape != expected.shape:
-        FAILURES.append("%s %s: shape %s, expected %s" % (case, what, actual.shape, expected.shape))
-        return
-    scale = max(1.0, float(np.abs(expected).max()) if expected.size else 1.0)
-    diff = np.abs(actual - expected)
-    bad = diff > RTOL * np.maximum(np.abs(expected), scale * 0.1) + 1e-6
-    if bad.any():
-        i = np.unravel_index(np.argmax(diff), diff.shape)
-        FAILURES.append("%s %s%s: attnviz %.7g vs torch %.7g" % (case, what, list(i), actual[i], expected[i]))
-
 
 def check_dump(attnviz, case, directory, ref_out, src, tgt, source_args, target_args=(), temperature=1.0,
                expect_position_bias=False):
@@ -399,14 +362,6 @@ def check_generate(attnviz, case, directory, forward, src, start, eos, steps=4):
             "--top-k", "5", "--seed", "3")
     if r.returncode != 0 or not r.stdout.strip():
         FAILURES.append("%s sampled generate: %r %r" % (case, r.stdout, r.stderr))
-
-
-def expect_error(attnviz, case, args, needle, code=None):
-    r = run(attnviz, *args)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    if r.returncode == 0 or len(lines) != 1 or needle not in lines[0] or (code is not None and r.returncode != code):
-        FAILURES.append("%s: expected one error line naming %r and a non-zero exit, got %d %r" %
-                        (case, needle, r.returncode, r.stderr))
 
 
 def main():
@@ -509,12 +464,8 @@ def main():
         if os.path.exists(out):
             FAILURES.append("a failed dump left %s behind" % out)
 
-    if FAILURES:
-        print("\n".join(FAILURES[:40]))
-        print("%d failures" % len(FAILURES))
-        sys.exit(1)
-    print("seq2seq_forward_test: every stage of t5 (relu, tied), t5 v1.1 (gated-gelu, BF16) and bart (both "
-          "stacks, cross-attention, position_bias, logits) matches; generate greedy matches")
+    finish("seq2seq_forward_test: every stage of t5 (relu, tied), t5 v1.1 (gated-gelu, BF16) and bart (both "
+           "stacks, cross-attention, position_bias, logits) matches; generate greedy matches")
 
 
 if __name__ == "__main__":

@@ -8,47 +8,28 @@ usage: shipped_model_test.py path/to/attnviz
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shipped_ref import ROOT, assert_same_bytes, rerun_readme_command  # noqa: E402
+
 ATTNVIZ = sys.argv[1]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "assets", "models", "induction-2l")
-
-
-def readme_command():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("attnviz train ") and "assets/models/induction-2l" in line:
-                return shlex.split(line)
-    raise AssertionError("README.md has no `attnviz train ... assets/models/induction-2l` line")
-
-
-def same_bytes(a, b):
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        return fa.read() == fb.read()
 
 
 def main():
     size = sum(os.path.getsize(os.path.join(MODEL, n)) for n in os.listdir(MODEL))
     assert size < 1 << 20, f"the shipped model folder is {size} bytes (must stay under 1 MB)"
-    args = readme_command()
-    out = args.index("--out")
     with tempfile.TemporaryDirectory() as tmp:
-        args[out + 1] = os.path.join(tmp, "m")
-        r = subprocess.run([ATTNVIZ] + args[1:], capture_output=True, text=True)
+        made = os.path.join(tmp, "m")
+        rerun_readme_command(ATTNVIZ, "assets/models/induction-2l", made)
+        assert_same_bytes(made, MODEL, ("model.safetensors", "config.json", "metrics.csv"))
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "induction_tokenizer.py"), made],
+                           capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
-        for name in ("model.safetensors", "config.json", "metrics.csv"):
-            assert same_bytes(os.path.join(tmp, "m", name), os.path.join(MODEL, name)), (
-                f"re-running the README's command changed {name}")
-        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "induction_tokenizer.py"),
-                            os.path.join(tmp, "m")], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        for name in ("vocab.json", "merges.txt"):
-            assert same_bytes(os.path.join(tmp, "m", name), os.path.join(MODEL, name)), name
+        assert_same_bytes(made, MODEL, ("vocab.json", "merges.txt"), "induction_tokenizer.py changed")
     with open(os.path.join(MODEL, "summary.json"), encoding="utf-8") as f:
         summary = json.load(f)
     assert summary["cliff_step"] is not None, "the shipped model never had its phase change"

@@ -13,29 +13,16 @@ usage: story_model_test.py path/to/attnviz
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shipped_ref import ROOT, assert_same_bytes, rerun_readme_command  # noqa: E402
+
 ATTNVIZ = sys.argv[1]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "assets", "models", "story")
 SEEDS = "a fluffy blue creature roamed the verdant forest"
-
-
-def readme_command():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("attnviz train ") and "assets/models/story" in line:
-                return shlex.split(line)
-    raise AssertionError("README.md has no `attnviz train ... assets/models/story` line")
-
-
-def same_bytes(a, b):
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        return fa.read() == fb.read()
 
 
 def best(summary, score):
@@ -84,16 +71,11 @@ def main():
     assert head["adjective_noun"] >= 0.5, head
 
     # The README's command makes these bytes again.
-    args = readme_command()
-    out = args.index("--out")
     with tempfile.TemporaryDirectory() as tmp:
-        args[out + 1] = os.path.join(tmp, "m")
-        r = subprocess.run([ATTNVIZ] + args[1:], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        for name in ("model.safetensors", "config.json", "metrics.csv", "tokenizer.json",
-                     "story_grammar.json"):
-            assert same_bytes(os.path.join(tmp, "m", name), os.path.join(MODEL, name)), (
-                f"re-running the README's command changed {name}")
+        made = os.path.join(tmp, "m")
+        r = rerun_readme_command(ATTNVIZ, "assets/models/story", made)
+        assert_same_bytes(made, MODEL, ("model.safetensors", "config.json", "metrics.csv", "tokenizer.json",
+                                        "story_grammar.json"))
         assert "best adjective_noun head" in r.stdout and "grammatical_greedy" in r.stdout, r.stdout
     print("story_model_test: OK (%d bytes; adjective_noun %.3f, pronoun_antecedent %.3f, induction %.3f, "
           "grammatical %.3f / %.3f)" % (size, adj, pro, ind, fig["grammatical_greedy"], fig["grammatical_t0.8"]))
