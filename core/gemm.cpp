@@ -115,6 +115,36 @@ ATTNVIZ_AVX512 void kernel_rows(int rows, int kc, const float* a, long lda, cons
     kernel<R, NV, AT>(kc, a, lda, bp, c, ldc, ncols, add, prefetch);
 }
 
+/// In place: r[q] lane l becomes r[l] lane q (a 16 × 16 transpose in three shuffle stages).
+ATTNVIZ_AVX512 void transpose16(__m512 r[16]) {
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) {  // pairs of rows interleaved: 2 × 2 blocks
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 16; i += 4) {  // 4 × 4 blocks within each 128-bit lane
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    }
+    // 128-bit lanes: rows i and i + 4 (then i and i + 8) exchange halves
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    }
+}
+
 /// Packs B[k0 .. k0+kc, 0 .. N) into panels of NR = 16·NV columns: panel p, row k at
 /// out + p·NR·kc + NR·k, zero past column N. A row of a panel is NV masked vector loads (rows of B
 /// contiguous) or NV masked gathers (any other column stride, e.g. B = Wᵀ).
@@ -133,6 +163,23 @@ ATTNVIZ_AVX512 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
                 const float* src = B.p + long(k0 + k) * B.rs + j0;
                 for (int j = 0; j < NV; ++j)
                     _mm512_store_ps(dst + NR * k + 16 * j, _mm512_maskz_loadu_ps(mask[j], src + 16 * j));
+            }
+        } else if (B.rs == 1) {  // B = Wᵀ: column j of B is W's row j, contiguous in k
+            // 16 columns × 16 terms at a time: 16 row loads of W, transposed in registers (a
+            // gather would touch 16 cache lines per vector of 16)
+            for (int j = 0; j < NV; ++j) {
+                const int cols = std::clamp(w - 16 * j, 0, 16);
+                for (int k = 0; k < kc; k += 16) {
+                    const int terms = std::min(16, kc - k);
+                    const __mmask16 kmask = __mmask16((1u << terms) - 1u);
+                    const float* src = B.p + long(j0 + 16 * j) * B.cs + (k0 + k);
+                    __m512 r[16];
+#pragma GCC unroll 16
+                    for (int l = 0; l < 16; ++l)
+                        r[l] = l < cols ? _mm512_maskz_loadu_ps(kmask, src + long(l) * B.cs) : _mm512_setzero_ps();
+                    transpose16(r);
+                    for (int q = 0; q < terms; ++q) _mm512_store_ps(dst + NR * (k + q) + 16 * j, r[q]);
+                }
             }
         } else {  // B(k, j0 + 16·j + l) at src + k·rs + l·cs (15·cs fits a 32-bit offset: see gemm)
             const __m512i offsets = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(int(B.cs)));
