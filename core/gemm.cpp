@@ -127,8 +127,10 @@ ATTNVIZ_AVX512 void transpose16(__m512 r[16]) {
     for (int i = 0; i < 16; i += 4) {  // 4 × 4 blocks within each 128-bit lane
         r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
         r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
-        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
-        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        r[i + 2] =
+            _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        r[i + 3] =
+            _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
     }
     // 128-bit lanes: rows i and i + 4 (then i and i + 8) exchange halves
 #pragma GCC unroll 4
@@ -176,7 +178,8 @@ ATTNVIZ_AVX512 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
                     __m512 r[16];
 #pragma GCC unroll 16
                     for (int l = 0; l < 16; ++l)
-                        r[l] = l < cols ? _mm512_maskz_loadu_ps(kmask, src + long(l) * B.cs) : _mm512_setzero_ps();
+                        r[l] = l < cols ? _mm512_maskz_loadu_ps(kmask, src + long(l) * B.cs)
+                                        : _mm512_setzero_ps();
                     transpose16(r);
                     for (int q = 0; q < terms; ++q) _mm512_store_ps(dst + NR * (k + q) + 16 * j, r[q]);
                 }
@@ -193,6 +196,40 @@ ATTNVIZ_AVX512 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
         }
     }
 }
+
+/// Software prefetch (into L2) of the part of B the next pack_b block reads, spread over the kernel
+/// calls that run before it: the weights of a forward stream from memory, and packing them waited on
+/// every cache line (a quarter of the logits' time at 128 rows) while the FMA units idled.
+/// The region is B's columns j0 .. j0 + nc by inner terms k0 .. k0 + kb: one contiguous segment per
+/// column (B = Wᵀ, row stride 1) or per row (column stride 1); other strides are not prefetched.
+struct PackPrefetch {
+    const char* seg = nullptr;    // the segment being prefetched
+    long step = 0;                // bytes between segments
+    int seg_lines = 0, line = 0;  // cache lines per segment; the next one in this segment
+    long left = 0, per_call = 0;  // lines still to ask for; how many per kernel call
+
+    PackPrefetch() = default;
+    PackPrefetch(GemmOperand B, int j0, int nc, int k0, int kb, long calls) {
+        int segs = 0, len = 0;
+        if (B.rs == 1) {
+            seg = reinterpret_cast<const char*>(B.p + long(j0) * B.cs + k0);
+            step = B.cs * long(sizeof(float)), segs = nc, len = kb;
+        } else if (B.cs == 1) {
+            seg = reinterpret_cast<const char*>(B.p + long(k0) * B.rs + j0);
+            step = B.rs * long(sizeof(float)), segs = kb, len = nc;
+        }
+        seg_lines = (len + 15) / 16 + 1;  // a segment need not start on a line
+        left = long(std::max(0, segs)) * seg_lines;
+        per_call = (left + std::max(1L, calls) - 1) / std::max(1L, calls);
+    }
+    /// Asks for the next per_call lines (no division: this runs before every kernel call).
+    void step_once() {
+        for (long e = std::min(left, per_call); e > 0; --e, --left) {
+            _mm_prefetch(seg + 64L * line, _MM_HINT_T1);
+            if (++line == seg_lines) line = 0, seg += step;
+        }
+    }
+};
 
 /// A 64-byte-aligned scratch buffer per thread, grown as needed (C++17's aligned new: Windows' C
 /// library has no std::aligned_alloc).
@@ -232,6 +269,8 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
     const int KB = visit ? K : std::min(K, KC * KSUPER);  // inner terms packed at once
     // A or C larger than L2 (2^19 floats = 2 MiB): the kernel prefetches (see kernel)
     const bool prefetch = long(M) * K > (1L << 19) || (!visit && long(M) * N > (1L << 19));
+    // B larger than 256 KiB: the next block's source is prefetched during this block's products
+    const bool prefetch_b = long(K) * N > (1L << 16);
     float* packed = pack_buffer(std::size_t(NC) * std::size_t(KB) + (visit ? std::size_t(MC) * NC : 0));
     float* scratch = packed + std::size_t(NC) * std::size_t(KB);  // visit: C block [MC, NC]
     for (int j0 = 0; j0 < N; j0 += NC) {
@@ -242,6 +281,14 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
             // panel q of KC terms at packed + q·KC·panels·NR (each pack_b block: panels × NR × kc)
             for (int k0 = kk0; k0 < kk0 + kb; k0 += KC)
                 pack_b<NV>(Bj, k0, std::min(KC, kk0 + kb - k0), nc, packed + long(k0 - kk0) * panels * NR);
+            // the block packed next (the next KB terms of these columns, or the next columns' first)
+            PackPrefetch ahead;
+            if (prefetch_b) {
+                const int nj0 = kk0 + kb < K ? j0 : j0 + NC, nk0 = kk0 + kb < K ? kk0 + kb : 0;
+                const long calls = long((M + MR - 1) / MR) * panels * ((kb + KC - 1) / KC);
+                if (nj0 < N)
+                    ahead = PackPrefetch(B, nj0, std::min(NC, N - nj0), nk0, std::min(KB, K - nk0), calls);
+            }
             for (int i0 = 0; i0 < M; i0 += MC) {
                 const int i1 = std::min(M, i0 + MC);
                 for (int k0 = kk0; k0 < kk0 + kb; k0 += KC) {
@@ -265,6 +312,7 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
                             const long ldcc = visit ? long(NC) : ldc;
                             // hi <= lo: nothing to add, but a first panel still writes its zeros
                             const int terms = std::max(0, hi - lo);
+                            if (prefetch_b) ahead.step_once();
                             if (a_trans)
                                 kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldcc, ncols,
                                                       add, prefetch);

@@ -218,7 +218,8 @@ TEST(Gemm, SummationOrderIsPanelsOf128TermsInOrder) {
                  b_trans ? GemmOperand{bt.v.data(), 1, K} : GemmOperand{b.v.data(), N, 1}, c.v.data(), N,
                  accumulate);
             ASSERT_EQ(std::memcmp(want.data(), c.v.data(), want.size() * sizeof(float)), 0)
-                << "M=" << M << " N=" << N << " K=" << K << (accumulate ? " C+=" : " C=") << (b_trans ? " Bᵀ" : "");
+                << "M=" << M << " N=" << N << " K=" << K << (accumulate ? " C+=" : " C=")
+                << (b_trans ? " Bᵀ" : "");
         }
 }
 
