@@ -273,8 +273,11 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
     const bool prefetch_b = long(K) * N > (1L << 16);
     float* packed = pack_buffer(std::size_t(NC) * std::size_t(KB) + (visit ? std::size_t(MC) * NC : 0));
     float* scratch = packed + std::size_t(NC) * std::size_t(KB);  // visit: C block [MC, NC]
-    for (int j0 = 0; j0 < N; j0 += NC) {
-        const int nc = std::min(NC, N - j0), panels = (nc + NR - 1) / NR;
+    // Prefetching, the first block of columns is one panel wide: its source is the only one read
+    // without a prefetch, and its products run while the next block's source arrives.
+    auto width = [&](int j0) { return std::min(prefetch_b && !visit && j0 == 0 ? NR : NC, N - j0); };
+    for (int j0 = 0; j0 < N; j0 += width(j0)) {
+        const int nc = width(j0), panels = (nc + NR - 1) / NR;
         const GemmOperand Bj{B.p + long(j0) * B.cs, B.rs, B.cs};  // columns j0 .. j0 + nc
         for (int kk0 = 0; kk0 < K; kk0 += KB) {
             const int kb = std::min(KB, K - kk0);
@@ -284,10 +287,9 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
             // the block packed next (the next KB terms of these columns, or the next columns' first)
             PackPrefetch ahead;
             if (prefetch_b) {
-                const int nj0 = kk0 + kb < K ? j0 : j0 + NC, nk0 = kk0 + kb < K ? kk0 + kb : 0;
+                const int nj0 = kk0 + kb < K ? j0 : j0 + nc, nk0 = kk0 + kb < K ? kk0 + kb : 0;
                 const long calls = long((M + MR - 1) / MR) * panels * ((kb + KC - 1) / KC);
-                if (nj0 < N)
-                    ahead = PackPrefetch(B, nj0, std::min(NC, N - nj0), nk0, std::min(KB, K - nk0), calls);
+                if (nj0 < N) ahead = PackPrefetch(B, nj0, width(nj0), nk0, std::min(KB, K - nk0), calls);
             }
             for (int i0 = 0; i0 < M; i0 += MC) {
                 const int i1 = std::min(M, i0 + MC);
