@@ -31,10 +31,12 @@ BENCHMARK(BM_GemmForward)
     ->Args({128, 512, 32128, 1})  //           logits (tied embedding)
     ->Args({16, 512, 32128, 1})   // few rows: mostly packing (W streamed from memory)
     ->Args({16, 512, 32128, 0})
-    ->Args({512, 768, 768, 1})   // BERT-base n = 512: Q, K, V, O
-    ->Args({512, 768, 3072, 1})  //           feed-forward in
-    ->Args({512, 3072, 768, 1})  //           feed-forward out
-    ->Args({512, 768, 768, 0})   // the same as Conv1D (GPT-2's layout)
+    ->Args({512, 768, 768, 1})    // BERT-base n = 512: Q, K, V, O
+    ->Args({512, 768, 3072, 1})   //           feed-forward in
+    ->Args({512, 3072, 768, 1})   //           feed-forward out
+    ->Args({512, 768, 30522, 1})  //           masked-LM logits (tied embedding)
+    ->Args({512, 64, 512, 1})     //           one head's scores Q·Kᵀ
+    ->Args({512, 768, 768, 0})    // the same as Conv1D (GPT-2's layout)
     ->Args({512, 768, 3072, 0})
     ->Unit(benchmark::kMillisecond);
 
