@@ -269,8 +269,10 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
     const int KB = visit ? K : std::min(K, KC * KSUPER);  // inner terms packed at once
     // A or C larger than L2 (2^19 floats = 2 MiB): the kernel prefetches (see kernel)
     const bool prefetch = long(M) * K > (1L << 19) || (!visit && long(M) * N > (1L << 19));
-    // B larger than 256 KiB: the next block's source is prefetched during this block's products
-    const bool prefetch_b = long(K) * N > (1L << 16);
+    // B larger than 256 KiB and at most two blocks of rows: the next block's source is prefetched
+    // during this block's products. (With more rows, packing is a small part of the time, and the
+    // prefetched lines would take L2 from A and C: not faster for BERT's or GPT-2's 512-1024 rows.)
+    const bool prefetch_b = long(K) * N > (1L << 16) && M <= 2 * MC;
     float* packed = pack_buffer(std::size_t(NC) * std::size_t(KB) + (visit ? std::size_t(MC) * NC : 0));
     float* scratch = packed + std::size_t(NC) * std::size_t(KB);  // visit: C block [MC, NC]
     // Prefetching, the first block of columns is one panel wide: its source is the only one read
