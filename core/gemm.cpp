@@ -115,6 +115,38 @@ ATTNVIZ_AVX512 void kernel_rows(int rows, int kc, const float* a, long lda, cons
     kernel<R, NV, AT>(kc, a, lda, bp, c, ldc, ncols, add, prefetch);
 }
 
+/// In place: r[q] lane l becomes r[l] lane q (a 16 × 16 transpose in three shuffle stages).
+ATTNVIZ_AVX512 void transpose16(__m512 r[16]) {
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) {  // pairs of rows interleaved: 2 × 2 blocks
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 16; i += 4) {  // 4 × 4 blocks within each 128-bit lane
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 2] =
+            _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        r[i + 3] =
+            _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    }
+    // 128-bit lanes: rows i and i + 4 (then i and i + 8) exchange halves
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    }
+}
+
 /// Packs B[k0 .. k0+kc, 0 .. N) into panels of NR = 16·NV columns: panel p, row k at
 /// out + p·NR·kc + NR·k, zero past column N. A row of a panel is NV masked vector loads (rows of B
 /// contiguous) or NV masked gathers (any other column stride, e.g. B = Wᵀ).
@@ -134,6 +166,24 @@ ATTNVIZ_AVX512 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
                 for (int j = 0; j < NV; ++j)
                     _mm512_store_ps(dst + NR * k + 16 * j, _mm512_maskz_loadu_ps(mask[j], src + 16 * j));
             }
+        } else if (B.rs == 1) {  // B = Wᵀ: column j of B is W's row j, contiguous in k
+            // 16 columns × 16 terms at a time: 16 row loads of W, transposed in registers (a
+            // gather would touch 16 cache lines per vector of 16)
+            for (int j = 0; j < NV; ++j) {
+                const int cols = std::clamp(w - 16 * j, 0, 16);
+                for (int k = 0; k < kc; k += 16) {
+                    const int terms = std::min(16, kc - k);
+                    const __mmask16 kmask = __mmask16((1u << terms) - 1u);
+                    const float* src = B.p + long(j0 + 16 * j) * B.cs + (k0 + k);
+                    __m512 r[16];
+#pragma GCC unroll 16
+                    for (int l = 0; l < 16; ++l)
+                        r[l] = l < cols ? _mm512_maskz_loadu_ps(kmask, src + long(l) * B.cs)
+                                        : _mm512_setzero_ps();
+                    transpose16(r);
+                    for (int q = 0; q < terms; ++q) _mm512_store_ps(dst + NR * (k + q) + 16 * j, r[q]);
+                }
+            }
         } else {  // B(k, j0 + 16·j + l) at src + k·rs + l·cs (15·cs fits a 32-bit offset: see gemm)
             const __m512i offsets = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(int(B.cs)));
             for (int k = 0; k < kc; ++k) {
@@ -146,6 +196,40 @@ ATTNVIZ_AVX512 void pack_b(GemmOperand B, int k0, int kc, int N, float* out) {
         }
     }
 }
+
+/// Software prefetch (into L2) of the part of B the next pack_b block reads, spread over the kernel
+/// calls that run before it: the weights of a forward stream from memory, and packing them waited on
+/// every cache line (a quarter of the logits' time at 128 rows) while the FMA units idled.
+/// The region is B's columns j0 .. j0 + nc by inner terms k0 .. k0 + kb: one contiguous segment per
+/// column (B = Wᵀ, row stride 1) or per row (column stride 1); other strides are not prefetched.
+struct PackPrefetch {
+    const char* seg = nullptr;    // the segment being prefetched
+    long step = 0;                // bytes between segments
+    int seg_lines = 0, line = 0;  // cache lines per segment; the next one in this segment
+    long left = 0, per_call = 0;  // lines still to ask for; how many per kernel call
+
+    PackPrefetch() = default;
+    PackPrefetch(GemmOperand B, int j0, int nc, int k0, int kb, long calls) {
+        int segs = 0, len = 0;
+        if (B.rs == 1) {
+            seg = reinterpret_cast<const char*>(B.p + long(j0) * B.cs + k0);
+            step = B.cs * long(sizeof(float)), segs = nc, len = kb;
+        } else if (B.cs == 1) {
+            seg = reinterpret_cast<const char*>(B.p + long(k0) * B.rs + j0);
+            step = B.rs * long(sizeof(float)), segs = kb, len = nc;
+        }
+        seg_lines = (len + 15) / 16 + 1;  // a segment need not start on a line
+        left = long(std::max(0, segs)) * seg_lines;
+        per_call = (left + std::max(1L, calls) - 1) / std::max(1L, calls);
+    }
+    /// Asks for the next per_call lines (no division: this runs before every kernel call).
+    void step_once() {
+        for (long e = std::min(left, per_call); e > 0; --e, --left) {
+            _mm_prefetch(seg + 64L * line, _MM_HINT_T1);
+            if (++line == seg_lines) line = 0, seg += step;
+        }
+    }
+};
 
 /// A 64-byte-aligned scratch buffer per thread, grown as needed (C++17's aligned new: Windows' C
 /// library has no std::aligned_alloc).
@@ -185,16 +269,30 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
     const int KB = visit ? K : std::min(K, KC * KSUPER);  // inner terms packed at once
     // A or C larger than L2 (2^19 floats = 2 MiB): the kernel prefetches (see kernel)
     const bool prefetch = long(M) * K > (1L << 19) || (!visit && long(M) * N > (1L << 19));
+    // B larger than 256 KiB and at most two blocks of rows: the next block's source is prefetched
+    // during this block's products. (With more rows, packing is a small part of the time, and the
+    // prefetched lines would take L2 from A and C: not faster for BERT's or GPT-2's 512-1024 rows.)
+    const bool prefetch_b = long(K) * N > (1L << 16) && M <= 2 * MC;
     float* packed = pack_buffer(std::size_t(NC) * std::size_t(KB) + (visit ? std::size_t(MC) * NC : 0));
     float* scratch = packed + std::size_t(NC) * std::size_t(KB);  // visit: C block [MC, NC]
-    for (int j0 = 0; j0 < N; j0 += NC) {
-        const int nc = std::min(NC, N - j0), panels = (nc + NR - 1) / NR;
+    // Prefetching, the first block of columns is one panel wide: its source is the only one read
+    // without a prefetch, and its products run while the next block's source arrives.
+    auto width = [&](int j0) { return std::min(prefetch_b && !visit && j0 == 0 ? NR : NC, N - j0); };
+    for (int j0 = 0; j0 < N; j0 += width(j0)) {
+        const int nc = width(j0), panels = (nc + NR - 1) / NR;
         const GemmOperand Bj{B.p + long(j0) * B.cs, B.rs, B.cs};  // columns j0 .. j0 + nc
         for (int kk0 = 0; kk0 < K; kk0 += KB) {
             const int kb = std::min(KB, K - kk0);
             // panel q of KC terms at packed + q·KC·panels·NR (each pack_b block: panels × NR × kc)
             for (int k0 = kk0; k0 < kk0 + kb; k0 += KC)
                 pack_b<NV>(Bj, k0, std::min(KC, kk0 + kb - k0), nc, packed + long(k0 - kk0) * panels * NR);
+            // the block packed next (the next KB terms of these columns, or the next columns' first)
+            PackPrefetch ahead;
+            if (prefetch_b) {
+                const int nj0 = kk0 + kb < K ? j0 : j0 + nc, nk0 = kk0 + kb < K ? kk0 + kb : 0;
+                const long calls = long((M + MR - 1) / MR) * panels * ((kb + KC - 1) / KC);
+                if (nj0 < N) ahead = PackPrefetch(B, nj0, width(nj0), nk0, std::min(KB, K - nk0), calls);
+            }
             for (int i0 = 0; i0 < M; i0 += MC) {
                 const int i1 = std::min(M, i0 + MC);
                 for (int k0 = kk0; k0 < kk0 + kb; k0 += KC) {
@@ -218,6 +316,7 @@ ATTNVIZ_AVX512 void blocked(int M, int N, int K, GemmOperand A, bool a_trans, Ge
                             const long ldcc = visit ? long(NC) : ldc;
                             // hi <= lo: nothing to add, but a first panel still writes its zeros
                             const int terms = std::max(0, hi - lo);
+                            if (prefetch_b) ahead.step_once();
                             if (a_trans)
                                 kernel_rows<NV, true>(rows, terms, a, lda, bp + long(NR) * lo, c, ldcc, ncols,
                                                       add, prefetch);

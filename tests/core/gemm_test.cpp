@@ -194,9 +194,15 @@ TEST(Gemm, SummationOrderIsPanelsOf128TermsInOrder) {
     if (!gemm_own_kernel()) GTEST_SKIP() << "no AVX-512 on this CPU: gemm is Eigen's product";
     std::mt19937 rng(11);
     for (const auto& [M, N, K] :
-         std::vector<std::array<int, 3>>{{7, 70, 300}, {150, 300, 800}, {13, 33, 1000}})
-        for (bool accumulate : {false, true}) {
-            Buf a = random_buf(M, K, K, rng), b = random_buf(K, N, N, rng), c = random_buf(M, N, N, rng);
+         std::vector<std::array<int, 3>>{{7, 70, 300}, {150, 300, 800}, {13, 33, 1000}, {128, 100, 77}})
+        for (int layout = 0; layout < 4; ++layout) {
+            // B row-major, or Bᵀ (nn.Linear's W: packed from W's rows by the transposing path)
+            const bool accumulate = layout & 1, b_trans = layout & 2;
+            Buf a = random_buf(M, K, K, rng), c = random_buf(M, N, N, rng);
+            const Buf bt = random_buf(N, K, K, rng);
+            Buf b{K, N, N, std::vector<float>(std::size_t(K) * N)};
+            for (int k = 0; k < K; ++k)
+                for (int j = 0; j < N; ++j) b.at(k, j) = bt.at(j, k);
             std::vector<float> want = c.v;
             for (int i = 0; i < M; ++i)
                 for (int j = 0; j < N; ++j) {
@@ -208,10 +214,12 @@ TEST(Gemm, SummationOrderIsPanelsOf128TermsInOrder) {
                         out = (k0 == 0 && !accumulate) ? acc : out + acc;
                     }
                 }
-            gemm(M, N, K, GemmOperand{a.v.data(), K, 1}, GemmOperand{b.v.data(), N, 1}, c.v.data(), N,
+            gemm(M, N, K, GemmOperand{a.v.data(), K, 1},
+                 b_trans ? GemmOperand{bt.v.data(), 1, K} : GemmOperand{b.v.data(), N, 1}, c.v.data(), N,
                  accumulate);
             ASSERT_EQ(std::memcmp(want.data(), c.v.data(), want.size() * sizeof(float)), 0)
-                << "M=" << M << " N=" << N << " K=" << K << (accumulate ? " C+=" : " C=");
+                << "M=" << M << " N=" << N << " K=" << K << (accumulate ? " C+=" : " C=")
+                << (b_trans ? " Bᵀ" : "");
         }
 }
 
