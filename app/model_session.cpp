@@ -343,7 +343,7 @@ ModelSession::FrameEvents ModelSession::frame(AppState& state) {
             if (at_start && startup_.view) state.view = *startup_.view;
             // A flag the opened model has no use for is said, not silently dropped.
             const std::vector<std::string>& unused =
-                !at_start ? std::vector<std::string>{}
+                !at_start                                       ? std::vector<std::string>{}
                 : !m.seq2seq && !startup_.seq2seq_flags.empty() ? startup_.seq2seq_flags
                 : !m.encoder && !startup_.encoder_flags.empty() ? startup_.encoder_flags
                                                                 : std::vector<std::string>{};

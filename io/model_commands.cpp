@@ -535,9 +535,10 @@ int model_render_main(int argc, char** argv) {
     const ModelWeights model = load_model_dir(dir);
     const ModelSpec& s = model.spec;
     if (s.encoder_decoder)  // (its figures need both stacks: the GUI draws and exports them)
-        throw UsageError("render draws decoder-only and encoder models; " + s.architecture +
-                         " is an encoder–decoder: open it in the window (attnviz --model " + dir +
-                         " --family cross) and export a PNG there, or take its numbers with attnviz dump --model");
+        throw UsageError(
+            "render draws decoder-only and encoder models; " + s.architecture +
+            " is an encoder–decoder: open it in the window (attnviz --model " + dir +
+            " --family cross) and export a PNG there, or take its numbers with attnviz dump --model");
     const int layer = args.has("--layer") ? cli_int("--layer", *args.get("--layer"), 0, s.n_layer - 1) : 0;
     const Input in = read_input(args, dir, model.spec);
     const int n = int(in.ids.size());

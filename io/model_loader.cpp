@@ -375,11 +375,13 @@ void require_model_folder(const std::string& dir) {
     // The commonest mistake first, in words: a folder that is not a model's (or no folder at all).
     if (!platform::exists(dir)) throw Error(dir + ": no such folder");
     if (!platform::is_directory(dir))
-        throw Error(dir + " is a file, not a model folder (a Hugging Face model folder holds config.json, "
-                          "model.safetensors and the tokenizer's files)");
+        throw Error(dir +
+                    " is a file, not a model folder (a Hugging Face model folder holds config.json, "
+                    "model.safetensors and the tokenizer's files)");
     if (!platform::exists(dir + "/config.json"))
-        throw Error(dir + " is not a model folder: it has no config.json (a Hugging Face model folder "
-                          "holds config.json, model.safetensors and the tokenizer's files)");
+        throw Error(dir +
+                    " is not a model folder: it has no config.json (a Hugging Face model folder "
+                    "holds config.json, model.safetensors and the tokenizer's files)");
 }
 
 ModelWeights load_model_dir(const std::string& dir) {

@@ -26,7 +26,7 @@ constexpr int kSceneFormatVersion = 3;
 const std::vector<std::string> kTopKeys = {"attnviz_scene", "version",    "title",      "note", "config",
                                            "model",         "model_text", "layer",      "head", "stage",
                                            "pin",           "view",       "named_heads"};
-const std::vector<std::string> kFocusKeys = {"layer", "head",  "pin", "stage",
+const std::vector<std::string> kFocusKeys = {"layer", "head", "pin",   "stage",
                                              "view",  "text", "title", "note"};
 
 /// How a config key is stored in JSON. Keys the table does not know (added to the core later) are

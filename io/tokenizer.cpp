@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <set>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -33,6 +32,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <queue>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -2305,10 +2305,11 @@ void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids,
             if (text.compare(0, head.size(), head) == 0) {
                 auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
                 std::size_t b = head.size();
-                while (b < text.size() && space(text[b])) ++b;           // (the space before a word)
-                if (b == text.size()) b = head.size();                   // (trailing spaces: the piece)
-                while (b > 0 && !space(text[b - 1]) && b > head.size() - std::min(head.size(), std::size_t(64)))
-                    --b;                                                  // (the piece inside a word)
+                while (b < text.size() && space(text[b])) ++b;  // (the space before a word)
+                if (b == text.size()) b = head.size();          // (trailing spaces: the piece)
+                while (b > 0 && !space(text[b - 1]) &&
+                       b > head.size() - std::min(head.size(), std::size_t(64)))
+                    --b;  // (the piece inside a word)
                 std::size_t e = b;
                 while (e < text.size() && !space(text[e]) && e - b < 64) ++e;
                 word = text.substr(b, e - b);
@@ -2341,16 +2342,18 @@ void check_ids_in_vocab(const Tokenizer& tokenizer, const std::vector<int>& ids,
             for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
             // A known word the model only reads joined to the word before it ("cat!", not "cat !").
             if (seen.count(word) > 0)
-                throw TextError("'" + word + "' is a word of this model, but not after a space: write it joined "
-                                "to the word before it (\"word" + word + "\", not \"word " + word + "\")");
+                throw TextError("'" + word +
+                                "' is a word of this model, but not after a space: write it joined "
+                                "to the word before it (\"word" +
+                                word + "\", not \"word " + word + "\")");
             const bool case_only = lower != word && seen.count(lower) > 0;
             throw TextError("'" + word + "' is not a word this model knows" +
                             (case_only ? ": try '" + lower + "' (its words are lowercase)." : ".") + knows +
                             " (A model trained here on its own small language reads only its words.)");
         }
         throw TextError("the text has a token this model was not trained on: '" + tokenizer.token_label(id) +
-                        "' (id " + std::to_string(id) + "; the model knows ids 0.." + std::to_string(vocab - 1) +
-                        ")." + knows);
+                        "' (id " + std::to_string(id) + "; the model knows ids 0.." +
+                        std::to_string(vocab - 1) + ")." + knows);
     }
 }
 

@@ -683,9 +683,10 @@ int train_main(int argc, char** argv) {
             if (k == HeadScore::Induction)
                 for (const auto& [name, value] : figures)
                     if (name == "induction_chance" && best < 1.5 * value)
-                        std::printf("  (%.3f is no better than chance, %.3f: no induction head yet; train "
-                                    "longer)\n",
-                                    best, value);
+                        std::printf(
+                            "  (%.3f is no better than chance, %.3f: no induction head yet; train "
+                            "longer)\n",
+                            best, value);
         }
         if (!figures.empty())
             std::printf("the %s task's figures, measured on fresh samples (summary.json \"figures\"):\n",
@@ -694,15 +695,17 @@ int train_main(int argc, char** argv) {
             std::string words;
             for (const auto& [n, w] : task.report_words)
                 if (n == name) words = w;
-            std::printf("%s: %.4g%s\n", name.c_str(), value, words.empty() ? "" : ("  (" + words + ")").c_str());
+            std::printf("%s: %.4g%s\n", name.c_str(), value,
+                        words.empty() ? "" : ("  (" + words + ")").c_str());
         }
         std::fflush(stdout);
     }
     // What to do with it next: the trained model opens like any other.
     if (!task.example.empty())
-        std::printf("try it: attnviz generate --model %s --text \"%s\" --tokens 12\n"
-                    "   or see it: attnviz --model %s --text \"%s\"\n",
-                    out.c_str(), task.example.c_str(), out.c_str(), task.example.c_str());
+        std::printf(
+            "try it: attnviz generate --model %s --text \"%s\" --tokens 12\n"
+            "   or see it: attnviz --model %s --text \"%s\"\n",
+            out.c_str(), task.example.c_str(), out.c_str(), task.example.c_str());
     else
         std::printf("see it: attnviz --model %s\n", out.c_str());
     return 0;

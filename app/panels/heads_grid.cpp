@@ -69,7 +69,8 @@ void draw_heads_grid(AppState& state) {
     const bool pattern = current == "weights" || current == "scores" || current == "scaled" ||
                          current == "masked" || current == "position_bias" || current == "cross_weights" ||
                          current == "cross_scores";  // (n × m attention patterns, not Q, K, V)
-    if (current != hv.followed && pattern && std::find(choices.begin(), choices.end(), current) != choices.end())
+    if (current != hv.followed && pattern &&
+        std::find(choices.begin(), choices.end(), current) != choices.end())
         stage_name = current;
     hv.followed = current;
     if (std::find(choices.begin(), choices.end(), stage_name) == choices.end()) stage_name = choices.front();

@@ -664,8 +664,8 @@ void draw_main_view(AppState& state) {
         } else if (state.model.active && state.model.run_failed && state.status_is_error) {
             // (an encoder–decoder's target has its own box: the message says which one to edit)
             const bool target = state.status.rfind("the target: ", 0) == 0;
-            ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f),
-                               target ? "The model cannot read the target:" : "The model cannot read this text:");
+            ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), target ? "The model cannot read the target:"
+                                                                       : "The model cannot read this text:");
             ImGui::PushTextWrapPos(0.0f);
             ImGui::TextUnformatted(target ? state.status.c_str() + 12 : state.status.c_str());
             ImGui::PopTextWrapPos();

@@ -88,7 +88,8 @@ void draw_lines_view(AppState& state) {
         o.hover_token = v.hover_token;
     } else if (state.model.active && state.model.seq2seq && state.pinned_row >= 0 &&
                state.pinned_row < t.get(stage, 0)->n_rows()) {
-        o.hover_side = LinesSide::Query;  // the pinned row (the one that wrote the appended token): its lines only
+        // the pinned row (the one that wrote the appended token): its lines only
+        o.hover_side = LinesSide::Query;
         o.hover_token = state.pinned_row;
     }
     if (ImGui::SmallButton("PNG")) export_lines_now(state, o, ExportKind::Png);

@@ -160,9 +160,10 @@ void draw_pipeline_strip(AppState& state) {
     // --- the chips ------------------------------------------------------------------------------
     if (!state.trace) {
         const bool failed = state.model.active && state.model.run_failed && state.status_is_error;
-        ImGui::TextDisabled(!state.issues.empty() ? "Nothing to show yet: fix the settings marked in red on the left."
-                            : failed          ? "Nothing to show yet: the model cannot read the text (below)."
-                                              : "Computing the first trace…");
+        ImGui::TextDisabled(!state.issues.empty()
+                                ? "Nothing to show yet: fix the settings marked in red on the left."
+                            : failed ? "Nothing to show yet: the model cannot read the text (below)."
+                                     : "Computing the first trace…");
         return;
     }
     const std::vector<std::string> names = state.trace->stage_names();

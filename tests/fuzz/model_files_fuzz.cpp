@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/error.hpp"
 #include "core/architecture.hpp"
+#include "core/error.hpp"
 #include "core/model.hpp"
 #include "core/seq2seq.hpp"
 #include "fuzz_check.hpp"

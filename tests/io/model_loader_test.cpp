@@ -291,10 +291,13 @@ TEST(ModelLoader, RefusesBadFilesWithOneClearLine) {
     // Not a model folder at all: said in words, not as a missing file.
     EXPECT_EQ(error_of([&] { load_model_dir(d.path + "/nope"); }), d.path + "/nope: no such folder");
     fs::create_directory(d.path + "/empty");
-    EXPECT_NE(error_of([&] { load_model_dir(d.path + "/empty"); }).find("is not a model folder: it has no config.json"),
+    EXPECT_NE(error_of([&] {
+                  load_model_dir(d.path + "/empty");
+              }).find("is not a model folder: it has no config.json"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { load_model_dir(d.path + "/config.json"); }).find("is a file, not a model folder"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of([&] { load_model_dir(d.path + "/config.json"); }).find("is a file, not a model folder"),
+        std::string::npos);
 }
 
 TEST(ModelLoader, RefusesWeightsOverTheMemoryLimit) {
