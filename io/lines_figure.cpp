@@ -240,9 +240,12 @@ LinesLayout plan_lines(const LinesInput& in, const LinesOptions& o) {
             }
         }
     }
-    // Weakest first, so the strongest lines are drawn on top whatever their head.
-    std::stable_sort(L.lines.begin(), L.lines.end(),
-                     [](const LineSegment& a, const LineSegment& b) { return a.weight < b.weight; });
+    // Weakest first, so the strongest lines are drawn on top whatever their head; the head in focus
+    // last of all, so the head the stage view shows is never buried under the others.
+    std::stable_sort(L.lines.begin(), L.lines.end(), [&](const LineSegment& a, const LineSegment& b) {
+        const bool fa = a.head == o.front_head, fb = b.head == o.front_head;
+        return fa != fb ? fb : a.weight < b.weight;
+    });
     return L;
 }
 

@@ -32,7 +32,8 @@ LinesInput lines_input(const Trace& trace, const std::string& title = "",
 enum class LinesSide { None, Query, Key };
 
 struct LinesOptions {
-    int head = -1;  // -1 = every head (each in its own colour), else only this head
+    int head = -1;        // -1 = every head (each in its own colour), else only this head
+    int front_head = -1;  // with every head: this one's lines drawn last, on top (the head in focus)
     LinesSide hover_side = LinesSide::None;
     int hover_token = -1;        // with hover: only the lines of this query (left) or key (right)
     float label_width = 110.0f;  // room for the labels of each column

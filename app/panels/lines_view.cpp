@@ -23,7 +23,8 @@ namespace {
 constexpr const char* kLinesHelp =
     "Each token on the left (a query) is joined to each token on the right (a key) by a line whose "
     "width and opacity are the attention weight: a thick, solid line means the query takes much of its "
-    "output from that key. Colours are heads. Hover a token to keep only its lines: on the left, where "
+    "output from that key. Colours are heads; with all heads, the head chosen above is drawn on top. "
+    "Hover a token to keep only its lines: on the left, where "
     "it looks; on the right, who looks at it. Weights below 1 % are not drawn. An encoder–decoder's "
     "cross-attention joins the target tokens (left) to the source tokens (right).";
 
@@ -83,6 +84,7 @@ void draw_lines_view(AppState& state) {
     ImGui::SameLine();
     LinesOptions o;
     o.head = v.all_heads ? -1 : std::clamp(state.head, 0, t.heads - 1);
+    o.front_head = std::clamp(state.head, 0, t.heads - 1);  // (all heads: the chosen one on top)
     if (v.hover_side != 0) {
         o.hover_side = v.hover_side == 1 ? LinesSide::Query : LinesSide::Key;
         o.hover_token = v.hover_token;

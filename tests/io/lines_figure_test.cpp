@@ -84,6 +84,21 @@ TEST(LinesGeometry, WidthAndOpacityFollowTheWeight) {
     EXPECT_NE(head_colour(0), head_colour(1));
 }
 
+// Every head drawn: weakest first (the strong lines on top), except the head in focus, drawn last of
+// all so the head the stage view shows is not buried under the others.
+TEST(LinesGeometry, TheHeadInFocusIsDrawnOnTop) {
+    LinesOptions o = plain();
+    const LinesLayout by_weight = plan_lines(two_heads(), o);
+    for (std::size_t k = 1; k < by_weight.lines.size(); ++k)
+        EXPECT_LE(by_weight.lines[k - 1].weight, by_weight.lines[k].weight);
+    o.front_head = 0;
+    const LinesLayout L = plan_lines(two_heads(), o);
+    ASSERT_EQ(L.lines.size(), 11u);
+    for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(L.lines[k].head, 1) << k;
+    for (std::size_t k = 6; k < 11; ++k) EXPECT_EQ(L.lines[k].head, 0) << k;
+    for (std::size_t k = 7; k < 11; ++k) EXPECT_LE(L.lines[k - 1].weight, L.lines[k].weight);
+}
+
 TEST(LinesGeometry, OneHeadOrAHoveredTokenKeepsOnlyItsLines) {
     LinesOptions o = plain();
     o.head = 1;
