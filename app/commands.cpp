@@ -139,6 +139,10 @@ std::vector<Command> make_commands() {
          "play / pause the step-through", toggle_play, nullptr},
         // Help
         {"tour", "Help", "Tour: start here", 0, 0, false, true, "", "", open_tour, nullptr},
+        {"tour_en", "Help", "Tour in English", 0, 0, false, true, "", "",
+         [](Shell& s) { start_tour(s.state, shipped_tour_path(false), 0, lab_names()); }, nullptr},
+        {"tour_zh", "Help", kChineseTourMenuLabel, 0, 0, false, true, "", "",
+         [](Shell& s) { start_tour(s.state, shipped_tour_path(true), 0, lab_names()); }, nullptr},
         {"shortcuts", "Help", "Keyboard shortcuts", 0, 0, false, true, "", "",
          [](Shell& s) { s.show_keys = true; }, nullptr},
         {"about", "Help", "About attnviz", 0, 0, false, true, "", "", [](Shell& s) { s.show_about = true; },

@@ -82,6 +82,7 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text(iv.error);
     fonts.add_text(iv.patch_error);
     fonts.add_text("Δ→✕");
+    fonts.add_text(kChineseTourMenuLabel);
     fonts.add_text(state.config.text);
     fonts.add_text(state.config.source_text);
     fonts.add_text(state.scene_title);

@@ -1,6 +1,7 @@
 #include "app/tour_player.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "app/scene_landing.hpp"
 #include "core/error.hpp"
@@ -23,12 +24,24 @@ bool lab_is_open(const AppState& state, const std::string& lab) {
 
 }  // namespace
 
-std::string default_tour_path() {
+bool chinese_locale(const char* language, const char* lc_all, const char* lc_messages, const char* lang) {
+    for (const char* v : {language, lc_all, lc_messages, lang})
+        if (v && *v) return std::string(v).rfind("zh", 0) == 0;
+    return false;
+}
+
+std::string shipped_tour_path(bool chinese) {
+    const std::string file = chinese ? "first-hour.zh.json" : "first-hour.json";
     try {
-        return asset_dir() + "/tours/first-hour.json";
+        return asset_dir() + "/tours/" + file;
     } catch (const std::exception&) {
-        return "assets/tours/first-hour.json";
+        return "assets/tours/" + file;
     }
+}
+
+std::string default_tour_path() {
+    return shipped_tour_path(chinese_locale(std::getenv("LANGUAGE"), std::getenv("LC_ALL"),
+                                            std::getenv("LC_MESSAGES"), std::getenv("LANG")));
 }
 
 bool start_tour(AppState& state, const std::string& path, int index, const std::vector<std::string>& labs,

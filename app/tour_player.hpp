@@ -11,8 +11,16 @@
 
 namespace attnviz::app {
 
-/// The tour shipped with the app (assets/tours/first-hour.json in the asset folder).
+/// The tour shipped with the app in the user's language: assets/tours/first-hour.zh.json (Chinese)
+/// when the locale asks for Chinese (chinese_locale of the environment), else first-hour.json.
 std::string default_tour_path();
+/// The shipped tour in English or in Chinese, whatever the locale.
+std::string shipped_tour_path(bool chinese);
+/// Whether the locale asks for Chinese: the first of LANGUAGE (its first entry), LC_ALL, LC_MESSAGES
+/// and LANG that is set and not empty starts with "zh" (zh_CN.UTF-8, zh_TW, zh). Null means unset.
+bool chinese_locale(const char* language, const char* lc_all, const char* lc_messages, const char* lang);
+/// Help menu: the Chinese tour, whatever the locale (its glyphs are fed to the font atlas).
+inline constexpr const char* kChineseTourMenuLabel = "导览（中文）· Tour in Chinese";
 
 /// Loads the tour at `path` and puts step `index` (0-based, clamped) on screen with the panel open.
 /// `labs`: the lab names a step may open. A tour that cannot be read is one line in the status bar

@@ -9,6 +9,7 @@
 
 #include "app/fonts.hpp"
 #include "app/panels/panels.hpp"
+#include "app/text_wrap.hpp"
 #include "app/tour_player.hpp"
 #include "io/tour.hpp"
 
@@ -43,10 +44,10 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
                                footer_lines * ImGui::GetTextLineHeightWithSpacing();
         ImGui::BeginChild("##tour_text", ImVec2(0, -footer_h));
         ImGui::PushFont(app_font(FontRole::Large));
-        ImGui::TextWrapped("%s", step.title.c_str());
+        text_wrapped(step.title);  // (breaks between CJK characters too: the Chinese tour)
         ImGui::PopFont();
         ImGui::Spacing();
-        ImGui::TextWrapped("%s", step.text.c_str());
+        text_wrapped(step.text);
         ImGui::Spacing();
         const bool on_screen = tour_step_on_screen(state);
         const bool loading =

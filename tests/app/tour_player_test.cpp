@@ -83,5 +83,17 @@ TEST(TourPlayer, ExploringLeavesTheStepAndShowingItAgainComesBack) {
     EXPECT_TRUE(tour_step_on_screen(state));
 }
 
+// The shipped tour follows the locale: the first of LANGUAGE, LC_ALL, LC_MESSAGES, LANG that is set.
+TEST(Tour, AChineseLocaleOpensTheChineseTour) {
+    EXPECT_TRUE(chinese_locale(nullptr, nullptr, nullptr, "zh_CN.UTF-8"));
+    EXPECT_TRUE(chinese_locale(nullptr, "zh_TW.UTF-8", nullptr, "en_US.UTF-8"));
+    EXPECT_TRUE(chinese_locale("zh_CN:en", nullptr, nullptr, "C.UTF-8"));
+    EXPECT_FALSE(chinese_locale("", "", nullptr, "en_GB.UTF-8"));
+    EXPECT_FALSE(chinese_locale("en", nullptr, nullptr, "zh_CN.UTF-8"));
+    EXPECT_FALSE(chinese_locale(nullptr, nullptr, nullptr, nullptr));
+    EXPECT_NE(shipped_tour_path(true).find("first-hour.zh.json"), std::string::npos);
+    EXPECT_NE(shipped_tour_path(false).find("first-hour.json"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace attnviz::app

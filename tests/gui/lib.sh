@@ -22,6 +22,10 @@ gui_init() {
   xvfb_pid=""
   trap gui_cleanup EXIT
   export XDG_CONFIG_HOME="$tmp/config"  # never touch the user's settings or workspace
+  # The shipped tour follows the locale (a Chinese one opens the Chinese tour): tests read the English
+  # one unless they ask (tour_test.sh sets LANG=zh_CN.UTF-8 for the Chinese tour).
+  unset LANGUAGE LC_ALL LC_MESSAGES
+  export LANG=C.UTF-8
   # No desktop file chooser may open during a test: the portal is asked on a bus that is not there,
   # so File ▸ Open falls back to the app's own path popup (as on a bare X server). files_test.sh
   # replaces the chooser with a fake zenity.

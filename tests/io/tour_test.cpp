@@ -5,6 +5,7 @@
 #include "io/tour.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <string>
@@ -184,6 +185,30 @@ TEST(Tour, TheShippedTourHasTenValidSteps) {
     EXPECT_NE(t.steps.front().scene_path.find("story.json"), std::string::npos) << t.steps.front().scene_path;
     EXPECT_EQ(t.steps[1].focus.stage, "one_hot");
     EXPECT_EQ(t.steps.back().lab, "training");
+}
+
+// The Chinese tour is the English one step by step: the same keys and landings (scene, stage, head,
+// pin, view, lab, config), only the titles and texts translated — so the two cannot drift apart — and
+// every step valid.
+TEST(Tour, TheChineseTourMirrorsTheEnglishOne) {
+    const std::string src = std::string(ATTNVIZ_TEST_DATA) + "/../../assets";
+    const nlohmann::json en = nlohmann::json::parse(read_file(src + "/tours/first-hour.json"));
+    const nlohmann::json zh = nlohmann::json::parse(read_file(src + "/tours/first-hour.zh.json"));
+    ASSERT_EQ(en["steps"].size(), zh["steps"].size());
+    for (std::size_t i = 0; i < en["steps"].size(); ++i) {
+        nlohmann::json a = en["steps"][i], b = zh["steps"][i];
+        EXPECT_NE(a["text"], b["text"]) << "step " << i + 1 << " is not translated";
+        for (auto* step : {&a, &b}) step->erase("title"), step->erase("text");
+        EXPECT_EQ(a, b) << "step " << i + 1 << " lands elsewhere in the Chinese tour";
+    }
+    TourPaths paths;
+    paths.assets_dir = src;
+    paths.tour_dir = src + "/tours";
+    const Tour t = parse_tour(zh.dump(), "first-hour.zh.json", paths,
+                              {"training", "temperature", "designed_heads", "positional_encoding", "scoring",
+                               "softmax_vs_linear", "size"});
+    for (const std::string& p : t.problems) ADD_FAILURE() << p;
+    EXPECT_EQ(t.steps.size(), en["steps"].size());
 }
 
 }  // namespace
