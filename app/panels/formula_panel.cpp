@@ -114,7 +114,7 @@ void draw_entropy(const AppState& state, const Stage& stage) {
     }
     if (H.size() > 0) {
         const double mean = double(H.mean());
-        ImGui::Text("mean over rows: %.3f nats  (uniform: ln %d = %.3f)", mean, stage.n_cols(), h_max);
+        wrappedf("mean over rows: %.3f nats  (uniform: ln %d = %.3f)", mean, stage.n_cols(), h_max);
     }
 }
 
