@@ -532,10 +532,13 @@ void Shell::draw_layout() {
             side.tour_need = draw_tour_panel(state, wp.x + ws.x - right_w, wp.y + strip_h + explain_h,
                                              right_w, column_h - explain_h);
     } else if (state.tour.open) {
-        // The right side folded away (presentation mode): the tour sits over the view's lower right corner.
+        // The right side folded away (presentation mode): the tour sits over the view's lower right
+        // corner, no taller than its words need, so it covers as little of the picture as it can.
+        float& need = views(state).side.presenting_tour_need;
         const float tour_w = std::min(390.0f * s, ws.x * 0.3f),
-                    tour_h = std::min(300.0f * s, (body_h - strip_h) * 0.45f);
-        draw_tour_panel(state, wp.x + ws.x - tour_w, wp.y + body_h - tour_h, tour_w, tour_h);
+                    tour_cap = std::min(300.0f * s, (body_h - strip_h) * 0.45f),
+                    tour_h = need > 0 ? std::min(tour_cap, std::ceil(need)) : tour_cap;
+        need = draw_tour_panel(state, wp.x + ws.x - tour_w, wp.y + body_h - tour_h, tour_w, tour_h);
     }
 
     if (show_status) {

@@ -67,9 +67,10 @@ struct NextTokenViewState {
 /// The right column's panels: how tall each had to be last frame to show all it drew without
 /// scrolling (0: not drawn yet). The shell splits the column by them (explanation_panel_height).
 struct SidePanelsView {
-    float explain_need = 0;  // the Explanation panel (kept within a few lines: see the shell)
-    float export_need = 0;   // the Export panel below it
-    float tour_need = 0;     // the Start here panel, which takes the Export panel's place
+    float explain_need = 0;          // the Explanation panel (kept within a few lines: see the shell)
+    float export_need = 0;           // the Export panel below it
+    float tour_need = 0;             // the Start here panel, which takes the Export panel's place
+    float presenting_tour_need = 0;  // the Start here panel over the picture in presentation mode
 };
 
 /// The Explanation panel's height in a right column `total` px tall, above a panel (Export, or the
