@@ -299,7 +299,11 @@ nlohmann::json state_json(const AppState& state) {
     j["widgets"] = rects;
     nlohmann::json labels = nlohmann::json::object();
     for (const auto& [name, l] : state.label_stats)
-        labels[name] = {{"shown", l.shown}, {"cut", l.cut}, {"stride", l.stride}};
+        labels[name] = {{"shown", l.shown},
+                        {"cut", l.cut},
+                        {"stride", l.stride},
+                        {"upright", l.upright},
+                        {"upright_small", l.upright_small}};
     j["labels"] = labels;
     j["presentation"] = state.presentation;
     j["show_controls"] = state.show_controls;

@@ -262,6 +262,7 @@ struct AppState {
     /// frame, how many were cut to fit ("5 o…") and every how many-th token is labelled.
     struct LabelStats {
         int shown = 0, cut = 0, stride = 1;
+        int upright = 0, upright_small = 0;  // crowded one-character column labels stood upright
     };
     std::map<std::string, LabelStats> label_stats;
     /// The Training lab's run as the state log reports it ("training": status, step, cliff_step,

@@ -9,6 +9,7 @@
 #include "core/axes.hpp"
 #include "core/cell_text.hpp"
 #include "core/error.hpp"
+#include "core/model.hpp"
 #include "core/model_trace.hpp"
 #include "core/seq2seq.hpp"
 #include "io/cli.hpp"
@@ -201,6 +202,16 @@ void word_self_weights(Trace& t, bool causal, bool scaled, bool bias) {
 
 }  // namespace
 
+std::vector<std::string> cross_row_labels(const std::vector<std::string>& target,
+                                          const std::optional<std::string>& next) {
+    // (" lo" and "!" both read "→ lo", "→ !"; a lone space stays a space)
+    auto word = [](const std::string& w) { return w.size() > 1 && w[0] == ' ' ? w.substr(1) : w; };
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i + 1 < target.size(); ++i) out.push_back("→ " + word(target[i + 1]));
+    if (!target.empty()) out.push_back(next ? "→ " + word(*next) + "?" : "→ ?");
+    return out;
+}
+
 ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source, const std::string& target,
                              int threads, const std::atomic<bool>* cancel) {
     const ModelSpec& s = model.weights->spec;
@@ -289,18 +300,17 @@ ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source
         r.encoder_layers.push_back(std::make_shared<const Trace>(std::move(t)));
     }
 
-    // Cross-attention rows are labelled by the word each row writes: row i reads target token i (the
-    // first the start token) and writes token i + 1, so "→ hund" is the row whose source look chose
-    // "hund" (the Training lab's translation preset labels its rows the same way); the last row writes
-    // the word not chosen yet ("→ ?", the next-token panel's top pick).
-    auto written = std::make_shared<std::vector<std::string>>();
-    for (std::size_t i = 0; i < tgt->size(); ++i)
-        if (i + 1 < tgt->size()) {
-            const std::string& w = (*tgt)[i + 1];  // (" lo" and "!" both read "→ lo", "→ !")
-            written->push_back("→ " + (w.rfind(' ', 0) == 0 ? w.substr(1) : w));
-        } else {
-            written->push_back("→ ?");
-        }
+    // Cross-attention rows are labelled by the word each row writes (the Training lab's translation
+    // preset labels its rows the same way); the last row's word is the one "Append greedy" would add,
+    // read from the same logits the next-token panel ranks.
+    std::optional<std::string> next;
+    if (dec->logits.rows() > 0 && dec->logits.cols() > 0) {
+        SamplingOptions greedy;
+        greedy.temperature = 0.0;
+        next = model.tokenizer->token_label(
+            sample_next_token(dec->logits.row(dec->logits.rows() - 1), greedy, 0.0));
+    }
+    auto written = std::make_shared<std::vector<std::string>>(cross_row_labels(*tgt, next));
     const Axis tq = named(axes::token_axis(Axis::Kind::QueryTokens, written), "target tokens");
     const Axis sk = named(axes::token_axis(Axis::Kind::KeyTokens, src), "source tokens");
     const double nm = double(n) * m, dh = s.d_head;

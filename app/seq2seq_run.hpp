@@ -10,7 +10,9 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/model_session.hpp"
 
@@ -22,5 +24,12 @@ namespace attnviz::app {
 /// Throws attnviz::Error (no source tokens, too many tokens, over the memory limit) or Cancelled.
 ModelRun run_seq2seq_on_text(const LoadedModel& model, const std::string& source, const std::string& target,
                              int threads, const std::atomic<bool>* cancel);
+
+/// The cross-attention rows' labels, one per target token: row i reads target token i (the first is the
+/// start token) and writes token i + 1, so it is labelled "→ " + that token, a leading space dropped
+/// (" lo" reads "→ lo"). The last row writes the token not chosen yet: "→ " + `next` + "?" when the
+/// model's pick is known (the next-token panel's first token: "→ vidas?"), else "→ ?".
+std::vector<std::string> cross_row_labels(const std::vector<std::string>& target,
+                                          const std::optional<std::string>& next);
 
 }  // namespace attnviz::app

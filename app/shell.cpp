@@ -14,6 +14,7 @@
 #include "app/commands.hpp"
 #include "app/panels/heatmap_widget.hpp"
 #include "app/panels/panels.hpp"
+#include "app/panels/view_state.hpp"
 #include "app/render/frame.hpp"
 #include "app/render/heatmap_texture.hpp"
 #include "app/settings.hpp"
@@ -499,26 +500,46 @@ void Shell::draw_layout() {
     ImGui::End();
 
     if (show_right) {
-        // (less while the tour's panel takes the export panel's place: its words need the room)
-        const float explain_h = (body_h - strip_h) * (state.tour.open ? 0.56f : 0.64f);
+        // The Explanation above, the Export panel (or the tour's Start here panel in its place) below,
+        // split by what each needs (explanation_panel_height): the Explanation's text is not cut while
+        // the panel below has room to spare. A shrinking need is followed only once it is a few lines
+        // less, so a hover that adds or removes a line does not move the panels.
+        SidePanelsView& side = views(state).side;
+        const float column_h = body_h - strip_h;
+        const float lower_need = state.tour.open ? side.tour_need : side.export_need;
+        const float explain_h = std::floor(explanation_panel_height(column_h, side.explain_need, lower_need,
+                                                                    state.tour.open ? 0.44f : 0.36f));
         bool open = true;
         place(wp.x + ws.x - right_w, wp.y + strip_h, right_w, explain_h);
-        if (ImGui::Begin("Explanation", &open, fixed)) draw_formula_panel(state);
+        if (ImGui::Begin("Explanation", &open, fixed)) {
+            draw_formula_panel(state);
+            const float need = window_content_need();
+            if (need > side.explain_need || need < side.explain_need - 4.0f * line) side.explain_need = need;
+            more_below_cue(state, "explanation_more");
+        }
+        remember_window_rect(state, "explanation_panel");
         ImGui::End();
-        place(wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w, body_h - strip_h - explain_h);
-        if (ImGui::Begin("Export", &open, fixed)) draw_export_panel(state);
+        place(wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w, column_h - explain_h);
+        if (ImGui::Begin("Export", &open, fixed)) {
+            draw_export_panel(state);
+            side.export_need = window_content_need();
+            more_below_cue(state, "export_more");
+        }
         ImGui::End();
         if (!open) state.show_explanation = false;
         // The tour's Start here panel takes the export panel's place (the heatmap and the explanation
         // stay in view); closing it brings the export panel back.
         if (state.tour.open)
-            draw_tour_panel(state, wp.x + ws.x - right_w, wp.y + strip_h + explain_h, right_w,
-                            body_h - strip_h - explain_h);
+            side.tour_need = draw_tour_panel(state, wp.x + ws.x - right_w, wp.y + strip_h + explain_h,
+                                             right_w, column_h - explain_h);
     } else if (state.tour.open) {
-        // The right side folded away (presentation mode): the tour sits over the view's lower right corner.
+        // The right side folded away (presentation mode): the tour sits over the view's lower right
+        // corner, no taller than its words need, so it covers as little of the picture as it can.
+        float& need = views(state).side.presenting_tour_need;
         const float tour_w = std::min(390.0f * s, ws.x * 0.3f),
-                    tour_h = std::min(300.0f * s, (body_h - strip_h) * 0.45f);
-        draw_tour_panel(state, wp.x + ws.x - tour_w, wp.y + body_h - tour_h, tour_w, tour_h);
+                    tour_cap = std::min(300.0f * s, (body_h - strip_h) * 0.45f),
+                    tour_h = need > 0 ? std::min(tour_cap, std::ceil(need)) : tour_cap;
+        need = draw_tour_panel(state, wp.x + ws.x - tour_w, wp.y + body_h - tour_h, tour_w, tour_h);
     }
 
     if (show_status) {

@@ -114,7 +114,9 @@ void draw_entropy(const AppState& state, const Stage& stage) {
     }
     if (H.size() > 0) {
         const double mean = double(H.mean());
-        ImGui::Text("mean over rows: %.3f nats  (uniform: ln %d = %.3f)", mean, stage.n_cols(), h_max);
+        // (two lines: a wrap inside "3.761" would split the number)
+        wrappedf("mean over rows: %.3f nats", mean);
+        wrapped_disabledf("uniform over the %d keys: ln %d = %.3f", stage.n_cols(), stage.n_cols(), h_max);
     }
 }
 

@@ -184,7 +184,8 @@ void draw_heads_grid(AppState& state) {
             id.c_str(), zoom[h], HeatmapInput{tiles[std::size_t(h)], &st.rows, &st.cols, false, &range}, o);
         state.widget_rects["head_tile_" + std::to_string(h)] =
             AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
-        state.label_stats["head_tile_" + std::to_string(h)] = {r.labels_shown, r.labels_cut, r.label_stride};
+        state.label_stats["head_tile_" + std::to_string(h)] = {r.labels_shown, r.labels_cut, r.label_stride,
+                                                               r.labels_upright, r.labels_upright_small};
         // The title band: the head's type in a sentence, with every type's score.
         if (h < int(head_labels.size()) &&
             ImGui::IsMouseHoveringRect(pos, ImVec2(pos.x + tile_w, pos.y + title_h)) &&

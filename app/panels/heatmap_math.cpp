@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string>
 
 #include "app/panels/heatmap_widget.hpp"
 
@@ -110,6 +111,24 @@ int label_stride(float px_per_cell, float min_label_px) {
         }
     }
     return 1 << 30;
+}
+
+std::string single_character_label(const std::string& label) {
+    std::size_t a = label.find_first_not_of(' ');
+    if (a == std::string::npos) return {};
+    const std::size_t b = label.find_last_not_of(' ') + 1;
+    // One code point: a lead byte and only continuation bytes after it.
+    for (std::size_t i = a + 1; i < b; ++i)
+        if ((static_cast<unsigned char>(label[i]) & 0xC0) != 0x80) return {};
+    return label.substr(a, b - a);
+}
+
+ColumnLabelFont single_character_font(float regular_w, float small_w, float px_per_col) {
+    // (the room a row of upright labels keeps between neighbours, as for horizontal labels)
+    constexpr float kGap = 3.0f;
+    if (regular_w > 0 && regular_w + kGap <= px_per_col) return ColumnLabelFont::UprightRegular;
+    if (small_w > 0 && small_w + kGap <= px_per_col) return ColumnLabelFont::UprightSmall;
+    return ColumnLabelFont::Rotated;
 }
 
 ImageSize fit_image(float avail_w, float avail_h, float cells_w, float cells_h, float min_fill) {

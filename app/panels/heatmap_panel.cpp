@@ -479,7 +479,8 @@ void draw_stage_view(AppState& state) {
         heatmap_widget("stage", zoom[st.name], HeatmapInput{&cm, &st.rows, &st.cols, false}, opt);
 
     state.widget_rects["heatmap"] = AppState::WidgetRect{r.img_x, r.img_y, r.img_w, r.img_h};
-    state.label_stats["heatmap"] = {r.labels_shown, r.labels_cut, r.label_stride};
+    state.label_stats["heatmap"] = {r.labels_shown, r.labels_cut, r.label_stride, r.labels_upright,
+                                    r.labels_upright_small};
     state.hover_row = r.hovered ? r.row : -1;
     state.hover_col = r.hovered ? r.col : -1;
     if (r.hovered && !ImGui::IsMouseDragging(ImGuiMouseButton_Left) && cm.M->rows() == st.n_rows() &&

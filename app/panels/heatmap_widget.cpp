@@ -8,6 +8,7 @@
 #include "core/ops.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -519,6 +520,12 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
         small_font && (small_helps(row_labels, px_row) || small_helps(col_labels && vertical_cols, px_col));
     const float label_px = small_labels ? small_px : line;  // a label's spacing
     const float label_line = small_labels ? small_font->FontSize : line;
+    // (column labels that stand upright are drawn in a font of their own, whichever is pushed)
+    ImFont* const regular_font = ImGui::GetFont();
+    const float regular_size = ImGui::GetFontSize();
+    auto text_w = [](ImFont* font, float size, const std::string& s) {
+        return font ? font->CalcTextSizeA(size, FLT_MAX, 0.0f, s.c_str()).x : 0.0f;
+    };
     if (small_labels) ImGui::PushFont(small_font);
     result.small_labels = small_labels;
     if (row_labels) {
@@ -551,15 +558,35 @@ HeatmapResult heatmap_widget(const char* id, HeatmapViewState& view, const Heatm
             const ImU32 col = hot ? hot_col : text_col;
             if (vertical_cols) {
                 const std::string full = thinned_label(col_axis, c, cs);
-                const std::string s = fit_text(full, col_label_h - 8);
+                // One character stands upright, in the largest font its column holds.
+                const std::string ch = single_character_label(full);
+                const ColumnLabelFont upright =
+                    ch.empty() ? ColumnLabelFont::Rotated
+                               : single_character_font(
+                                     text_w(regular_font, regular_size, ch),
+                                     text_w(small_font, small_font ? small_font->FontSize : 0, ch), px_col);
                 ++result.labels_shown;
+                if (upright != ColumnLabelFont::Rotated) {
+                    const bool regular = upright == ColumnLabelFont::UprightRegular;
+                    ImFont* font = regular ? regular_font : small_font;
+                    const float size = regular ? regular_size : small_font->FontSize;
+                    const float w = text_w(font, size, ch);
+                    dl->AddText(font, size, ImVec2(cell_x(c + 0.5f) - w * 0.5f, img_min.y - 4 - size), col,
+                                ch.c_str());
+                    ++(regular ? result.labels_upright : result.labels_upright_small);
+                    continue;
+                }
+                const std::string s = fit_text(full, col_label_h - 8);
                 if (s != full) ++result.labels_cut;
                 add_text_vertical(dl, ImVec2(cell_x(c + 0.5f) - label_line * 0.5f, img_min.y - 4), col, s);
             } else {
+                // (horizontal labels fit their columns in the regular font, whatever the rows need)
                 const std::string s = axis_label(col_axis, c);
                 ++result.labels_shown;
-                const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-                dl->AddText(ImVec2(cell_x(c + 0.5f) - ts.x * 0.5f, img_min.y - 2 - ts.y), col, s.c_str());
+                const float w = text_w(regular_font, regular_size, s);
+                dl->AddText(regular_font, regular_size,
+                            ImVec2(cell_x(c + 0.5f) - w * 0.5f, img_min.y - 2 - regular_size), col,
+                            s.c_str());
             }
         }
         dl->PopClipRect();

@@ -84,6 +84,17 @@ bool cell_at_pixel(const render::ViewWindow& v, int rows, int cols, float x, flo
 /// the same ones stay visible while panning).
 int label_stride(float px_per_cell, float min_label_px);
 
+/// A column label that is one character ("a", ".", "中"; the spaces around it aside): that character,
+/// else "" (a word, or nothing but spaces).
+std::string single_character_label(const std::string& label);
+
+/// How a crowded column's label of one character is drawn, given the character's width in the
+/// regular and the small font and the column's width in pixels: upright in the regular font when it
+/// fits the column that way, else upright in the small font, else rotated like the words around it.
+/// (A rotated ".", "," or "a" is hard to read, and a lone character needs no more room upright.)
+enum class ColumnLabelFont { Rotated, UprightRegular, UprightSmall };
+ColumnLabelFont single_character_font(float regular_w, float small_w, float px_per_col);
+
 /// Size in pixels of the image for a window of (cells_w x cells_h) cells in an area of
 /// (avail_w x avail_h) pixels. Cells are square when that leaves each side at least
 /// `min_fill` of the area; otherwise the short side is stretched up to that fraction (a 4096 x 16
@@ -255,6 +266,9 @@ struct HeatmapResult {
     int labels_shown = 0, labels_cut = 0;  // axis labels drawn this frame, and those cut to fit ("…")
     int label_stride = 1;                  // every how many-th row label is drawn
     bool small_labels = false;             // the labels took the small font (all shown instead of every k-th)
+    /// Crowded (rotated) column labels of one character drawn upright instead, in the regular / small
+    /// font (single_character_font).
+    int labels_upright = 0, labels_upright_small = 0;
 };
 
 /// Draws the heatmap in the current ImGui window and handles zoom/pan. Call once per frame.

@@ -2,6 +2,7 @@
 // readable width. hint_line: a dimmed row of short usage hints that wraps between hints, never inside.
 // same_line_if_fits / record_item_layout: header rows that wrap instead of running past the region's
 // edge at small windows or large UI scales, and report their boxes to the layout test.
+#include <algorithm>
 #include <string>
 
 #include <imgui.h>
@@ -37,6 +38,50 @@ void scroll_with_wheel(bool over_zoomable_picture) {
     const float wheel = ImGui::GetIO().MouseWheel;
     if (wheel != 0.0f && !over_zoomable_picture && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
         ImGui::SetScrollY(ImGui::GetScrollY() - wheel * 3.0f * ImGui::GetTextLineHeightWithSpacing());
+}
+
+void remember_window_rect(AppState& state, const std::string& name) {
+    const ImVec2 a = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    state.widget_rects[name] = {a.x, a.y, size.x, size.y};
+}
+
+float window_content_need() {
+    // (the cursor, in window coordinates with the scroll added back, is one item spacing below the
+    // last item)
+    return ImGui::GetCursorPosY() - ImGui::GetStyle().ItemSpacing.y + ImGui::GetStyle().WindowPadding.y;
+}
+
+void more_below_cue(AppState& state, const std::string& name) {
+    const float hidden = ImGui::GetScrollMaxY() - ImGui::GetScrollY();
+    if (hidden < 1.0f) {
+        state.widget_rects.erase(name);
+        return;
+    }
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    const float x0 = pos.x, x1 = pos.x + size.x - ImGui::GetStyle().ScrollbarSize;  // (left of the scrollbar)
+    const float y1 = pos.y + size.y, y_solid = y1 - line * 1.1f, y0 = y_solid - line * 0.7f;
+    ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    bg.w = 1.0f;
+    const ImU32 solid = ImGui::GetColorU32(bg), clear = ImGui::GetColorU32(ImVec4(bg.x, bg.y, bg.z, 0.0f));
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->PushClipRect(ImVec2(x0, y0), ImVec2(x1, y1), true);
+    dl->AddRectFilledMultiColor(ImVec2(x0, y0), ImVec2(x1, y_solid), clear, clear, solid, solid);
+    dl->AddRectFilled(ImVec2(x0, y_solid), ImVec2(x1, y1), solid);
+    const char* text = "▼ more below";
+    const ImVec2 ts = ImGui::CalcTextSize(text);
+    const ImVec2 at(pos.x + ImGui::GetWindowContentRegionMin().x, y1 - line * 0.55f - ts.y * 0.5f);
+    // (over a button half hidden by the fade, the click stays the button's)
+    const bool hot = ImGui::IsWindowHovered() && !ImGui::IsAnyItemHovered() &&
+                     ImGui::IsMouseHoveringRect(ImVec2(x0, y_solid), ImVec2(x1, y1));
+    dl->AddText(at, ImGui::GetColorU32(hot ? ImGuiCol_Text : ImGuiCol_TextDisabled), text);
+    dl->PopClipRect();
+    state.widget_rects[name] = {x0, y_solid, x1 - x0, y1 - y_solid};
+    if (hot) {
+        ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+            ImGui::SetScrollY(ImGui::GetScrollY() + std::max(line, size.y - 3.0f * line));
+    }
 }
 
 void help_marker(const char* text) {

@@ -32,6 +32,16 @@ void remember_item_rect(AppState& state, const std::string& name);
 /// In a view opened with ImGuiWindowFlags_NoScrollWithMouse: the mouse wheel scrolls it, except over
 /// a picture that zooms with the wheel. Call before EndChild.
 void scroll_with_wheel(bool over_zoomable_picture);
+/// Records the current window's screen rectangle as state.widget_rects[name] (the GUI tests).
+void remember_window_rect(AppState& state, const std::string& name);
+/// At the end of a window's content: how tall the window must be to show everything drawn in it
+/// without scrolling (title bar and padding included).
+float window_content_need();
+/// At the end of a scrolling window's content: while more lies below what is in view, its bottom
+/// edge fades out under "▼ more below" (a click there scrolls a page on), so a panel whose end is
+/// out of sight does not look finished. The cue's rectangle is state.widget_rects[name] while it
+/// shows (erased when it does not). Draws no item: the content's size is left alone.
+void more_below_cue(AppState& state, const std::string& name);
 
 // --- shell (app engineer) ------------------------------------------------------------------
 void draw_controls_panel(AppState& state);  // panels/controls_panel.cpp: every Config knob
@@ -65,7 +75,8 @@ void release_labs();
 void draw_labs_menu(AppState& state);
 /// The names --lab and tour steps accept: every lab's canonical name, then the aliases.
 std::vector<std::string> lab_names();
-/// The Start here panel of the guided tour (panels/tour_panel.cpp), when state.tour.open.
-void draw_tour_panel(AppState& state, float x, float y, float w, float h);
+/// The Start here panel of the guided tour (panels/tour_panel.cpp), when state.tour.open, in the
+/// window (x, y, w, h). Returns the height it needs to show its step without scrolling (0: none drawn).
+float draw_tour_panel(AppState& state, float x, float y, float w, float h);
 
 }  // namespace attnviz::app

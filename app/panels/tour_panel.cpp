@@ -15,12 +15,13 @@
 
 namespace attnviz::app {
 
-void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
+float draw_tour_panel(AppState& state, float x, float y, float w, float h) {
     const Tour* tour = state.tour.tour.get();
     if (!tour || tour->steps.empty()) {
         state.tour.open = false;
-        return;
+        return 0.0f;
     }
+    float need = 0.0f;
     const int n = int(tour->steps.size());
     const int k = std::max(0, std::min(state.tour.step, n - 1));
     const TourStep& step = tour->steps[std::size_t(k)];
@@ -42,6 +43,7 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
         const int footer_lines = tour->problems.empty() ? 1 : 2;
         const float footer_h = ImGui::GetFrameHeightWithSpacing() + style.ItemSpacing.y +
                                footer_lines * ImGui::GetTextLineHeightWithSpacing();
+        const float text_top = ImGui::GetCursorPosY();
         ImGui::BeginChild("##tour_text", ImVec2(0, -footer_h));
         ImGui::PushFont(app_font(FontRole::Large));
         text_wrapped(step.title);  // (breaks between CJK characters too: the Chinese tour)
@@ -60,6 +62,10 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
             if (ImGui::Button("Show this step again")) apply_tour_step(state, k);
             remember_item_rect(state, "tour_show_again");
         }
+        // What shows everything without scrolling: the words' height (the child has no padding), the
+        // footer and the window's padding below it.
+        need = text_top + (ImGui::GetCursorPosY() - style.ItemSpacing.y) + footer_h + style.WindowPadding.y;
+        more_below_cue(state, "tour_more");
         ImGui::EndChild();
         ImGui::Separator();
         ImGui::BeginDisabled(k == 0);
@@ -80,9 +86,11 @@ void draw_tour_panel(AppState& state, float x, float y, float w, float h) {
             ImGui::TextDisabled("%d step%s of this tour could not be shown (see the status line).",
                                 int(tour->problems.size()), tour->problems.size() == 1 ? "" : "s");
         ImGui::TextDisabled("Close to explore; Help ▸ Tour brings it back.");
+        remember_window_rect(state, "tour_panel");
     }
     ImGui::End();
     if (!open) state.tour.open = false;
+    return need;
 }
 
 }  // namespace attnviz::app

@@ -64,6 +64,23 @@ struct NextTokenViewState {
     double kept_mass = 0;  // Σ softmax(logits / T) over the tokens sampling can draw
 };
 
+/// The right column's panels: how tall each had to be last frame to show all it drew without
+/// scrolling (0: not drawn yet). The shell splits the column by them (explanation_panel_height).
+struct SidePanelsView {
+    float explain_need = 0;          // the Explanation panel (kept within a few lines: see the shell)
+    float export_need = 0;           // the Export panel below it
+    float tour_need = 0;             // the Start here panel, which takes the Export panel's place
+    float presenting_tour_need = 0;  // the Start here panel over the picture in presentation mode
+};
+
+/// The Explanation panel's height in a right column `total` px tall, above a panel (Export, or the
+/// tour's Start here) that needs `lower_need` px. When both fit, the lower panel gets what it needs
+/// and the Explanation the rest; when they do not, the lower panel keeps at least `lower_share` of
+/// the column (or its need, if less) and the Explanation gets what it needs of the rest, so neither
+/// panel hides its text behind empty room in the other. A need of 0 (not measured yet) counts as
+/// the lower panel's share.
+float explanation_panel_height(float total, float explain_need, float lower_need, float lower_share);
+
 struct ViewStates {
     ControlsView controls;
     StageView stage;
@@ -73,6 +90,7 @@ struct ViewStates {
     HeadLabelCache head_labels;  // (a cache of results per trace, not view state; dropped with the views)
     LinesViewState lines;
     NextTokenViewState next_token;
+    SidePanelsView side;
 };
 
 /// The views' state of `state`, created on first use (and after a scene load dropped it).

@@ -128,6 +128,35 @@ TEST(LabelThinning, StrideRoundsUpToOneTwoFive) {
     EXPECT_LE(4096 / k, 60);
 }
 
+// Crowded columns turn their labels vertical; a label of one character stands upright instead.
+TEST(ColumnLabels, OneCharacterIsTheLabelWithoutItsSpaces) {
+    EXPECT_EQ(single_character_label("a"), "a");
+    EXPECT_EQ(single_character_label(" a"), "a");  // (GPT-2's " a": the space is not drawn)
+    EXPECT_EQ(single_character_label("."), ".");
+    EXPECT_EQ(single_character_label(" , "), ",");
+    EXPECT_EQ(single_character_label("\u4e2d"), "\u4e2d");  // 中: one character of three bytes
+    EXPECT_EQ(single_character_label("\u00e9"), "\u00e9");  // é
+    EXPECT_EQ(single_character_label("ab"), "");
+    EXPECT_EQ(single_character_label(" to"), "");
+    EXPECT_EQ(single_character_label("a b"), "");
+    EXPECT_EQ(single_character_label("2 a"), "");  // a thinned label with its index
+    EXPECT_EQ(single_character_label("\u4e2d\u6587"), "");
+    EXPECT_EQ(single_character_label(""), "");
+    EXPECT_EQ(single_character_label("   "), "");
+}
+
+TEST(ColumnLabels, OneCharacterTakesTheLargestFontItsColumnHolds) {
+    // "a": 9 px in the regular font, 7 px in the small one.
+    EXPECT_EQ(single_character_font(9, 7, 14), ColumnLabelFont::UprightRegular);
+    EXPECT_EQ(single_character_font(9, 7, 12), ColumnLabelFont::UprightRegular);  // 9 + 3 px apart
+    EXPECT_EQ(single_character_font(9, 7, 11.9f), ColumnLabelFont::UprightSmall);
+    EXPECT_EQ(single_character_font(9, 7, 10), ColumnLabelFont::UprightSmall);
+    EXPECT_EQ(single_character_font(9, 7, 9.9f), ColumnLabelFont::Rotated);  // too narrow even small
+    EXPECT_EQ(single_character_font(15, 12, 14), ColumnLabelFont::Rotated);  // "m" in a 14 px column
+    EXPECT_EQ(single_character_font(9, 0, 10), ColumnLabelFont::Rotated);    // no small font
+    EXPECT_EQ(single_character_font(0, 0, 40), ColumnLabelFont::Rotated);    // nothing to draw
+}
+
 TEST(LabelThinning, ZeroPixelsPerCellShowsNoLabels) {
     EXPECT_GT(label_stride(0.0f, 14.0f), 1 << 20);
 }

@@ -8,7 +8,8 @@
 #   Append greedy                          -> the target grows by the decoder's most likely token, every
 #                                            layer reruns, and the cross-attention row that wrote it is
 #                                            pinned, labelled "→ token" (rows are labelled by the word they
-#                                            write; the last, "→ ?", writes the next one); its values equal
+#                                            write; the last, "→ word?", writes the next one, the
+#                                            next-token panel's pick); its values equal
 #                                            the next-to-last row of `attnviz dump --model`'s
 #                                            decoder_layer1_cross_weights_h2 for the same source and target
 #   the lines view                         -> cross-attention lines, target (left) to source (right)
@@ -77,14 +78,17 @@ import numpy as np
 states = [json.loads(x) for x in open(sys.argv[1]) if x.strip()]
 last = states[-1]
 # The pinned row wrote the appended token: the next-to-last row, labelled "→" + that token; the last
-# row, "→ ?", writes the word after it. Rows 0.. read "<pad>", " die", the appended token.
+# row writes the word after it, not appended yet: "→ " + the next-token panel's pick + "?". Rows 0..
+# read "<pad>", " die", the appended token.
 appended = [s for s in states if s.get("pinned_row", -1) >= 0 and s.get("stage") == "cross_weights"]
 assert appended, "no state with a pinned cross-attention row"
 s = appended[0]
 rows = s["stage_rows"]["labels"]
 assert s["pinned_row"] == len(rows) - 2, (s["pinned_row"], rows)
 assert len(rows) == s["model_n"] == 3, rows
-assert rows[0] == "→ die" and rows[2] == "→ ?", rows
+top = s["model_top_token"]
+assert top, s
+assert rows[0] == "→ die" and rows[2] == "→ " + (top[1:] if len(top) > 1 and top[0] == " " else top) + "?", (rows, top)
 assert rows[1] == "→ " + s["model_last_appended"].removeprefix(" "), (rows, s["model_last_appended"])
 assert " cat" in s["stage_cols"]["labels"], s["stage_cols"]["labels"]
 ref = np.load(sys.argv[2] + "/decoder_layer1_cross_weights_h2.npy")  # layer 1, head 2: what is on screen

@@ -42,6 +42,55 @@ set -e
 [ "$rc" = 2 ] || fail "--step 99: exit status $rc, expected 2"
 grep -q -- "--step: 99 is out of range" "$tmp/s99.out" || { cat "$tmp/s99.out" >&2; fail "--step 99: no clear line"; }
 
+# The right column: the Explanation above the Start here panel, side by side, never overlapping. The
+# column is split by what each needs (app/panels/view_state.hpp explanation_panel_height): a panel
+# whose words are cut ("▼ more below" shows) has at least its old share of the column (Explanation
+# 56 %, Start here 44 %). Scrolling the Explanation to its end takes its cue away.
+for size in 1280x720 1600x1000; do
+  run_script "column_$size" --tour "$tour" --size "$size" <<'SCRIPT'
+wait tour.open == true && weights_checksum != "" && updating == false && widgets.explanation_panel != null && widgets.tour_panel != null
+frames 3
+move widget explanation_panel 0.5 0.3
+scroll -100
+frames 3
+scroll 100
+frames 3
+quit
+SCRIPT
+  /usr/bin/python3 - "$log" "$size" <<'PY' || fail "the right column at $size"
+import json, sys
+states = [json.loads(x) for x in open(sys.argv[1]) if x.strip()]
+checked = 0
+for s in states:
+    w = s.get("widgets", {})
+    if "explanation_panel" not in w or "tour_panel" not in w or not s.get("tour", {}).get("open"):
+        continue
+    ex, ey, ew, eh = w["explanation_panel"]
+    tx, ty, tw, th = w["tour_panel"]
+    assert abs(ex - tx) < 0.5 and abs(ew - tw) < 0.5, (w["explanation_panel"], w["tour_panel"])
+    assert abs(ey + eh - ty) < 0.5, ("the panels overlap or leave a gap", w["explanation_panel"], w["tour_panel"])
+    column = eh + th
+    if "explanation_more" in w:  # the Explanation is cut: it has at least its old share
+        assert eh >= 0.56 * column - 2, (eh, column)
+        mx, my, mw, mh = w["explanation_more"]
+        assert ey < my and my + mh <= ey + eh + 0.5, ("the cue is not at the Explanation's bottom", w)
+    if "tour_more" in w:  # the tour's words are cut: it has at least its old share
+        assert th >= 0.44 * column - 2, (th, column)
+    checked += 1
+assert checked > 0, "no state with both panels"
+# Cut at first (step 1's explanation is long at both sizes), whole once scrolled to its end, cut again
+# once scrolled back up.
+# (the first frames, before the model's layer is on screen, have less to show)
+cut = [("explanation_more" in s.get("widgets", {})) for s in states if "explanation_panel" in s.get("widgets", {})]
+cut = cut[cut.index(True):] if True in cut else cut
+runs = [c for i, c in enumerate(cut) if i == 0 or c != cut[i - 1]]
+assert runs == [True, False, True], ("the Explanation's cue did not follow the scroll", runs)
+last = states[-1]["widgets"]
+print(sys.argv[2], "explanation", [round(v) for v in last["explanation_panel"]], "tour",
+      [round(v) for v in last["tour_panel"]], "cut:", [k for k in ("explanation_more", "tour_more") if k in last])
+PY
+done
+
 # A tour with bad steps: each is one line naming the step and the field; the good steps stay.
 cat >"$tmp/bad.json" <<JSON
 {"attnviz_tour": 1, "title": "bad", "steps": [
