@@ -31,6 +31,24 @@ run_script walk --tour "$tour" <"$tmp/walk.steps"
 ! grep -q "skips this step" "$tmp/walk.out" || { cat "$tmp/walk.out" >&2; fail "the shipped tour skips steps"; }
 echo "walked $(grep -c '^# step' "$tmp/walk.steps") steps"
 
+# On a Chinese locale the first launch opens the Chinese tour (assets/tours/first-hour.zh.json: the same
+# steps, Chinese words), which walks like the English one.
+english_log="$log"
+log="$tmp/zh.jsonl"
+LANG=zh_CN.UTF-8 XDG_CONFIG_HOME="$tmp/first-launch-zh" "$bin" --state-log "$log" >"$tmp/first-zh.out" 2>&1 &
+app_pid=$!
+wait_for "a Chinese first launch to open the Chinese tour" \
+  's.get("tour") and s["tour"]["file"].endswith("first-hour.zh.json") and s["tour"]["step"] == 1 and s["tour"]["on_screen"] and s["pinned_row"] == 3'
+kill "$app_pid"
+wait "$app_pid" 2>/dev/null || true
+app_pid=""
+log="$english_log"
+zh_tour="$src/assets/tours/first-hour.zh.json"
+/usr/bin/python3 "$here/tour_walk.py" "$zh_tour" "$src/assets" >"$tmp/walk_zh.steps"
+run_script walk_zh --tour "$zh_tour" <"$tmp/walk_zh.steps"
+! grep -q "skips this step" "$tmp/walk_zh.out" || { cat "$tmp/walk_zh.out" >&2; fail "the Chinese tour skips steps"; }
+echo "walked the Chinese tour's $(grep -c '^# step' "$tmp/walk_zh.steps") steps"
+
 # Headless: one step rendered; a step beyond the tour is one line and exit status 2.
 "$bin" --tour "$tour" --step 3 --screenshot "$tmp/step3.png" --size 1280x800 >"$tmp/s3.out" 2>&1 ||
   { cat "$tmp/s3.out" >&2; fail "--tour --step 3 --screenshot failed"; }
