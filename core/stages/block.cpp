@@ -184,7 +184,7 @@ StageText cross_weights_text(const ModelWords& w) {
             "much of its information from that source word. Each row is a step of writing: row i reads "
             "target token i (the first is the start token) and writes target word i + 1, so it looks at "
             "the source word of that next word. The view labels each row with the word it writes "
-            "(→ word; the last row's word, → ?, is the one the model picks next)."};
+            "(→ word; the last row, → word?, writes the word the model picks next, not yet appended)."};
 }
 
 StageText cross_head_output_text(const ModelWords& w) {
