@@ -12,7 +12,11 @@ namespace {
 /// The code point at text[i] and its length in bytes (a malformed byte counts as one character).
 std::pair<char32_t, std::size_t> decode(const std::string& text, std::size_t i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    const std::size_t len = c < 0x80           ? 1
+                            : (c >> 5) == 0x6  ? 2
+                            : (c >> 4) == 0xE  ? 3
+                            : (c >> 3) == 0x1E ? 4
+                                               : 1;
     if (len == 1 || i + len > text.size()) return {char32_t(c), 1};
     char32_t cp = c & (0x7F >> len);
     for (std::size_t k = 1; k < len; ++k) {
@@ -24,16 +28,17 @@ std::pair<char32_t, std::size_t> decode(const std::string& text, std::size_t i) 
 }
 
 bool is_cjk(char32_t c) {
-    return (c >= 0x2E80 && c <= 0x9FFF) ||   // radicals, CJK symbols and punctuation, kana, Han
-           (c >= 0xAC00 && c <= 0xD7AF) ||   // Hangul syllables
-           (c >= 0xF900 && c <= 0xFAFF) ||   // compatibility ideographs
-           (c >= 0xFF00 && c <= 0xFFEF) ||   // full-width forms (，！？：；（）)
+    return (c >= 0x2E80 && c <= 0x9FFF) ||  // radicals, CJK symbols and punctuation, kana, Han
+           (c >= 0xAC00 && c <= 0xD7AF) ||  // Hangul syllables
+           (c >= 0xF900 && c <= 0xFAFF) ||  // compatibility ideographs
+           (c >= 0xFF00 && c <= 0xFFEF) ||  // full-width forms (，！？：；（）)
            (c >= 0x20000 && c <= 0x3FFFF);  // supplementary ideographs
 }
 
 bool is_closing(char32_t c) {
-    static const char32_t marks[] = {U'，', U'。', U'、', U'；', U'：', U'！', U'？', U'）', U'」', U'』', U'】',
-                                     U'》', U'〉', U'”', U'’', U'…', U',', U'.', U';', U':', U'!', U'?', U')'};
+    static const char32_t marks[] = {U'，', U'。', U'、', U'；', U'：', U'！', U'？', U'）',
+                                     U'」', U'』', U'】', U'》', U'〉', U'”',  U'’',  U'…',
+                                     U',',  U'.',  U';',  U':',  U'!',  U'?',  U')'};
     return std::find(std::begin(marks), std::end(marks), c) != std::end(marks);
 }
 
@@ -48,11 +53,11 @@ std::vector<std::pair<std::size_t, std::size_t>> wrap_lines(const std::string& t
                                                             const MeasureText& measure) {
     constexpr std::size_t none = std::string::npos;
     std::vector<std::pair<std::size_t, std::size_t>> lines;
-    std::size_t start = 0;           // the line's first byte
-    float w = 0;                     // width of [start, i)
-    std::size_t brk_end = none;      // the latest place the line may end ...
-    std::size_t brk_next = none;     // ... and where the next line then starts
-    float w_next = 0;                // width of [start, brk_next)
+    std::size_t start = 0;        // the line's first byte
+    float w = 0;                  // width of [start, i)
+    std::size_t brk_end = none;   // the latest place the line may end ...
+    std::size_t brk_next = none;  // ... and where the next line then starts
+    float w_next = 0;             // width of [start, brk_next)
     char32_t prev = 0;
     for (std::size_t i = 0; i < text.size();) {
         const auto [c, len] = decode(text, i);
@@ -97,7 +102,7 @@ void text_wrapped(const std::string& text) {
     ImFont* font = ImGui::GetFont();
     const float size = ImGui::GetFontSize();
     const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
-    for (const auto& [b, e] : wrap_lines(text, width, [&](const char* p, const char* q) {
+    for (const auto& [b, e] : wrap_lines(text, width, [&](const char*p, const char*q) {
              return font->CalcTextSizeA(size, FLT_MAX, 0.0f, p, q).x;
          }))
         ImGui::TextUnformatted(text.data() + b, text.data() + e);

@@ -36,11 +36,9 @@ TEST(TextWrap, AWordWiderThanTheLineIsCut) {
 
 TEST(TextWrap, ChineseBreaksBetweenCharactersWithoutSpaces) {
     // 3 px per character: 4 characters per 12-px line
-    EXPECT_EQ(lines("注意力放在有用的地方", 12),
-              (std::vector<std::string>{"注意力放", "在有用的", "地方"}));
+    EXPECT_EQ(lines("注意力放在有用的地方", 12), (std::vector<std::string>{"注意力放", "在有用的", "地方"}));
     // mixed: an English word stays whole, and breaks are allowed next to Han characters
-    EXPECT_EQ(lines("小型Transformer模型", 12),
-              (std::vector<std::string>{"小型", "Transformer", "模型"}));
+    EXPECT_EQ(lines("小型Transformer模型", 12), (std::vector<std::string>{"小型", "Transformer", "模型"}));
 }
 
 TEST(TextWrap, NoLineStartsWithClosingOrEndsWithOpeningPunctuation) {
@@ -59,7 +57,9 @@ TEST(TextWrap, NoLineStartsWithClosingOrEndsWithOpeningPunctuation) {
 }
 
 TEST(TextWrap, MalformedUtf8IsKeptByteByByte) {
-    const std::string bad = "ab\xff\xfe" "cd";
+    const std::string bad =
+        "ab\xff\xfe"
+        "cd";
     std::string all;
     for (const std::string& line : lines(bad, 2)) all += line;
     EXPECT_EQ(all, bad);
