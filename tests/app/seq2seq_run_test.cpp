@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/test_files.hpp"
+#include "common/translate_folder.hpp"
 #include "core/sampling.hpp"
 #include "core/task_registry.hpp"
 #include "core/train.hpp"
@@ -48,17 +49,8 @@ TEST(CrossRowLabels, ALoneSpaceIsKept) {
 // next-token panel's first token, which is what "Append greedy" appends.
 TEST(Seq2SeqRun, TheLastCrossRowNamesTheNextTokenPanelsFirstToken) {
     test::TempDir dir("seq2seq-labels");
-    const TaskInfo* info = find_task("translate");
-    ASSERT_NE(info, nullptr);
-    TrainConfig c;
-    TrainOptions o;
-    info->lab_preset(c, o);
-    const Task task = make_task(*info, TaskRequest{});
-    c.vocab_size = task.vocab_size;
-    c.context = std::max(c.context, task.context);
-    save_train_checkpoint(dir.path, init_params(c, 7));
-    for (const auto& [name, content] : checkpoint_task_files(task, c.vocab_size))
-        write_file_atomic(dir.path + "/" + name, content);
+    const test::TranslateSetup setup = test::translate_setup();
+    test::write_translate_folder(dir.path, setup, init_params(setup.config, 7));
     const LoadedModel model = load_model_folder(dir.path, [](const char*, float) {});
     ASSERT_TRUE(model.weights->spec.encoder_decoder);
 

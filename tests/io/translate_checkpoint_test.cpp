@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "common/translate_folder.hpp"
 #include "core/seq2seq.hpp"
 #include "core/task_registry.hpp"
 #include "core/translate.hpp"
@@ -19,24 +20,16 @@ namespace attnviz {
 namespace {
 
 TEST(TranslateCheckpoint, OpensAsAT5ModelWithTheTrainersAttention) {
-    const TaskInfo* info = find_task("translate");
-    ASSERT_NE(info, nullptr);
-    TrainConfig c;
-    TrainOptions o;
-    info->lab_preset(c, o);
-    const Task task = make_task(*info, TaskRequest{});
-    c.vocab_size = task.vocab_size;
-    c.context = std::max(c.context, task.context);
-    o.steps = 30;  // a few steps: weights away from their initialisation
-    o.eval_every = 30;
-    const TrainResult r = train_task(c, task, o);
+    test::TranslateSetup setup = test::translate_setup();
+    const TrainConfig& c = setup.config;
+    setup.options.steps = 30;  // a few steps: weights away from their initialisation
+    setup.options.eval_every = 30;
+    const TrainResult r = train_task(c, setup.task, setup.options);
 
     const std::string dir = (std::filesystem::temp_directory_path() / "attnviz_translate_ckpt").string();
     std::filesystem::remove_all(dir);
     make_dirs(dir);
-    save_train_checkpoint(dir, r.params);
-    for (const auto& [name, content] : checkpoint_task_files(task, c.vocab_size))
-        write_file_atomic(dir + "/" + name, content);
+    test::write_translate_folder(dir, setup, r.params);
 
     const ModelWeights model = load_model_dir(dir);
     EXPECT_EQ(model.spec.architecture, "t5");
