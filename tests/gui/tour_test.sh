@@ -16,15 +16,22 @@ tour="$src/assets/tours/first-hour.json"
 [ -f "$src/assets/scenes/story.json" ] ||
   fail "assets/scenes/story.json is missing: the tour's adjective-head and pronoun-head steps open it (with assets/models/story, from the story branch); this test does not skip them"
 
-# A first launch (no workspace, nothing on the command line) opens the tour's step 1 and its panel: the
-# story model's adjective head on the seeds' sentence.
-XDG_CONFIG_HOME="$tmp/first-launch" "$bin" --state-log "$log" >"$tmp/first.out" 2>&1 &
-app_pid=$!
-wait_for "the first launch to open the tour" \
-  's.get("tour") and s["tour"]["step"] == 1 and s["tour"]["open"] and s["tour"]["on_screen"] and s["stage"] == "weights" and s["model_active"] and s["pinned_row"] == 3'
-kill "$app_pid"
-wait "$app_pid" 2>/dev/null || true
-app_pid=""
+# A first launch (no workspace, nothing on the command line, config folder $1) opens the shipped tour
+# ($2: its file name) on step 1 with its panel: the story model's adjective head on the seeds' sentence.
+# (The locale picks the tour: lib.sh sets LANG=C.UTF-8; a caller may set another for the call.)
+first_launch_opens() {
+  local saved_log="$log"
+  log="$tmp/$1.jsonl"
+  XDG_CONFIG_HOME="$tmp/$1" "$bin" --state-log "$log" >"$tmp/$1.out" 2>&1 &
+  app_pid=$!
+  wait_for "the first launch ($1) to open $2" \
+    's.get("tour") and s["tour"]["file"].endswith("/'"$2"'") and s["tour"]["step"] == 1 and s["tour"]["open"] and s["tour"]["on_screen"] and s["stage"] == "weights" and s["model_active"] and s["pinned_row"] == 3'
+  kill "$app_pid"
+  wait "$app_pid" 2>/dev/null || true
+  app_pid=""
+  log="$saved_log"
+}
+first_launch_opens first-launch first-hour.json
 
 /usr/bin/python3 "$here/tour_walk.py" "$tour" "$src/assets" >"$tmp/walk.steps"
 run_script walk --tour "$tour" <"$tmp/walk.steps"
@@ -33,16 +40,7 @@ echo "walked $(grep -c '^# step' "$tmp/walk.steps") steps"
 
 # On a Chinese locale the first launch opens the Chinese tour (assets/tours/first-hour.zh.json: the same
 # steps, Chinese words), which walks like the English one.
-english_log="$log"
-log="$tmp/zh.jsonl"
-LANG=zh_CN.UTF-8 XDG_CONFIG_HOME="$tmp/first-launch-zh" "$bin" --state-log "$log" >"$tmp/first-zh.out" 2>&1 &
-app_pid=$!
-wait_for "a Chinese first launch to open the Chinese tour" \
-  's.get("tour") and s["tour"]["file"].endswith("first-hour.zh.json") and s["tour"]["step"] == 1 and s["tour"]["on_screen"] and s["pinned_row"] == 3'
-kill "$app_pid"
-wait "$app_pid" 2>/dev/null || true
-app_pid=""
-log="$english_log"
+LANG=zh_CN.UTF-8 first_launch_opens first-launch-zh first-hour.zh.json
 zh_tour="$src/assets/tours/first-hour.zh.json"
 /usr/bin/python3 "$here/tour_walk.py" "$zh_tour" "$src/assets" >"$tmp/walk_zh.steps"
 run_script walk_zh --tour "$zh_tour" <"$tmp/walk_zh.steps"
