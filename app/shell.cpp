@@ -507,8 +507,10 @@ void Shell::draw_layout() {
         SidePanelsView& side = views(state).side;
         const float column_h = body_h - strip_h;
         const float lower_need = state.tour.open ? side.tour_need : side.export_need;
+        // During a tour its words come first (they say what to look at): when neither panel fits, the
+        // Start here panel keeps 60 % of the column, the Export panel 36 %.
         const float explain_h = std::floor(explanation_panel_height(column_h, side.explain_need, lower_need,
-                                                                    state.tour.open ? 0.44f : 0.36f));
+                                                                    state.tour.open ? 0.6f : 0.36f));
         bool open = true;
         place(wp.x + ws.x - right_w, wp.y + strip_h, right_w, explain_h);
         if (ImGui::Begin("Explanation", &open, fixed)) {
