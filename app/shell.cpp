@@ -90,11 +90,16 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text(state.scene_note);
     fonts.add_text(state.status);
     for (const auto& i : state.issues) fonts.add_text(i.message);
-    if (state.tour.tour)
+    if (state.tour.tour) {
         for (const TourStep& step : state.tour.tour->steps) {
             fonts.add_text(step.title);
             fonts.add_text(step.text);
         }
+        const TourWords& w = tour_words(state.tour.tour->language);
+        for (const char* t : {w.heading, w.back, w.next, w.finish, w.start_over, w.exploring, w.show_again,
+                              w.opening, w.skipped, w.close_hint, w.status})
+            fonts.add_text(t);
+    }
     fonts.add_text(state.lab_glyph_text);
 }
 

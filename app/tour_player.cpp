@@ -24,6 +24,45 @@ bool lab_is_open(const AppState& state, const std::string& lab) {
 
 }  // namespace
 
+const TourWords& tour_words(const std::string& language) {
+    static const TourWords english{"Start here · step {k} of {n}",
+                                   "◀ Back",
+                                   "Next ▶",
+                                   "Finish",
+                                   "Start over",
+                                   "You are exploring; the tour waits on this step.",
+                                   "Show this step again",
+                                   "Opening the model…",
+                                   "{k} of this tour's steps could not be shown (see the status line).",
+                                   "Close to explore; Help ▸ Tour brings it back.",
+                                   "Tour, step {k} of {n}: "};
+    static const TourWords chinese{"从这里开始 · 第 {k} 步，共 {n} 步",
+                                   "◀ 上一步",
+                                   "下一步 ▶",
+                                   "完成",
+                                   "从头开始",
+                                   "你正在自由探索，导览停在这一步等你。",
+                                   "再次显示这一步",
+                                   "正在打开模型…",
+                                   "本导览有 {k} 步无法显示（见状态栏）。",
+                                   "关闭即可自由探索；Help 菜单可回到这里。",
+                                   "导览，第 {k} 步，共 {n} 步："};
+    return language.rfind("zh", 0) == 0 ? chinese : english;
+}
+
+std::string tour_fill(const char* pattern, int k, int n) {
+    std::string out;
+    for (const char* p = pattern; *p; ++p) {
+        if (p[0] == '{' && (p[1] == 'k' || p[1] == 'n') && p[2] == '}') {
+            out += std::to_string(p[1] == 'k' ? k : n);
+            p += 2;
+        } else {
+            out += *p;
+        }
+    }
+    return out;
+}
+
 bool chinese_locale(const char* language, const char* lc_all, const char* lc_messages, const char* lang) {
     for (const char* v : {language, lc_all, lc_messages, lang})
         if (v && *v) return std::string(v).rfind("zh", 0) == 0;
@@ -119,7 +158,7 @@ void apply_tour_step(AppState& state, int index) {
     state.tour.step = index;
     state.tour.open = true;
     state.set_status(
-        "Tour, step " + std::to_string(index + 1) + " of " + std::to_string(steps.size()) + ": " + step.title,
+        tour_fill(tour_words(state.tour.tour->language).status, index + 1, int(steps.size())) + step.title,
         false);
 }
 

@@ -22,6 +22,25 @@ bool chinese_locale(const char* language, const char* lc_all, const char* lc_mes
 /// Help menu: the Chinese tour, whatever the locale (its glyphs are fed to the font atlas).
 inline constexpr const char* kChineseTourMenuLabel = "导览（中文）· Tour in Chinese";
 
+/// The Start here panel's own words in a tour's language (its "language": Chinese for "zh…", else
+/// English). {k} and {n} in a pattern stand for the step and the number of steps (tour_fill).
+struct TourWords {
+    const char* heading;  // the panel's title: "Start here · step {k} of {n}"
+    const char* back;     // buttons
+    const char* next;
+    const char* finish;
+    const char* start_over;
+    const char* exploring;   // the learner has left the step
+    const char* show_again;  // ... and the button that brings it back
+    const char* opening;     // a step's model is loading
+    const char* skipped;     // "{k} of this tour's steps could not be shown ..."
+    const char* close_hint;  // the last line
+    const char* status;      // the status line on each step: "Tour, step {k} of {n}: " + title
+};
+const TourWords& tour_words(const std::string& language);
+/// `pattern` with {k} and {n} replaced by k and n.
+std::string tour_fill(const char* pattern, int k, int n = 0);
+
 /// Loads the tour at `path` and puts step `index` (0-based, clamped) on screen with the panel open.
 /// `labs`: the lab names a step may open. A tour that cannot be read is one line in the status bar
 /// (returned in `problems`) and changes nothing; steps the tour leaves out are one line each in

@@ -16,7 +16,7 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-const std::vector<std::string> kTourKeys = {"attnviz_tour", "title", "description", "steps"};
+const std::vector<std::string> kTourKeys = {"attnviz_tour", "title", "description", "language", "steps"};
 const std::vector<std::string> kStepKeys = {"title",      "text",  "scene", "model", "model_text",
                                             "named_head", "layer", "head",  "pin",   "stage",
                                             "view",       "set",   "lab"};
@@ -206,6 +206,11 @@ Tour parse_tour(const std::string& json_text, const std::string& name, const Tou
     Tour tour;
     tour.path = name;
     if (doc.contains("title") && doc["title"].is_string()) tour.title = doc["title"].get<std::string>();
+    if (doc.contains("language")) {
+        if (!doc["language"].is_string() || doc["language"].get<std::string>().size() > 35)
+            throw Error(name + ": \"language\" must be a language tag such as \"en\" or \"zh\"");
+        tour.language = doc["language"].get<std::string>();
+    }
     const ojson& steps = doc["steps"];
     if (steps.empty()) throw Error(name + ": the tour has no steps");
     if (steps.size() > std::size_t(kMaxTourSteps))

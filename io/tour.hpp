@@ -48,6 +48,7 @@ struct TourStep {
 
 struct Tour {
     std::string title;
+    std::string language;               // the file's "language" ("zh": the panel's own words in Chinese)
     std::string path;                   // the file it came from
     std::vector<TourStep> steps;        // the steps that passed the checks, in file order
     std::vector<std::string> problems;  // one line per step left out ("tour.json: step 6 ...: head: ...")

@@ -30,8 +30,8 @@ float draw_tour_panel(AppState& state, float x, float y, float w, float h) {
     bool open = true;
     const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
-    const std::string title =
-        "Start here · step " + std::to_string(k + 1) + " of " + std::to_string(n) + "###tour";
+    const TourWords& words = tour_words(tour->language);
+    const std::string title = tour_fill(words.heading, k + 1, n) + "###tour";
     if (ImGui::Begin(title.c_str(), &open, flags)) {
         // Above a lab window the step opened (the Training lab covers most of the window), without
         // taking the keyboard from it; an open menu or combo stays on top.
@@ -55,11 +55,11 @@ float draw_tour_panel(AppState& state, float x, float y, float w, float h) {
         const bool loading =
             state.model.loading || !state.model.open_request.empty() || !state.model.resume.dir.empty();
         if (loading) {
-            ImGui::TextDisabled("Opening the model…");
+            ImGui::TextDisabled("%s", words.opening);
         } else if (!on_screen) {
             // Exploring is welcome: the step waits here.
-            ImGui::TextDisabled("You are exploring; the tour waits on this step.");
-            if (ImGui::Button("Show this step again")) apply_tour_step(state, k);
+            ImGui::TextDisabled("%s", words.exploring);
+            if (ImGui::Button(words.show_again)) apply_tour_step(state, k);
             remember_item_rect(state, "tour_show_again");
         }
         // What shows everything without scrolling: the words' height (the child has no padding), the
@@ -69,23 +69,22 @@ float draw_tour_panel(AppState& state, float x, float y, float w, float h) {
         ImGui::EndChild();
         ImGui::Separator();
         ImGui::BeginDisabled(k == 0);
-        if (ImGui::Button("◀ Back")) tour_back(state);
+        if (ImGui::Button(words.back)) tour_back(state);
         ImGui::EndDisabled();
         remember_item_rect(state, "tour_back");
         ImGui::SameLine();
         if (k + 1 < n) {
-            if (ImGui::Button("Next ▶")) tour_next(state);
-        } else if (ImGui::Button("Finish")) {
+            if (ImGui::Button(words.next)) tour_next(state);
+        } else if (ImGui::Button(words.finish)) {
             open = false;
         }
         remember_item_rect(state, "tour_next");
         ImGui::SameLine();
-        if (ImGui::SmallButton("Start over")) apply_tour_step(state, 0);
+        if (ImGui::SmallButton(words.start_over)) apply_tour_step(state, 0);
         remember_item_rect(state, "tour_start_over");
         if (!tour->problems.empty())
-            ImGui::TextDisabled("%d step%s of this tour could not be shown (see the status line).",
-                                int(tour->problems.size()), tour->problems.size() == 1 ? "" : "s");
-        ImGui::TextDisabled("Close to explore; Help ▸ Tour brings it back.");
+            ImGui::TextDisabled("%s", tour_fill(words.skipped, int(tour->problems.size())).c_str());
+        ImGui::TextDisabled("%s", words.close_hint);
         remember_window_rect(state, "tour_panel");
     }
     ImGui::End();

@@ -95,5 +95,15 @@ TEST(Tour, AChineseLocaleOpensTheChineseTour) {
     EXPECT_NE(shipped_tour_path(false).find("first-hour.json"), std::string::npos);
 }
 
+// The panel's own words follow the tour's "language": Chinese for zh, zh-CN, zh_TW; else English.
+TEST(Tour, ThePanelSpeaksTheToursLanguage) {
+    EXPECT_EQ(tour_fill(tour_words("").heading, 3, 12), "Start here · step 3 of 12");
+    EXPECT_EQ(tour_fill(tour_words("en").status, 1, 2), "Tour, step 1 of 2: ");
+    EXPECT_EQ(tour_fill(tour_words("zh").heading, 3, 12), "从这里开始 · 第 3 步，共 12 步");
+    EXPECT_STREQ(tour_words("zh-CN").next, "下一步 ▶");
+    EXPECT_STREQ(tour_words("fr").next, "Next ▶");
+    EXPECT_EQ(tour_fill("{k}{n}{x}{", 1, 2), "12{x}{");
+}
+
 }  // namespace
 }  // namespace attnviz::app

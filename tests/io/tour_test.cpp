@@ -164,7 +164,9 @@ TEST(Tour, AFileThatIsNotATourIsOneLine) {
     EXPECT_EQ(err(R"({"attnviz_tour": 2, "steps": [{}]})"),
               "t.json: tour format 2 is not one this attnviz reads (1)");
     EXPECT_EQ(err(R"({"stpes": [], "steps": [{}]})"),
-              "t.json: unknown key 'stpes' (known keys: attnviz_tour, title, description, steps)");
+              "t.json: unknown key 'stpes' (known keys: attnviz_tour, title, description, language, steps)");
+    EXPECT_EQ(err(R"({"language": 7, "steps": [{}]})"),
+              "t.json: \"language\" must be a language tag such as \"en\" or \"zh\"");
     EXPECT_EQ(test::error_of([&] { load_tour(f.dir.path + "/none.json", kLabs); }).find('\n'),
               std::string::npos);
 }
@@ -209,6 +211,7 @@ TEST(Tour, TheChineseTourMirrorsTheEnglishOne) {
                                "softmax_vs_linear", "size"});
     for (const std::string& p : t.problems) ADD_FAILURE() << p;
     EXPECT_EQ(t.steps.size(), en["steps"].size());
+    EXPECT_EQ(t.language, "zh");  // (the panel's own words in Chinese)
 }
 
 }  // namespace
