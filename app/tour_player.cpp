@@ -2,6 +2,17 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
+
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#endif
 
 #include "app/scene_landing.hpp"
 #include "core/error.hpp"
@@ -79,8 +90,15 @@ std::string shipped_tour_path(bool chinese) {
 }
 
 std::string default_tour_path() {
-    return shipped_tour_path(chinese_locale(std::getenv("LANGUAGE"), std::getenv("LC_ALL"),
-                                            std::getenv("LC_MESSAGES"), std::getenv("LANG")));
+    const char* vars[] = {std::getenv("LANGUAGE"), std::getenv("LC_ALL"), std::getenv("LC_MESSAGES"),
+                          std::getenv("LANG")};
+    bool chinese = chinese_locale(vars[0], vars[1], vars[2], vars[3]);
+#if defined(_WIN32)
+    // Windows sets none of these: its display language says (a variable, when set, still wins).
+    if (std::none_of(std::begin(vars), std::end(vars), [](const char* v) { return v && *v; }))
+        chinese = PRIMARYLANGID(GetUserDefaultUILanguage()) == LANG_CHINESE;
+#endif
+    return shipped_tour_path(chinese);
 }
 
 bool start_tour(AppState& state, const std::string& path, int index, const std::vector<std::string>& labs,

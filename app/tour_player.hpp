@@ -12,7 +12,8 @@
 namespace attnviz::app {
 
 /// The tour shipped with the app in the user's language: assets/tours/first-hour.zh.json (Chinese)
-/// when the locale asks for Chinese (chinese_locale of the environment), else first-hour.json.
+/// when the locale asks for Chinese (chinese_locale of the environment; on Windows, when none of those
+/// variables is set, the display language), else first-hour.json.
 std::string default_tour_path();
 /// The shipped tour in English or in Chinese, whatever the locale.
 std::string shipped_tour_path(bool chinese);
