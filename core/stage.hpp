@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config.hpp"
@@ -35,15 +36,22 @@ struct LayerTextContext {
 /// What a single-layer text function reads: the config, the context, the head (−1 for a stage shared
 /// by the heads) and the pieces of wording several stages share.
 struct LayerWords {
-    LayerWords(const Config& cfg, const LayerTextContext& x, int head);
+    LayerWords(const Config& cfg, const LayerTextContext& x, int head,
+               TextLanguage language = TextLanguage::English);
     const Config& cfg;
     const LayerTextContext& x;
     int hd;
+    TextLanguage lang;
     LayerModes modes;
     int d_k, d_v;
     std::string dk_s, dm_s;  // d_k and d_model as text
 
+    bool zh() const { return lang == TextLanguage::Chinese; }
+    /// The text in this language: `zh` when Chinese is asked for, else `en` (the two side by side in
+    /// one entry, so a stage's wording has one home).
+    std::string tr(std::string en, std::string zh) const { return this->zh() ? std::move(zh) : std::move(en); }
     std::string H() const;         // " (head 2)"
+    std::string H_zh() const;      // "（头 2）"
     std::string in() const;        // what Q reads: "X" or "LN(X)"
     std::string kin() const;       // what K and V read: the query input, "Y" or "LN(Y)"
     std::string designed() const;  // this head's designed-head text ("" for a random head)

@@ -52,10 +52,10 @@ StageText model_stage_text(const ModelSpec& spec, const std::string& name, int h
 }
 
 StageText layer_stage_text(const Config& cfg, const LayerTextContext& context, const std::string& name,
-                           int head) {
+                           int head, TextLanguage language) {
     const StageEntry* e = find_stage_entry(name);
     if (!e || !e->layer_text) return StageText{name, "", ""};
-    return e->layer_text(LayerWords(cfg, context, head));
+    return e->layer_text(LayerWords(cfg, context, head, language));
 }
 
 std::string stage_phase_of(const std::string& name) {

@@ -16,9 +16,9 @@ namespace attnviz {
 StageText model_stage_text(const ModelSpec& spec, const std::string& name, int head);
 
 /// The texts of a stage of compute_trace's single layer (title, formula, explanation), worded for
-/// the config: its entry's layer_text. Only meaningful for a stage the config's trace has.
+/// the config and the language: its entry's layer_text. Only meaningful for a stage the config's trace has.
 StageText layer_stage_text(const Config& cfg, const LayerTextContext& context, const std::string& name,
-                           int head);
+                           int head, TextLanguage language = TextLanguage::English);
 
 /// The phase of a stage name ("combine" for names not in the catalogue).
 std::string stage_phase_of(const std::string& name);

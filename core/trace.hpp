@@ -45,12 +45,18 @@ struct Axis {
     std::string label(int i) const;
 };
 
+/// The language of the single layer's stage texts. Chinese gives a stage's Chinese title and explanation
+/// where its entry has them (the formula is the same math); a variant without them stays English.
+enum class TextLanguage { English, Chinese };
+
 struct Stage {
     std::string name;         // stable id from the list above, e.g. "scores"
     int head = -1;            // head index, or -1 for stages that are not per head
     std::string title;        // human title, e.g. "Scores  S = QKᵀ"
     std::string formula;      // Unicode formula, e.g. "S = Q Kᵀ"
     std::string explanation;  // one paragraph for the learner
+    /// The title and paragraph in Chinese (TextLanguage::Chinese), empty where the stage has none.
+    std::string title_zh, explanation_zh;
     Axis rows, cols;
     ValueKind kind = ValueKind::Signed;
     double flops = 0;  // floating-point operations to compute this stage from the previous ones
@@ -59,6 +65,14 @@ struct Stage {
     int n_rows() const { return rows.size; }
     int n_cols() const { return cols.size; }
     std::string shape_text() const;  // e.g. "n×d_k = 8×16"
+    /// The title and paragraph to show for a language: the Chinese ones when asked for and present,
+    /// else the English ones (never empty where the English is not).
+    const std::string& title_for(TextLanguage l) const {
+        return l == TextLanguage::Chinese && !title_zh.empty() ? title_zh : title;
+    }
+    const std::string& explanation_for(TextLanguage l) const {
+        return l == TextLanguage::Chinese && !explanation_zh.empty() ? explanation_zh : explanation;
+    }
 
     /// The matrix. Either stored, or derived on demand from stored stages (e.g. `scaled` is
     /// scores / √d_k and `masked` adds -inf; they are cheap and would otherwise cost n*m*4 bytes per

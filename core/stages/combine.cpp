@@ -18,9 +18,14 @@ StageText head_output_text(const LayerWords& w) {
         std::string hexp =
             "Each output row is the weighted average of the value rows: o_i = Σⱼ A_ij v_j. Token i's "
             "new information is mostly the values of the keys it attends to.";
-        if (cfg.positional == Positional::Alibi && w.modes.kernel)
+        std::string hexp_zh =
+            "每个输出行是各值行的加权平均：o_i = Σⱼ A_ij v_j。词元 i 的新信息主要来自它所关注的那些键的值。";
+        if (cfg.positional == Positional::Alibi && w.modes.kernel) {
             hexp += " (ALiBi adds to softmax scores; kernel weights ignore it.)";
-        return StageText{"Head output  A·V" + w.H(), "head" + sub(w.hd) + " = A V   (n×d_v)", hexp};
+            hexp_zh += "（ALiBi 作用于 softmax 的分数；核函数的权重忽略它。）";
+        }
+        return StageText{w.tr("Head output  A·V" + w.H(), "头的输出  A·V" + w.H_zh()),
+                         "head" + sub(w.hd) + " = A V   (n×d_v)", w.tr(std::move(hexp), std::move(hexp_zh))};
     }
     std::string hexp =
         "o_i = φ(q_i)ᵀ(φ(K)ᵀV) / z_i: each query reads the d_k×d_v summary and divides by its "
@@ -85,13 +90,17 @@ void head_output_record(LayerRecorder& r, int hd) {
 StageText concat_text(const LayerWords& w) {
     const int h = w.cfg.heads, d_v = w.d_v;
     return StageText{
-        "Concatenate heads", "concat = [head₀ | head₁ | … | head" + sub(h - 1) + "]   (n×h·d_v)",
-        "The " + std::to_string(h) + " head outputs are placed side by side: columns " + "0–" +
+        w.tr("Concatenate heads", "拼接各头"),
+        "concat = [head₀ | head₁ | … | head" + sub(h - 1) + "]   (n×h·d_v)",
+        w.tr("The " + std::to_string(h) + " head outputs are placed side by side: columns " + "0–" +
             std::to_string(d_v - 1) + " come from head 0, the next " + std::to_string(d_v) +
             " from head 1, and so on. Each head attended in its own subspace, with its own pattern; "
             "nothing "
             "is mixed "
-            "yet."};
+            "yet.",
+             std::to_string(h) + " 个头的输出并排放在一起：第 0–" + std::to_string(d_v - 1) +
+                 " 列来自头 0，接下来的 " + std::to_string(d_v) +
+                 " 列来自头 1，依此类推。每个头在自己的子空间里、以自己的模式做注意力；此时还没有任何混合。")};
 }
 
 void concat_explain(const CellQuery& q, Lines& L) {
@@ -112,12 +121,14 @@ void concat_record(LayerRecorder& r, int) {
 // --- W_O, output ----------------------------------------------------------------------------------
 
 StageText w_o_text(const LayerWords& w) {
-    return StageText{"Output weights W_O",
+    return StageText{w.tr("Output weights W_O", "输出投影权重 W_O"),
                      "W_O ∈ ℝ^(h·d_v×d_model) = " + std::to_string(w.cfg.heads * w.d_v) + "×" + w.dm_s,
-                     "A learned matrix (here: random, N(0, 1/(h·d_v))) that mixes the heads' findings "
-                     "and maps them back "
-                     "to the "
-                     "width of the residual stream."};
+                     w.tr("A learned matrix (here: random, N(0, 1/(h·d_v))) that mixes the heads' findings "
+                          "and maps them back "
+                          "to the "
+                          "width of the residual stream.",
+                          "一个学出来的矩阵（这里是随机的，取自 N(0, 1/(h·d_v))），它混合多头各自的发现，并把"
+                          "它们映射回残差流的宽度。")};
 }
 
 void w_o_record(LayerRecorder& r, int) {
@@ -126,9 +137,11 @@ void w_o_record(LayerRecorder& r, int) {
 }
 
 StageText output_text(const LayerWords& w) {
-    return StageText{"Output  concat·W_O", "output = concat W_O   (n×d_model)",
-                     "The layer's proposed change for each token: a vector of width d_model = " + w.dm_s +
-                         " built from what every head found."};
+    return StageText{w.tr("Output  concat·W_O", "输出  concat·W_O"), "output = concat W_O   (n×d_model)",
+                     w.tr("The layer's proposed change for each token: a vector of width d_model = " + w.dm_s +
+                              " built from what every head found.",
+                          "这一层为每个词元提议的变化：一个宽度为 d_model = " + w.dm_s +
+                              " 的向量，由每个头的发现组合而成。")};
 }
 
 void output_explain(const CellQuery& q, Lines& L) {
@@ -157,17 +170,20 @@ void output_record(LayerRecorder& r, int) {
 
 // --- residual, layernorm_post ---------------------------------------------------------------------
 
-StageText residual_text(const LayerWords&) {
+StageText residual_text(const LayerWords& w) {
     return StageText{
-        "Residual  X + output", "residual = X + output",
-        "The residual connection adds the change vector to the input instead of replacing it: the "
+        w.tr("Residual  X + output", "残差连接  X + output"), "residual = X + output",
+        w.tr("The residual connection adds the change vector to the input instead of replacing it: the "
         "token "
         "keeps its "
         "original meaning and position, nudged by what it gathered from context (the embedding of "
         "'creature' moves toward 'fluffy blue creature'). It also lets gradients flow straight "
         "through "
         "deep "
-        "stacks."};
+        "stacks.",
+             "残差连接把变化向量加到输入上，而不是替换输入：词元保留原来的语义和位置，只是被它从上下文中"
+             "收集到的信息推动一点（“creature”的嵌入朝“fluffy blue creature”移动）。它还让梯度能直接穿过"
+             "很深的层堆叠。")};
 }
 
 void residual_record(LayerRecorder& r, int) {

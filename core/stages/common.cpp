@@ -9,10 +9,11 @@
 
 namespace attnviz {
 
-LayerWords::LayerWords(const Config& c, const LayerTextContext& context, int head)
+LayerWords::LayerWords(const Config& c, const LayerTextContext& context, int head, TextLanguage language)
     : cfg(c),
       x(context),
       hd(head),
+      lang(language),
       modes(layer_modes(c)),
       d_k(c.resolved_d_k()),
       d_v(c.resolved_d_v()),
@@ -21,6 +22,9 @@ LayerWords::LayerWords(const Config& c, const LayerTextContext& context, int hea
 
 std::string LayerWords::H() const {
     return " (head " + std::to_string(hd) + ")";
+}
+std::string LayerWords::H_zh() const {
+    return "（头 " + std::to_string(hd) + "）";
 }
 std::string LayerWords::in() const {
     return modes.pre_ln ? "LN(X)" : "X";

@@ -16,8 +16,8 @@ using namespace stages;
 
 StageText one_hot_text(const LayerWords& w) {
     return StageText{
-        "One-hot tokens", "onehot(tᵢ) ∈ {0,1}ᵛ",
-        "Each token becomes a row of " + std::to_string(w.x.V) +
+        w.tr("One-hot tokens", "词元的独热编码"), "onehot(tᵢ) ∈ {0,1}ᵛ",
+        w.tr("Each token becomes a row of " + std::to_string(w.x.V) +
             " zeros with a single 1 in the column of its vocabulary entry (the vocabulary lists every "
             "distinct "
             "token in order of first appearance). One-hot rows are all equally far apart and say nothing "
@@ -25,7 +25,11 @@ StageText one_hot_text(const LayerWords& w) {
             "meaning; they are only an address. Look for the single bright cell per row, and for "
             "repeated "
             "words, "
-            "whose rows are identical."};
+            "whose rows are identical.",
+             "每个词元变成一行，长度为 " + std::to_string(w.x.V) +
+                 "：只有它在词表中那一项所在的列是 1，其余全是零（词表按首次出现的顺序列出所有不同的"
+                 "词元）。独热编码的各行彼此距离都相同，不含任何语义，只是一个地址。请看每行唯一的亮格；"
+                 "重复出现的词，其行完全相同。")};
 }
 
 void one_hot_explain(const CellQuery& q, Lines& L) {
@@ -48,8 +52,9 @@ void one_hot_record(LayerRecorder& r, int) {
 
 StageText embedding_text(const LayerWords& w) {
     return StageText{
-        "Embedding  E = onehot × table", "E = onehot · W_E   (W_E: V×d_model)",
-        "Multiplying a one-hot row by the embedding table (" + std::to_string(w.x.V) + "×" + w.dm_s +
+        w.tr("Embedding  E = onehot × table", "嵌入  E = onehot × 嵌入表"),
+        "E = onehot · W_E   (W_E: V×d_model)",
+        w.tr("Multiplying a one-hot row by the embedding table (" + std::to_string(w.x.V) + "×" + w.dm_s +
             ", entries drawn from N(0,1) here, learned in a real model) picks out exactly one row of the "
             "table: "
             "matrix multiplication by a one-hot vector is a table lookup. So the embedding of a word is "
@@ -58,7 +63,12 @@ StageText embedding_text(const LayerWords& w) {
             "of the table, and the same word gets the same vector wherever it appears. The sparse, "
             "meaningless "
             "one-hot address becomes a dense vector in which directions can carry meaning." +
-            w.x.embedding_note};
+                 w.x.embedding_note,
+             "独热行乘以嵌入表（" + std::to_string(w.x.V) + "×" + w.dm_s +
+                 "，这里的元素取自 N(0,1)，真实模型中则是学出来的），恰好取出表中的一行：用独热向量做矩阵"
+                 "乘法就是查表。所以一个词的嵌入就是它在表中的那一行，同一个词无论出现在哪里都得到同一个"
+                 "向量。稀疏而无意义的独热地址由此变成稠密的向量，向量的方向可以承载语义。" +
+                 w.x.embedding_note)};
 }
 
 void embedding_explain(const CellQuery& q, Lines& L) {
@@ -84,7 +94,7 @@ StageText positional_text(const LayerWords& w) {
     std::string title, formula, expl;
     switch (cfg.positional) {
         case Positional::Sinusoidal:
-            title = "Positional encoding (sinusoidal)";
+            title = w.tr("Positional encoding (sinusoidal)", "位置编码（正弦）");
             formula = "PE(p,2i) = sin(p/" + text_num(cfg.pe_base) + "^(2i/d)),  PE(p,2i+1) = cos(p/" +
                       text_num(cfg.pe_base) + "^(2i/d))";
             expl =
@@ -97,14 +107,23 @@ StageText positional_text(const LayerWords& w) {
                 "PE(p+δ) = R(δ)·PE(p), so relative offsets are easy for W_Q and W_K to read. Look for "
                 "stripes "
                 "that get wider to the right.";
+            expl = w.tr(std::move(expl),
+                        "注意力本身把词元看作一个集合：打乱它们的顺序，每个输出也以同样的方式打乱。为了知道"
+                        "词序，每个位置 p 得到一个固定的向量，由频率按几何级数排列的正弦和余弦组成，从约每 6 "
+                        "个词元一个周期（左边的列）到变化极慢的波（右边的列）。把位置平移 δ 相当于把每一对 "
+                        "(sin, cos) 旋转一次：PE(p+δ) = R(δ)·PE(p)，所以 W_Q 和 W_K 很容易读出相对偏移。"
+                        "请看越往右越宽的条纹。");
             break;
         case Positional::Learned:
-            title = "Positional encoding (learned)";
+            title = w.tr("Positional encoding (learned)", "位置编码（可学习）");
             formula = "P = W_pos[0:n]   (one trainable row per position)";
             expl =
                 "Each position gets its own vector, learned during training (here: random, untrained). "
                 "Unlike sinusoids, a learned table cannot encode positions beyond the longest training "
                 "text.";
+            expl = w.tr(std::move(expl),
+                        "每个位置有自己的向量，在训练中学得（这里是随机的，未经训练）。与正弦编码不同，学得"
+                        "的表无法表示超出最长训练文本的位置。");
             break;
         case Positional::Rope:
             title = "Positional encoding (none added: RoPE)";
@@ -125,13 +144,16 @@ StageText positional_text(const LayerWords& w) {
                 "to the distance |i − j| from its scores (stage alibi), so nearby tokens are preferred.";
             break;
         case Positional::None:
-            title = "Positional encoding (none)";
+            title = w.tr("Positional encoding (none)", "位置编码（无）");
             formula = "P = 0";
             expl =
                 "No positional information: the layer sees the tokens as an unordered set. Permuting the "
                 "tokens permutes the outputs in exactly the same way (without a mask). Try it: the "
                 "pattern "
                 "of a repeated word is identical at every position.";
+            expl = w.tr(std::move(expl),
+                        "没有位置信息：这一层把词元看作无序的集合。打乱词元的顺序，输出也以完全相同的方式"
+                        "打乱（在没有掩码时）。试试看：重复出现的词在每个位置上的模式都一样。");
             break;
     }
     return StageText{title, formula, expl};
@@ -172,14 +194,19 @@ void positional_record(LayerRecorder& r, int) {
 
 StageText input_text(const LayerWords& w) {
     return StageText{
-        "Input  X = E + P", "X = E + P",
-        "The layer's input: each token's embedding plus its position's vector. Adding (rather than "
+        w.tr("Input  X = E + P", "输入  X = E + P"), "X = E + P",
+        w.tr("The layer's input: each token's embedding plus its position's vector. Adding (rather than "
         "appending) "
         "keeps the width d_model = " +
             w.dm_s +
             "; meaning and position share the same space, and W_Q, W_K, W_V can read either. This is the "
             "start of "
-            "the residual stream that the layer will later add its change to."};
+            "the residual stream that the layer will later add its change to.",
+             "这一层的输入：每个词元的嵌入加上它所在位置的向量。相加（而不是接在后面）使宽度保持为 "
+             "d_model = " +
+                 w.dm_s +
+                 "；语义和位置共享同一个空间，W_Q、W_K、W_V 都可以读取其中任意一种。这是残差流的起点，"
+                 "这一层稍后会把它算出的变化加到上面。")};
 }
 
 void input_record(LayerRecorder& r, int) {

@@ -68,6 +68,10 @@ class LayerRecorder {
         s.title = std::move(words.title);
         s.formula = std::move(words.formula);
         s.explanation = std::move(words.explanation);
+        // The Chinese texts beside them, kept only where they differ (an untranslated variant: none).
+        StageText zh = entry_->layer_text(LayerWords(run.cfg, text_, head_, TextLanguage::Chinese));
+        if (zh.title != s.title) s.title_zh = std::move(zh.title);
+        if (zh.explanation != s.explanation) s.explanation_zh = std::move(zh.explanation);
         s.rows = rows;
         s.cols = cols;
         s.kind = kind;

@@ -61,11 +61,12 @@ void alibi_record(LayerRecorder& r, int hd) {
 StageText scores_text(const LayerWords& w) {
     const Config& cfg = w.cfg;
     const std::string qn = query_name(w), kn = key_name(w);
-    std::string stitle, sformula, sexp;
+    std::string stitle, sformula, sexp, hd = w.H();
     switch (cfg.scoring) {
         case Scoring::ScaledDot:
         case Scoring::Dot:
-            stitle = "Scores  S = " + qn + kn + "ᵀ";
+            stitle = w.tr("Scores  S = " + qn + kn + "ᵀ", "注意力分数  S = " + qn + kn + "ᵀ");
+            hd = w.tr(hd, w.H_zh());
             sformula = "S = " + qn + " " + kn + "ᵀ,   S_ij = q_i·k_j";
             sexp =
                 "Every query is compared with every key by a dot product: S_ij = Σₖ q_ik k_jk. "
@@ -76,6 +77,10 @@ StageText scores_text(const LayerWords& w) {
                 "well each key answers token i's question. This n×m matrix is why attention "
                 "costs "
                 "O(n²).";
+            sexp = w.tr(std::move(sexp),
+                        "每个查询都通过点积与每个键比较：S_ij = Σₖ q_ik k_jk。两个向量指向同一方向时分数大且"
+                        "为正，方向相反时为负。第 i 行表示每个键对词元 i 的提问回答得有多好。正是这个 n×m "
+                        "矩阵使注意力的代价为 O(n²)。");
             break;
         case Scoring::Additive:
             stitle = "Scores (additive)";
@@ -115,7 +120,7 @@ StageText scores_text(const LayerWords& w) {
             break;
         }
     }
-    return StageText{stitle + w.H(), sformula, sexp};
+    return StageText{stitle + hd, sformula, sexp};
 }
 
 StageText scores_model_text(const ModelWords& w) {
@@ -237,6 +242,7 @@ StageText scaled_text(const LayerWords& w) {
     const double dkf = w.d_k;
     const std::string B = w.modes.alibi ? " + B" : "";
     std::string cformula, cexp;
+    bool zh = false;  // the paragraph is in Chinese (additive and kernel scores stay English)
     if (cfg.scoring == Scoring::ScaledDot || cfg.scoring == Scoring::Bilinear) {
         cformula = "scaled = S / √d_k" + B + " = S / " + text_num(std::sqrt(dkf)) + B;
         cexp = "If the entries of q and k have variance 1, q·k is a sum of d_k = " + w.dk_s +
@@ -244,6 +250,11 @@ StageText scaled_text(const LayerWords& w) {
                "softmax "
                "into saturation (one weight ≈ 1, gradients ≈ 0). Dividing by √d_k = " +
                text_num(std::sqrt(dkf)) + " brings the variance back to 1 whatever the head size.";
+        cexp = w.tr(std::move(cexp), "如果 q 和 k 的元素方差为 1，q·k 就是 d_k = " + w.dk_s +
+                                         " 个这样的乘积之和，方差为 d_k：分数按 √d_k 增长。分数过大会使 softmax "
+                                         "饱和（一个权重 ≈ 1，梯度 ≈ 0）。除以 √d_k = " +
+                                         text_num(std::sqrt(dkf)) + " 缩放后，无论头的大小如何，方差都回到 1。");
+        zh = w.zh();
     } else if (w.modes.kernel) {
         cformula = "scaled = S   (kernels are not scaled)";
         cexp =
@@ -260,9 +271,15 @@ StageText scaled_text(const LayerWords& w) {
                    : "Additive scores come out of tanh and a small weight vector, so they are "
                      "already of "
                      "moderate size and are not scaled.";
+        if (cfg.scoring == Scoring::Dot) {
+            cexp = w.tr(std::move(cexp), "普通点积评分不除以 √d_k。与 scaled_dot 比较：d_k = " + w.dk_s +
+                                             " 时，这里的分数大 √d_k = " + text_num(std::sqrt(dkf)) +
+                                             " 倍，因此 softmax 更尖锐（常常饱和）。");
+            zh = w.zh();
+        }
     }
-    if (w.modes.alibi) cexp += " ALiBi's distance penalty B is added here.";
-    return StageText{"Scaled scores" + w.H(), cformula, cexp};
+    if (w.modes.alibi) cexp += zh ? "ALiBi 的距离惩罚 B 在这里加上。" : " ALiBi's distance penalty B is added here.";
+    return StageText{zh ? "缩放后的注意力分数" + w.H_zh() : "Scaled scores" + w.H(), cformula, cexp};
 }
 
 StageText masked_text(const LayerWords& w) {
@@ -275,6 +292,35 @@ StageText masked_text(const LayerWords& w) {
             "encoder's bidirectional attention (BERT reads the whole sentence at once, e.g. to fill "
             "in a masked word). Choose causal to stop tokens from seeing the future, as a decoder "
             "that generates text one token at a time must (GPT).";
+        mexp = w.tr(std::move(mexp),
+                    "无掩码：每个查询都可以看到每个键，包括它之后的键。这是编码器的双向注意力（BERT 一次读完"
+                    "整个句子，例如用来填出被遮住的词）。选择 causal（因果掩码）可以让词元看不到未来，逐个"
+                    "词元生成文本的解码器（GPT）必须这样做。");
+    } else if (w.zh()) {
+        mexp = "被遮住的格子设为 −∞，于是 exp(−∞) = 0 恰好成立：该键的权重是零，而不是一个很小的数，其余"
+               "权重之和仍为 1。";
+        switch (cfg.mask) {
+            case MaskKind::Causal:
+                mexp +=
+                    "因果掩码：词元 i 只能看到 j ≤ i 的键（不能偷看未来），上三角被遮住。这是解码器的自注意力"
+                    "（GPT）：训练时整个目标句子一次输入，掩码为每个位置遮住它将要预测的词元。编码器–解码器"
+                    "模型（T5、翻译）另加交叉注意力，解码器的查询读取编码器的键和值（这里的第二段文本）。";
+                break;
+            case MaskKind::Padding:
+                mexp += "填充掩码：从位置 " + std::to_string(cfg.valid_length) + " 起的键都是填充，对所有查询隐藏。";
+                break;
+            case MaskKind::Window:
+                mexp += "窗口掩码：词元 i 只看到最近的 " + std::to_string(cfg.window) + " 个键（i − " +
+                        std::to_string(cfg.window) + " < j ≤ i），即沿对角线的一条带。";
+                break;
+            case MaskKind::Custom:
+                mexp += "自定义掩码：你关掉的格子被遮住。";
+                break;
+            case MaskKind::None:
+                break;
+        }
+        mexp += "所有键都被遮住的行得到全零的权重（绝不会是 NaN）。";
+        if (w.modes.kernel) mexp += "对核函数而言，被遮住的格子只是不计入行和。";
     } else {
         mexp =
             "Hidden cells are set to −∞ so that exp(−∞) = 0 exactly: the key gets zero weight, not a "
@@ -307,7 +353,7 @@ StageText masked_text(const LayerWords& w) {
         mexp += " A row with every key hidden gets all-zero weights (never NaN).";
         if (w.modes.kernel) mexp += " For kernels the hidden cells are simply left out of the row sum.";
     }
-    return StageText{"Masked scores" + w.H(),
+    return StageText{w.tr("Masked scores" + w.H(), "掩码后的注意力分数" + w.H_zh()),
                      mask ? "masked_ij = scaled_ij if allowed(i,j) else −∞" : "masked = scaled   (no mask)",
                      mexp};
 }
