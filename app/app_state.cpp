@@ -110,6 +110,16 @@ const char* family_name(AttnFamily f) {
     return f == AttnFamily::Encoder ? "encoder" : f == AttnFamily::Decoder ? "decoder" : "cross";
 }
 
+const char* language_code(TextLanguage l) {
+    return l == TextLanguage::Chinese ? "zh" : "en";
+}
+
+bool parse_language_code(const std::string& code, TextLanguage* out) {
+    if (code.rfind("zh", 0) == 0) return *out = TextLanguage::Chinese, true;
+    if (code.rfind("en", 0) == 0) return *out = TextLanguage::English, true;
+    return false;
+}
+
 const char* attention_stage(const AppState& state) {
     return state.model.active && state.model.seq2seq && state.model.family == AttnFamily::Cross
                ? "cross_weights"
@@ -212,6 +222,7 @@ nlohmann::json state_json(const AppState& state) {
     j["window_w"] = state.window_w;
     j["window_h"] = state.window_h;
     j["ui_scale"] = state.ui_scale;
+    j["language"] = language_code(state.language);
     j["labs"] = state.open_labs;
     j["cross_attention_box"] = state.views ? state.views->controls.cross : false;
     // Values typed into a control and refused (key -> the core's message), shown under the control.
@@ -259,6 +270,7 @@ nlohmann::json state_json(const AppState& state) {
             return nlohmann::json{{"name", a.name}, {"size", a.size}, {"labels", labels}};
         };
         j["stage_rows"] = axis(st->rows);
+        j["explanation_title"] = st->title_for(state.language);  // as the Explanation panel shows it
         j["stage_cols"] = axis(st->cols);
         // The pinned row's values (up to 64), as the bar chart under the heatmap draws them.
         if (state.pinned_row >= 0 && state.pinned_row < st->n_rows()) {

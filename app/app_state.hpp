@@ -31,6 +31,10 @@ enum class MainView { Stage, HeadsGrid, Compare, Model, Lines, Interventions };
 enum class AttnFamily { Encoder, Decoder, Cross };
 /// "encoder", "decoder", "cross" (the state log's and --family's names).
 const char* family_name(AttnFamily f);
+/// "en" or "zh": the state log's and settings.json's name of a UI language (View ▸ Language).
+const char* language_code(TextLanguage l);
+/// Sets *out from a code ("zh…" Chinese, "en…" English); false (and *out untouched) for anything else.
+bool parse_language_code(const std::string& code, TextLanguage* out);
 
 /// A real model opened with File ▸ Open model… or `--model DIR` (app/model_session.hpp runs it).
 /// Panels read it and leave requests in it; ModelSession::frame() carries them out at the start of
@@ -231,6 +235,9 @@ struct AppState {
     bool status_is_error = false;
     double frame_ms = 0;
     float ui_scale = 1.0f;
+    /// View ▸ Language: the Explanation panel's language (English, or Chinese where a stage has it).
+    /// Kept in settings.json; the first default follows the locale (chinese_locale).
+    TextLanguage language = TextLanguage::English;
     // --- layout (View menu) -----------------------------------------------------------------
     bool presentation = false;     // F11: side panels, pipeline strip and status bar fold away
     bool show_controls = true;     // the left column (Ctrl+B)

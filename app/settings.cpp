@@ -37,6 +37,8 @@ bool apply_settings_json(const std::string& json_text, AppState& state) {
                 state.recent_files.size() < kMaxRecentFiles)
                 state.recent_files.push_back(e.get<std::string>());
     }
+    if (auto l = j.find("language"); l != j.end() && l->is_string())
+        parse_language_code(l->get<std::string>(), &state.language);  // (an unknown code keeps the default)
     auto it = j.find("export_dir");
     if (it != j.end() && it->is_string() && !it->get<std::string>().empty())
         state.export_dir = it->get<std::string>();
@@ -46,6 +48,7 @@ bool apply_settings_json(const std::string& json_text, AppState& state) {
 std::string settings_json(const AppState& state) {
     nlohmann::json j;
     j["ui_scale"] = state.ui_scale;
+    j["language"] = language_code(state.language);
     j["compute_threads"] = state.compute_threads;
     j["play_seconds"] = state.play_seconds;
     j["export_scale"] = state.export_scale;

@@ -1,4 +1,4 @@
-// User settings that outlive a session (UI scale, compute threads, play speed, export folder),
+// User settings that outlive a session (UI scale, language, compute threads, play speed, export folder),
 // stored as JSON in user_config_dir()/settings.json. Missing or broken files give the defaults:
 // settings never stop the app from starting.
 #pragma once

@@ -54,11 +54,15 @@ void apply_style(float scale) {
 }
 
 // Every string the app may show from the trace, so the font atlas has its glyphs.
-void feed_trace_text(FontManager& fonts, const Trace& t) {
+void feed_trace_text(FontManager& fonts, const Trace& t, TextLanguage language) {
     for (const auto& s : t.stages) {
         fonts.add_text(s.title);
         fonts.add_text(s.formula);
         fonts.add_text(s.explanation);
+        if (language == TextLanguage::Chinese) {  // (an English session never loads these glyphs)
+            fonts.add_text(s.title_zh);
+            fonts.add_text(s.explanation_zh);
+        }
         fonts.add_text(s.rows.name);
         fonts.add_text(s.cols.name);
     }
@@ -84,6 +88,9 @@ void feed_state_text(FontManager& fonts, const AppState& state) {
     fonts.add_text(iv.patch_error);
     fonts.add_text("Δ→✕");
     fonts.add_text(kChineseTourMenuLabel);
+    fonts.add_text(kChineseLanguageLabel);
+    if (state.language == TextLanguage::Chinese)
+        for (const char* w : formula_panel_words(TextLanguage::Chinese)) fonts.add_text(w);
     fonts.add_text(state.config.text);
     fonts.add_text(state.config.source_text);
     fonts.add_text(state.scene_title);
@@ -116,6 +123,8 @@ std::string png_path_in(const std::string& status) {
 }  // namespace
 
 Shell::Shell(Options options) : opt_(std::move(options)) {
+    // The UI language follows the locale until the learner picks one (View ▸ Language, kept in settings).
+    state.language = locale_prefers_chinese() ? TextLanguage::Chinese : TextLanguage::English;
     load_settings(state);
     if (opt_.ui_scale) state.ui_scale = *opt_.ui_scale;
     // The document: the scene asked for, else the last session's workspace, else the built-in example.
@@ -268,8 +277,10 @@ void Shell::begin_frame(double wait_ms) {
     if (state.trace && !session_->startup_pending()) apply_startup_requests();
 
     // --- fonts and scale (between frames, never inside one) -----------------------------------------
-    if (state.trace && state.trace_generation != fed_trace_generation_) feed_trace_text(fonts_, *state.trace);
+    if (state.trace && (state.trace_generation != fed_trace_generation_ || state.language != fed_language_))
+        feed_trace_text(fonts_, *state.trace, state.language);
     fed_trace_generation_ = state.trace_generation;
+    fed_language_ = state.language;
     feed_state_text(fonts_, state);
     if (state.ui_scale != applied_scale_) {
         apply_style(state.ui_scale);
@@ -379,7 +390,9 @@ void Shell::draw_menu_bar() {
         draw_command_menu(*this, "File");
         ImGui::EndMenu();
     }
-    if (ImGui::BeginMenu("View")) {
+    const bool view_open = ImGui::BeginMenu("View");
+    remember_item_rect(state, "menu_View");
+    if (view_open) {
         if (ImGui::MenuItem("Stage", nullptr, state.view == MainView::Stage)) state.view = MainView::Stage;
         if (ImGui::MenuItem("Heads grid", nullptr, state.view == MainView::HeadsGrid))
             state.view = MainView::HeadsGrid;
@@ -414,6 +427,18 @@ void Shell::draw_menu_bar() {
                 if (ImGui::MenuItem(label, nullptr, std::fabs(state.ui_scale - s) < 1e-3f))
                     state.ui_scale = s;
             }
+            ImGui::EndMenu();
+        }
+        // The Explanation panel's language (the rest of the UI stays English).
+        const bool language_open = ImGui::BeginMenu("Language");
+        remember_item_rect(state, "menu_Language");
+        if (language_open) {
+            if (ImGui::MenuItem("English", nullptr, state.language == TextLanguage::English))
+                state.language = TextLanguage::English;
+            remember_item_rect(state, "menu_Language_en");
+            if (ImGui::MenuItem(kChineseLanguageLabel, nullptr, state.language == TextLanguage::Chinese))
+                state.language = TextLanguage::Chinese;
+            remember_item_rect(state, "menu_Language_zh");
             ImGui::EndMenu();
         }
         ImGui::EndMenu();

@@ -89,7 +89,7 @@ std::string shipped_tour_path(bool chinese) {
     }
 }
 
-std::string default_tour_path() {
+bool locale_prefers_chinese() {
     const char* vars[] = {std::getenv("LANGUAGE"), std::getenv("LC_ALL"), std::getenv("LC_MESSAGES"),
                           std::getenv("LANG")};
     bool chinese = chinese_locale(vars[0], vars[1], vars[2], vars[3]);
@@ -98,7 +98,11 @@ std::string default_tour_path() {
     if (std::none_of(std::begin(vars), std::end(vars), [](const char* v) { return v && *v; }))
         chinese = PRIMARYLANGID(GetUserDefaultUILanguage()) == LANG_CHINESE;
 #endif
-    return shipped_tour_path(chinese);
+    return chinese;
+}
+
+std::string default_tour_path() {
+    return shipped_tour_path(locale_prefers_chinese());
 }
 
 bool start_tour(AppState& state, const std::string& path, int index, const std::vector<std::string>& labs,

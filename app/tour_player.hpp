@@ -15,6 +15,9 @@ namespace attnviz::app {
 /// when the locale asks for Chinese (chinese_locale of the environment; on Windows, when none of those
 /// variables is set, the display language), else first-hour.json.
 std::string default_tour_path();
+/// Whether this session's locale asks for Chinese: chinese_locale of the environment; on Windows, when
+/// none of those variables is set, the display language. (The shipped tour and the first UI language.)
+bool locale_prefers_chinese();
 /// The shipped tour in English or in Chinese, whatever the locale.
 std::string shipped_tour_path(bool chinese);
 /// Whether the locale asks for Chinese: the first of LANGUAGE (its first entry), LC_ALL, LC_MESSAGES
@@ -22,6 +25,8 @@ std::string shipped_tour_path(bool chinese);
 bool chinese_locale(const char* language, const char* lc_all, const char* lc_messages, const char* lang);
 /// Help menu: the Chinese tour, whatever the locale (its glyphs are fed to the font atlas).
 inline constexpr const char* kChineseTourMenuLabel = "导览（中文）· Tour in Chinese";
+/// View ▸ Language: Chinese (its glyphs are fed to the font atlas).
+inline constexpr const char* kChineseLanguageLabel = "中文";
 
 /// The Start here panel's own words in a tour's language (its "language": Chinese for "zh…", else
 /// English). {k} and {n} in a pattern stand for the step and the number of steps (tour_fill).

@@ -47,6 +47,8 @@ void more_below_cue(AppState& state, const std::string& name);
 void draw_controls_panel(AppState& state);  // panels/controls_panel.cpp: every Config knob
 void draw_pipeline_strip(AppState& state);  // panels/pipeline_strip.cpp: stages, cursor, shapes
 void draw_formula_panel(AppState& state);   // panels/formula_panel.cpp: formula + explanation
+/// The Explanation panel's own words (headings, lines, hints) in a language, for the font atlas.
+std::vector<const char*> formula_panel_words(TextLanguage language);
 void draw_status_bar(AppState& state);      // panels/status_bar.cpp
 /// A real model's next-token ranking, sampling knobs and append buttons (inside the controls panel).
 void draw_next_token_panel(AppState& state);  // panels/next_token_panel.cpp

@@ -94,9 +94,9 @@ StageText weights_text(const LayerWords& w) {
                          "approaches uniform weights. Read row i as 'how much token i "
                          "listens to each key'.",
                           "softmax 把每一行分数变成概率：exp 使每个值都变为正数并保持大小顺序，再除以行和，使"
-                          "该行之和为 1（先减去该行的最大值，exp 就不会溢出）。温度 T = " +
+                          "该行之和为 1（先减去该行的最大值，exp 就不会溢出）。分数先除以温度 T = " +
                               t +
-                              " 先去除分数：T → 0 时趋近 argmax（全部权重落在最好的键上），T → ∞ 时趋近均匀的"
+                              "：T → 0 时趋近 argmax（全部权重落在最好的键上），T → ∞ 时趋近均匀的"
                               "权重。第 i 行可以读作“词元 i 对每个键各听取多少”。")};
 }
 

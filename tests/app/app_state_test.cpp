@@ -221,5 +221,27 @@ TEST(Settings, RoundTripAndClamp) {
     EXPECT_FLOAT_EQ(d.ui_scale, 1.0f);
 }
 
+TEST(Settings, LanguageIsRememberedAndReported) {
+    AppState a;
+    a.language = TextLanguage::Chinese;
+    EXPECT_EQ(state_json(a)["language"], "zh");
+    AppState b;
+    ASSERT_TRUE(apply_settings_json(settings_json(a), b));
+    EXPECT_EQ(b.language, TextLanguage::Chinese);
+    EXPECT_EQ(state_json(b)["language"], "zh");
+    // An English settings file overrides a Chinese locale's default; an unknown code keeps the default.
+    ASSERT_TRUE(apply_settings_json(R"({"language": "en"})", b));
+    EXPECT_EQ(b.language, TextLanguage::English);
+    EXPECT_EQ(state_json(b)["language"], "en");
+    AppState c;
+    c.language = TextLanguage::Chinese;
+    ASSERT_TRUE(apply_settings_json(R"({"language": "klingon"})", c));
+    EXPECT_EQ(c.language, TextLanguage::Chinese);
+    ASSERT_TRUE(apply_settings_json(R"({"language": 5})", c));
+    EXPECT_EQ(c.language, TextLanguage::Chinese);
+    ASSERT_TRUE(apply_settings_json(R"({"language": "zh_TW"})", b));
+    EXPECT_EQ(b.language, TextLanguage::Chinese);
+}
+
 }  // namespace
 }  // namespace attnviz::app
