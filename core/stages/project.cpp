@@ -125,7 +125,7 @@ StageText v_text(const LayerWords& w) {
                      "that attends to "
                      "it, in "
                      "proportion to the attention weight.",
-                          "每个词元一行值：一个词元按注意力权重的比例，把它贡献给每个关注它的查询的输出。")};
+                          "每个词元一行值：它为每个关注它的查询的输出所贡献的内容，按注意力权重的比例计入。")};
 }
 
 StageText q_model_text(const ModelWords& w) {
