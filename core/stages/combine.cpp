@@ -193,12 +193,16 @@ void residual_record(LayerRecorder& r, int) {
 
 StageText layernorm_post_text(const LayerWords& w) {
     return StageText{
-        "LayerNorm (post)", "LN(" + std::string(w.cfg.residual ? "X + output" : "output") + ")",
-        "Post-LayerNorm (the original Transformer's order, Add & Norm): after the residual add, each "
+        w.tr("LayerNorm (post)", "层规范化（后置）"),
+        "LN(" + std::string(w.cfg.residual ? "X + output" : "output") + ")",
+        w.tr("Post-LayerNorm (the original Transformer's order, Add & Norm): after the residual add, each "
         "row is re-centred and rescaled to mean 0, variance 1, so the next layer sees inputs of a "
         "fixed size. Modern LLMs mostly normalise before the sublayer instead (pre-LN), which trains "
         "more stably. Layer norm works across one token's features, not across a batch (batch "
-        "norm)."};
+        "norm).",
+             "后置层规范化（原始 Transformer 的顺序，“加法和规范化”）：在残差相加之后，每一行被重新中心化、"
+             "缩放为均值 0、方差 1，使下一层看到的输入大小固定。现代大语言模型大多改为在子层之前做规范化"
+             "（前置 LN），训练更稳定。层规范化作用于单个词元的各个特征，而不是跨一个批量（批量规范化）。")};
 }
 
 void layernorm_post_record(LayerRecorder& r, int) {

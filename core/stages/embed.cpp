@@ -216,17 +216,20 @@ void input_record(LayerRecorder& r, int) {
 
 // --- source (cross-attention) ---------------------------------------------------------------------
 
-StageText source_text(const LayerWords&) {
+StageText source_text(const LayerWords& w) {
     return StageText{
-        "Source  Y (keys and values)", "Y = onehot(source)·W_E + P",
-        "Cross-attention: queries come from the text X, but keys and values come from a second text "
+        w.tr("Source  Y (keys and values)", "源序列  Y（键和值）"), "Y = onehot(source)·W_E + P",
+        w.tr("Cross-attention: queries come from the text X, but keys and values come from a second text "
         "Y "
         "(as when a "
         "translation decoder reads the encoded source sentence). Y is embedded with the same table "
         "and "
         "positional encoding. Scores, weights and the pattern are n×m: one row per query token, one "
         "column per "
-        "source token."};
+        "source token.",
+             "交叉注意力：查询来自文本 X，而键和值来自第二段文本 Y（就像翻译模型的解码器读取编码后的源"
+             "句子）。Y 用同一张嵌入表和同样的位置编码来嵌入。注意力分数、权重和注意力模式都是 n×m 的："
+             "每个查询词元一行，每个源词元一列。")};
 }
 
 void source_explain(const CellQuery& q, Lines& L) {
@@ -244,8 +247,8 @@ void source_record(LayerRecorder& r, int) {
 
 StageText layernorm_text(const LayerWords& w) {
     return StageText{
-        "LayerNorm (pre)", "LN(x) = (x − mean(x)) / √(var(x) + ε)",
-        "Pre-LayerNorm: before projecting, every token's vector is re-centred to mean 0 and rescaled "
+        w.tr("LayerNorm (pre)", "层规范化（前置）"), "LN(x) = (x − mean(x)) / √(var(x) + ε)",
+        w.tr("Pre-LayerNorm: before projecting, every token's vector is re-centred to mean 0 and rescaled "
         "to "
         "variance "
         "1 (no learned gain or bias here). This keeps q·k in a predictable range however large the "
@@ -258,7 +261,14 @@ StageText layernorm_text(const LayerWords& w) {
             "common "
             "in CNNs, normalises one feature across the samples of a batch instead, which suits "
             "images "
-            "but not sequences of varying length."};
+            "but not sequences of varying length.",
+             "前置层规范化：在投影之前，把每个词元的向量重新中心化为均值 0、缩放为方差 1（这里没有可学习的"
+             "增益和偏置）。无论残差流变得多大，这都让 q·k 保持在可预测的范围内，所以大多数现代 Transformer "
+             "都先做规范化。Q、K 和 V 读取 LN(X)" +
+                 std::string(w.cfg.cross_attention() ? " 和 LN(Y)" : "") +
+                 "；残差仍然加到原始的 X 上。层规范化在单个词元的各个特征上（一行）进行，因此每个序列、每个"
+                 "词元都单独处理；而 CNN 中常用的批量规范化是在一个批量的样本之间对同一个特征做规范化，适合"
+                 "图像，却不适合长度不一的序列。")};
 }
 
 void layernorm_record(LayerRecorder& r, int) {

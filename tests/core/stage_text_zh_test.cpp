@@ -1,7 +1,8 @@
 // The single layer's stage texts in Chinese: every stage of the default configuration and the tour's
-// variants (softmax, scaled dot-product, causal or no mask, sinusoidal positions, residual) has a
-// Chinese title and paragraph beside the English one, quoting the same numbers; variants without a
-// Chinese text show English; the English texts do not depend on the Chinese ones.
+// variants (softmax, scaled dot-product, causal or no mask, sinusoidal positions, residual; LayerNorm
+// and cross-attention's source too) has a Chinese title and paragraph beside the English one, quoting
+// the same numbers; variants without a Chinese text show English; the English texts do not depend on
+// the Chinese ones.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -56,7 +57,19 @@ std::vector<Config> tour_configs() {
     Config none = base;
     none.positional = Positional::None, none.heads = 1;
     out.push_back(none);
+    Config pre = base;
+    pre.layernorm = LayerNormMode::Pre, pre.source_text = "le chat est assis sur le tapis";
+    out.push_back(pre);
+    Config post = base;
+    post.layernorm = LayerNormMode::Post, post.mask = MaskKind::Causal;
+    out.push_back(post);
     return out;
+}
+
+// Stages the controls switch on (pre- or post-LayerNorm, a second text for cross-attention).
+const std::set<std::string>& translated_optional() {
+    static const std::set<std::string> names = {"layernorm", "layernorm_post", "source"};
+    return names;
 }
 
 TEST(StageTextZh, NumbersInFindsEveryNumber) {
@@ -65,12 +78,13 @@ TEST(StageTextZh, NumbersInFindsEveryNumber) {
 }
 
 TEST(StageTextZh, EveryTranslatedStageHasChineseWithTheSameNumbers) {
+    std::set<std::string> optional_seen;
     for (const Config& c : tour_configs()) {
         const Trace t = compute_trace(c);
         std::set<std::string> seen;
         for (const Stage& st : t.stages) {
-            if (!translated().count(st.name)) continue;
-            seen.insert(st.name);
+            if (!translated().count(st.name) && !translated_optional().count(st.name)) continue;
+            (translated().count(st.name) ? seen : optional_seen).insert(st.name);
             const std::string where = st.name + " head " + std::to_string(st.head) + " (d_model " +
                                       std::to_string(c.d_model) + ", h " + std::to_string(c.heads) + ")";
             ASSERT_FALSE(st.title_zh.empty()) << where;
@@ -87,6 +101,7 @@ TEST(StageTextZh, EveryTranslatedStageHasChineseWithTheSameNumbers) {
         }
         EXPECT_EQ(seen, translated()) << "a translated stage is missing from the trace";
     }
+    EXPECT_EQ(optional_seen, translated_optional());
 }
 
 TEST(StageTextZh, LayerStageTextTakesTheLanguageAndKeepsTheFormula) {
@@ -141,7 +156,7 @@ TEST(StageTextZh, UntranslatedVariantsFallBackToEnglishNeverEmpty) {
             }
         }
         // The stages the brief leaves in English for these variants have no Chinese text.
-        for (const char* name : {"alibi", "Q_rot", "K_rot", "phi_Q", "phi_K", "KV", "normalizer", "source"}) {
+        for (const char* name : {"alibi", "Q_rot", "K_rot", "phi_Q", "phi_K", "KV", "normalizer"}) {
             const Stage* st = t.get(name, 0) ? t.get(name, 0) : t.get(name);
             if (st) {
                 EXPECT_TRUE(st->explanation_zh.empty()) << name;
