@@ -81,7 +81,7 @@ class Shell {
     std::unique_ptr<InterventionsWorker> interventions_;
     FontManager fonts_;
     std::uint64_t fed_trace_generation_ = ~std::uint64_t(0);  // the trace whose texts the font atlas has
-    TextLanguage fed_language_ = TextLanguage::English;       // ... in which language (Chinese: also the zh texts)
+    TextLanguage fed_language_ = TextLanguage::English;  // ... in which language (Chinese: also the zh texts)
     float applied_scale_ = 0;
     TestHooks hooks_;
     WorkspaceKeeper workspace_;

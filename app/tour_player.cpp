@@ -4,19 +4,10 @@
 #include <cstdlib>
 #include <iterator>
 
-#if defined(_WIN32)
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <windows.h>
-#endif
-
 #include "app/scene_landing.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/platform.hpp"
 #include "io/tour.hpp"
 
 namespace attnviz::app {
@@ -92,13 +83,10 @@ std::string shipped_tour_path(bool chinese) {
 bool locale_prefers_chinese() {
     const char* vars[] = {std::getenv("LANGUAGE"), std::getenv("LC_ALL"), std::getenv("LC_MESSAGES"),
                           std::getenv("LANG")};
-    bool chinese = chinese_locale(vars[0], vars[1], vars[2], vars[3]);
-#if defined(_WIN32)
-    // Windows sets none of these: its display language says (a variable, when set, still wins).
+    // With none of them set (Windows sets none), the system's display language says.
     if (std::none_of(std::begin(vars), std::end(vars), [](const char* v) { return v && *v; }))
-        chinese = PRIMARYLANGID(GetUserDefaultUILanguage()) == LANG_CHINESE;
-#endif
-    return chinese;
+        return platform::display_language_is_chinese();
+    return chinese_locale(vars[0], vars[1], vars[2], vars[3]);
 }
 
 std::string default_tour_path() {

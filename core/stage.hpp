@@ -49,7 +49,9 @@ struct LayerWords {
     bool zh() const { return lang == TextLanguage::Chinese; }
     /// The text in this language: `zh` when Chinese is asked for, else `en` (the two side by side in
     /// one entry, so a stage's wording has one home).
-    std::string tr(std::string en, std::string zh) const { return this->zh() ? std::move(zh) : std::move(en); }
+    std::string tr(std::string en, std::string zh) const {
+        return this->zh() ? std::move(zh) : std::move(en);
+    }
     std::string H() const;         // " (head 2)"
     std::string H_zh() const;      // "（头 2）"
     std::string in() const;        // what Q reads: "X" or "LN(X)"

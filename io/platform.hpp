@@ -95,4 +95,8 @@ class Utf8Args {
 /// double-click in Explorer) is closed; one it shares with a terminal stays. Nothing on Linux.
 void release_own_console();
 
+/// Whether the system's display language is Chinese, where the system has one apart from the locale
+/// variables (Windows: the user's UI language); false elsewhere (Linux: the variables say).
+bool display_language_is_chinese();
+
 }  // namespace attnviz::platform

@@ -173,4 +173,8 @@ Utf8Args::Utf8Args(int argc, char** argv) : args_(argv, argv + argc) {
 
 void release_own_console() {}
 
+bool display_language_is_chinese() {
+    return false;
+}
+
 }  // namespace attnviz::platform

@@ -250,4 +250,8 @@ void release_own_console() {
         ShowWindow(console, SW_HIDE);
 }
 
+bool display_language_is_chinese() {
+    return PRIMARYLANGID(GetUserDefaultUILanguage()) == LANG_CHINESE;
+}
+
 }  // namespace attnviz::platform

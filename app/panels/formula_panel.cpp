@@ -227,10 +227,10 @@ void draw_entropy(const AppState& state, const Stage& stage) {
 
 std::vector<const char*> formula_panel_words(TextLanguage language) {
     const FormulaWords& w = language == TextLanguage::Chinese ? kFormulaWordsZh : kFormulaWordsEn;
-    return {w.waiting_settings, w.waiting_model, w.computing,   w.no_stage,      w.head_of,
-            w.shared,           w.shape,         w.rows_cols,   w.what_happens,  w.cost,
-            w.cost_help,        w.flops,         w.derived,     w.whole_layer,   w.layer,
-            w.model_layer,      w.model_heads,   w.entropy,     w.entropy_help,  w.pinned_row,
+    return {w.waiting_settings, w.waiting_model, w.computing,    w.no_stage,     w.head_of,
+            w.shared,           w.shape,         w.rows_cols,    w.what_happens, w.cost,
+            w.cost_help,        w.flops,         w.derived,      w.whole_layer,  w.layer,
+            w.model_layer,      w.model_heads,   w.entropy,      w.entropy_help, w.pinned_row,
             w.hovered_row,      w.entropy_bar,   w.entropy_hint, w.entropy_mean, w.entropy_uniform};
 }
 
@@ -287,7 +287,8 @@ void draw_formula_panel(AppState& state) {
     help_marker(w.cost_help);
     wrappedf(w.flops, human(stage->flops, "").c_str(), human_bytes(stage->bytes).c_str());
     if (!stage->stored()) wrapped_disabled(w.derived);
-    wrapped_disabledf(w.whole_layer, human(t.total_flops(), "").c_str(), human_bytes(t.stored_bytes()).c_str());
+    wrapped_disabledf(w.whole_layer, human(t.total_flops(), "").c_str(),
+                      human_bytes(t.stored_bytes()).c_str());
 
     if (state.model.active) {  // a real model's layer: its place in the model
         heading(w.layer);

@@ -49,7 +49,7 @@ void draw_pipeline_strip(AppState& state);  // panels/pipeline_strip.cpp: stages
 void draw_formula_panel(AppState& state);   // panels/formula_panel.cpp: formula + explanation
 /// The Explanation panel's own words (headings, lines, hints) in a language, for the font atlas.
 std::vector<const char*> formula_panel_words(TextLanguage language);
-void draw_status_bar(AppState& state);      // panels/status_bar.cpp
+void draw_status_bar(AppState& state);  // panels/status_bar.cpp
 /// A real model's next-token ranking, sampling knobs and append buttons (inside the controls panel).
 void draw_next_token_panel(AppState& state);  // panels/next_token_panel.cpp
 /// An encoder–decoder's target text box (the decoder's input), under the source text.

@@ -92,15 +92,16 @@ StageText concat_text(const LayerWords& w) {
     return StageText{
         w.tr("Concatenate heads", "拼接各头"),
         "concat = [head₀ | head₁ | … | head" + sub(h - 1) + "]   (n×h·d_v)",
-        w.tr("The " + std::to_string(h) + " head outputs are placed side by side: columns " + "0–" +
-            std::to_string(d_v - 1) + " come from head 0, the next " + std::to_string(d_v) +
-            " from head 1, and so on. Each head attended in its own subspace, with its own pattern; "
-            "nothing "
-            "is mixed "
-            "yet.",
-             std::to_string(h) + " 个头的输出并排放在一起：第 0–" + std::to_string(d_v - 1) +
-                 " 列来自头 0，接下来的 " + std::to_string(d_v) +
-                 " 列来自头 1，依此类推。每个头在自己的子空间里、以自己的模式做注意力；此时还没有任何混合。")};
+        w.tr(
+            "The " + std::to_string(h) + " head outputs are placed side by side: columns " + "0–" +
+                std::to_string(d_v - 1) + " come from head 0, the next " + std::to_string(d_v) +
+                " from head 1, and so on. Each head attended in its own subspace, with its own pattern; "
+                "nothing "
+                "is mixed "
+                "yet.",
+            std::to_string(h) + " 个头的输出并排放在一起：第 0–" + std::to_string(d_v - 1) +
+                " 列来自头 0，接下来的 " + std::to_string(d_v) +
+                " 列来自头 1，依此类推。每个头在自己的子空间里、以自己的模式做注意力；此时还没有任何混合。")};
 }
 
 void concat_explain(const CellQuery& q, Lines& L) {
@@ -138,8 +139,8 @@ void w_o_record(LayerRecorder& r, int) {
 
 StageText output_text(const LayerWords& w) {
     return StageText{w.tr("Output  concat·W_O", "输出  concat·W_O"), "output = concat W_O   (n×d_model)",
-                     w.tr("The layer's proposed change for each token: a vector of width d_model = " + w.dm_s +
-                              " built from what every head found.",
+                     w.tr("The layer's proposed change for each token: a vector of width d_model = " +
+                              w.dm_s + " built from what every head found.",
                           "这一层为每个词元提议的变化：一个宽度为 d_model = " + w.dm_s +
                               " 的向量，由每个头的发现组合而成。")};
 }
@@ -174,13 +175,13 @@ StageText residual_text(const LayerWords& w) {
     return StageText{
         w.tr("Residual  X + output", "残差连接  X + output"), "residual = X + output",
         w.tr("The residual connection adds the change vector to the input instead of replacing it: the "
-        "token "
-        "keeps its "
-        "original meaning and position, nudged by what it gathered from context (the embedding of "
-        "'creature' moves toward 'fluffy blue creature'). It also lets gradients flow straight "
-        "through "
-        "deep "
-        "stacks.",
+             "token "
+             "keeps its "
+             "original meaning and position, nudged by what it gathered from context (the embedding of "
+             "'creature' moves toward 'fluffy blue creature'). It also lets gradients flow straight "
+             "through "
+             "deep "
+             "stacks.",
              "残差连接把变化向量加到输入上，而不是替换输入：词元保留原来的语义和位置，只是被它从上下文中"
              "收集到的信息推动一点（“creature”的嵌入朝“fluffy blue creature”移动）。它还让梯度能直接穿过"
              "很深的层堆叠。")};
@@ -196,10 +197,10 @@ StageText layernorm_post_text(const LayerWords& w) {
         w.tr("LayerNorm (post)", "层规范化（后置）"),
         "LN(" + std::string(w.cfg.residual ? "X + output" : "output") + ")",
         w.tr("Post-LayerNorm (the original Transformer's order, Add & Norm): after the residual add, each "
-        "row is re-centred and rescaled to mean 0, variance 1, so the next layer sees inputs of a "
-        "fixed size. Modern LLMs mostly normalise before the sublayer instead (pre-LN), which trains "
-        "more stably. Layer norm works across one token's features, not across a batch (batch "
-        "norm).",
+             "row is re-centred and rescaled to mean 0, variance 1, so the next layer sees inputs of a "
+             "fixed size. Modern LLMs mostly normalise before the sublayer instead (pre-LN), which trains "
+             "more stably. Layer norm works across one token's features, not across a batch (batch "
+             "norm).",
              "后置层规范化（原始 Transformer 的顺序，“加法和规范化”）：在残差相加之后，每一行被重新中心化、"
              "缩放为均值 0、方差 1，使下一层看到的输入大小固定。现代大语言模型大多改为在子层之前做规范化"
              "（前置 LN），训练更稳定。层规范化作用于单个词元的各个特征，而不是跨一个批量（批量规范化）。")};

@@ -17,19 +17,20 @@ using namespace stages;
 StageText one_hot_text(const LayerWords& w) {
     return StageText{
         w.tr("One-hot tokens", "词元的独热编码"), "onehot(tᵢ) ∈ {0,1}ᵛ",
-        w.tr("Each token becomes a row of " + std::to_string(w.x.V) +
-            " zeros with a single 1 in the column of its vocabulary entry (the vocabulary lists every "
-            "distinct "
-            "token in order of first appearance). One-hot rows are all equally far apart and say nothing "
-            "about "
-            "meaning; they are only an address. Look for the single bright cell per row, and for "
-            "repeated "
-            "words, "
-            "whose rows are identical.",
-             "每个词元变成一行，长度为 " + std::to_string(w.x.V) +
-                 "：只有它在词表中那一项所在的列是 1，其余全是零（词表按首次出现的顺序列出所有不同的"
-                 "词元）。独热编码的各行彼此距离都相同，不含任何语义，只是一个地址。请看每行唯一的亮格；"
-                 "重复出现的词，其行完全相同。")};
+        w.tr(
+            "Each token becomes a row of " + std::to_string(w.x.V) +
+                " zeros with a single 1 in the column of its vocabulary entry (the vocabulary lists every "
+                "distinct "
+                "token in order of first appearance). One-hot rows are all equally far apart and say nothing "
+                "about "
+                "meaning; they are only an address. Look for the single bright cell per row, and for "
+                "repeated "
+                "words, "
+                "whose rows are identical.",
+            "每个词元变成一行，长度为 " + std::to_string(w.x.V) +
+                "：只有它在词表中那一项所在的列是 1，其余全是零（词表按首次出现的顺序列出所有不同的"
+                "词元）。独热编码的各行彼此距离都相同，不含任何语义，只是一个地址。请看每行唯一的亮格；"
+                "重复出现的词，其行完全相同。")};
 }
 
 void one_hot_explain(const CellQuery& q, Lines& L) {
@@ -54,21 +55,22 @@ StageText embedding_text(const LayerWords& w) {
     return StageText{
         w.tr("Embedding  E = onehot × table", "嵌入  E = onehot × 嵌入表"),
         "E = onehot · W_E   (W_E: V×d_model)",
-        w.tr("Multiplying a one-hot row by the embedding table (" + std::to_string(w.x.V) + "×" + w.dm_s +
-            ", entries drawn from N(0,1) here, learned in a real model) picks out exactly one row of the "
-            "table: "
-            "matrix multiplication by a one-hot vector is a table lookup. So the embedding of a word is "
-            "just "
-            "its row "
-            "of the table, and the same word gets the same vector wherever it appears. The sparse, "
-            "meaningless "
-            "one-hot address becomes a dense vector in which directions can carry meaning." +
-                 w.x.embedding_note,
-             "独热行乘以嵌入表（" + std::to_string(w.x.V) + "×" + w.dm_s +
-                 "，这里的元素取自 N(0,1)，真实模型中则是学出来的），恰好取出表中的一行：用独热向量做矩阵"
-                 "乘法就是查表。所以一个词的嵌入就是它在表中的那一行，同一个词无论出现在哪里都得到同一个"
-                 "向量。稀疏而无意义的独热地址由此变成稠密的向量，向量的方向可以承载语义。" +
-                 w.x.embedding_note)};
+        w.tr(
+            "Multiplying a one-hot row by the embedding table (" + std::to_string(w.x.V) + "×" + w.dm_s +
+                ", entries drawn from N(0,1) here, learned in a real model) picks out exactly one row of the "
+                "table: "
+                "matrix multiplication by a one-hot vector is a table lookup. So the embedding of a word is "
+                "just "
+                "its row "
+                "of the table, and the same word gets the same vector wherever it appears. The sparse, "
+                "meaningless "
+                "one-hot address becomes a dense vector in which directions can carry meaning." +
+                w.x.embedding_note,
+            "独热行乘以嵌入表（" + std::to_string(w.x.V) + "×" + w.dm_s +
+                "，这里的元素取自 N(0,1)，真实模型中则是学出来的），恰好取出表中的一行：用独热向量做矩阵"
+                "乘法就是查表。所以一个词的嵌入就是它在表中的那一行，同一个词无论出现在哪里都得到同一个"
+                "向量。稀疏而无意义的独热地址由此变成稠密的向量，向量的方向可以承载语义。" +
+                w.x.embedding_note)};
 }
 
 void embedding_explain(const CellQuery& q, Lines& L) {
@@ -195,18 +197,19 @@ void positional_record(LayerRecorder& r, int) {
 StageText input_text(const LayerWords& w) {
     return StageText{
         w.tr("Input  X = E + P", "输入  X = E + P"), "X = E + P",
-        w.tr("The layer's input: each token's embedding plus its position's vector. Adding (rather than "
-        "appending) "
-        "keeps the width d_model = " +
-            w.dm_s +
-            "; meaning and position share the same space, and W_Q, W_K, W_V can read either. This is the "
-            "start of "
-            "the residual stream that the layer will later add its change to.",
-             "这一层的输入：每个词元的嵌入加上它所在位置的向量。相加（而不是接在后面）使宽度保持为 "
-             "d_model = " +
-                 w.dm_s +
-                 "；语义和位置共享同一个空间，W_Q、W_K、W_V 都可以读取其中任意一种。这是残差流的起点，"
-                 "这一层稍后会把它算出的变化加到上面。")};
+        w.tr(
+            "The layer's input: each token's embedding plus its position's vector. Adding (rather than "
+            "appending) "
+            "keeps the width d_model = " +
+                w.dm_s +
+                "; meaning and position share the same space, and W_Q, W_K, W_V can read either. This is the "
+                "start of "
+                "the residual stream that the layer will later add its change to.",
+            "这一层的输入：每个词元的嵌入加上它所在位置的向量。相加（而不是接在后面）使宽度保持为 "
+            "d_model = " +
+                w.dm_s +
+                "；语义和位置共享同一个空间，W_Q、W_K、W_V 都可以读取其中任意一种。这是残差流的起点，"
+                "这一层稍后会把它算出的变化加到上面。")};
 }
 
 void input_record(LayerRecorder& r, int) {
@@ -220,13 +223,13 @@ StageText source_text(const LayerWords& w) {
     return StageText{
         w.tr("Source  Y (keys and values)", "源序列  Y（键和值）"), "Y = onehot(source)·W_E + P",
         w.tr("Cross-attention: queries come from the text X, but keys and values come from a second text "
-        "Y "
-        "(as when a "
-        "translation decoder reads the encoded source sentence). Y is embedded with the same table "
-        "and "
-        "positional encoding. Scores, weights and the pattern are n×m: one row per query token, one "
-        "column per "
-        "source token.",
+             "Y "
+             "(as when a "
+             "translation decoder reads the encoded source sentence). Y is embedded with the same table "
+             "and "
+             "positional encoding. Scores, weights and the pattern are n×m: one row per query token, one "
+             "column per "
+             "source token.",
              "交叉注意力：查询来自文本 X，而键和值来自第二段文本 Y（就像翻译模型的解码器读取编码后的源"
              "句子）。Y 用同一张嵌入表和同样的位置编码来嵌入。注意力分数、权重和注意力模式都是 n×m 的："
              "每个查询词元一行，每个源词元一列。")};
@@ -249,19 +252,19 @@ StageText layernorm_text(const LayerWords& w) {
     return StageText{
         w.tr("LayerNorm (pre)", "层规范化（前置）"), "LN(x) = (x − mean(x)) / √(var(x) + ε)",
         w.tr("Pre-LayerNorm: before projecting, every token's vector is re-centred to mean 0 and rescaled "
-        "to "
-        "variance "
-        "1 (no learned gain or bias here). This keeps q·k in a predictable range however large the "
-        "residual "
-        "stream grows, which is why most modern transformers normalise first. Q, K and V read LN(X)" +
-            std::string(w.cfg.cross_attention() ? " and LN(Y)" : "") +
-            "; the residual still adds to the raw X. Layer norm normalises across the features of "
-            "ONE "
-            "token (one row), so each sequence and each token is treated on its own; batch norm, "
-            "common "
-            "in CNNs, normalises one feature across the samples of a batch instead, which suits "
-            "images "
-            "but not sequences of varying length.",
+             "to "
+             "variance "
+             "1 (no learned gain or bias here). This keeps q·k in a predictable range however large the "
+             "residual "
+             "stream grows, which is why most modern transformers normalise first. Q, K and V read LN(X)" +
+                 std::string(w.cfg.cross_attention() ? " and LN(Y)" : "") +
+                 "; the residual still adds to the raw X. Layer norm normalises across the features of "
+                 "ONE "
+                 "token (one row), so each sequence and each token is treated on its own; batch norm, "
+                 "common "
+                 "in CNNs, normalises one feature across the samples of a batch instead, which suits "
+                 "images "
+                 "but not sequences of varying length.",
              "前置层规范化：在投影之前，把每个词元的向量重新中心化为均值 0、缩放为方差 1（这里没有可学习的"
              "增益和偏置）。无论残差流变得多大，这都让 q·k 保持在可预测的范围内，所以大多数现代 Transformer "
              "都先做规范化。Q、K 和 V 读取 LN(X)" +

@@ -77,27 +77,27 @@ StageText weights_text(const LayerWords& w) {
                          "bandwidth " +
                              text_num(cfg.bandwidth) + " plays its role (small = sharp, large = flat)."};
     const std::string t = text_num(cfg.temperature);
-    return StageText{w.tr("Weights  A = softmax(masked / T)" + w.H(),
-                          "注意力权重  A = softmax(masked / T)" + w.H_zh()),
-                     "A_ij = exp(masked_ij/T) / Σⱼ exp(masked_ij/T),   T = " + t,
-                     w.tr("Softmax turns each row of scores into probabilities: exp makes every "
-                     "value positive and "
-                     "keeps "
-                     "the order, dividing by the row sum makes the row sum to 1 (the row max "
-                     "is subtracted "
-                     "first so "
-                     "exp never overflows). Temperature T = " +
-                         t +
-                         " divides the scores first: T → 0 approaches argmax (all weight on "
-                         "the best key), T "
-                         "→ ∞ "
-                         "approaches uniform weights. Read row i as 'how much token i "
-                         "listens to each key'.",
-                          "softmax 把每一行分数变成概率：exp 使每个值都变为正数并保持大小顺序，再除以行和，使"
-                          "该行之和为 1（先减去该行的最大值，exp 就不会溢出）。分数先除以温度 T = " +
-                              t +
-                              "：T → 0 时趋近 argmax（全部权重落在最好的键上），T → ∞ 时趋近均匀的"
-                              "权重。第 i 行可以读作“词元 i 对每个键各听取多少”。")};
+    return StageText{
+        w.tr("Weights  A = softmax(masked / T)" + w.H(), "注意力权重  A = softmax(masked / T)" + w.H_zh()),
+        "A_ij = exp(masked_ij/T) / Σⱼ exp(masked_ij/T),   T = " + t,
+        w.tr("Softmax turns each row of scores into probabilities: exp makes every "
+             "value positive and "
+             "keeps "
+             "the order, dividing by the row sum makes the row sum to 1 (the row max "
+             "is subtracted "
+             "first so "
+             "exp never overflows). Temperature T = " +
+                 t +
+                 " divides the scores first: T → 0 approaches argmax (all weight on "
+                 "the best key), T "
+                 "→ ∞ "
+                 "approaches uniform weights. Read row i as 'how much token i "
+                 "listens to each key'.",
+             "softmax 把每一行分数变成概率：exp 使每个值都变为正数并保持大小顺序，再除以行和，使"
+             "该行之和为 1（先减去该行的最大值，exp 就不会溢出）。分数先除以温度 T = " +
+                 t +
+                 "：T → 0 时趋近 argmax（全部权重落在最好的键上），T → ∞ 时趋近均匀的"
+                 "权重。第 i 行可以读作“词元 i 对每个键各听取多少”。")};
 }
 
 StageText weights_model_text(const ModelWords& w) {

@@ -12,14 +12,16 @@ using namespace stages;
 const char* const kRandomWeights =
     "A learned matrix (here: random, N(0, 1/d_model) so that projected entries stay about unit "
     "size). ";
-const char* const kRandomWeightsZh = "一个学出来的矩阵（这里是随机的，取自 N(0, 1/d_model)，使投影后的元素大约保持单位大小）。";
+const char* const kRandomWeightsZh =
+    "一个学出来的矩阵（这里是随机的，取自 N(0, 1/d_model)，使投影后的元素大约保持单位大小）。";
 
 // --- W_Q, W_K, W_V --------------------------------------------------------------------------------
 
 StageText w_q_text(const LayerWords& w) {
     const std::string designed = w.designed();
     StageText text{
-        w.tr("Query weights W_Q" + w.H(), "查询权重 W_Q" + w.H_zh()), "W_Q" + sub(w.hd) + " ∈ ℝ^(d_model×d_k) = " + w.dm_s + "×" + w.dk_s,
+        w.tr("Query weights W_Q" + w.H(), "查询权重 W_Q" + w.H_zh()),
+        "W_Q" + sub(w.hd) + " ∈ ℝ^(d_model×d_k) = " + w.dm_s + "×" + w.dk_s,
         designed.empty()
             ? kRandomWeights +
                   std::string("Each column is one question direction: a token's query is its input "
@@ -36,19 +38,21 @@ StageText w_q_text(const LayerWords& w) {
                        : "")
             : designed};
     if (designed.empty())  // (a designed head's text comes with its weights, in English)
-        text.explanation = w.tr(std::move(text.explanation),
-                                kRandomWeightsZh + std::string("每一列是一个提问方向：词元的查询就是它的输入在这 d_k = ") +
-                                    w.dk_s +
-                                    " 个方向上的投影，也就是这个头在寻找什么（例如“我前面有形容词吗？”）。"
-                                    "每个头有自己的 W_Q，因此各自关注输入的不同子空间。" +
-                                    (w.cfg.preset != HeadPreset::None ? "这个头是随机的；设计好的模式在头 0。" : ""));
+        text.explanation =
+            w.tr(std::move(text.explanation),
+                 kRandomWeightsZh + std::string("每一列是一个提问方向：词元的查询就是它的输入在这 d_k = ") +
+                     w.dk_s +
+                     " 个方向上的投影，也就是这个头在寻找什么（例如“我前面有形容词吗？”）。"
+                     "每个头有自己的 W_Q，因此各自关注输入的不同子空间。" +
+                     (w.cfg.preset != HeadPreset::None ? "这个头是随机的；设计好的模式在头 0。" : ""));
     return text;
 }
 
 StageText w_k_text(const LayerWords& w) {
     const std::string designed = w.designed();
     StageText text{
-        w.tr("Key weights W_K" + w.H(), "键权重 W_K" + w.H_zh()), "W_K" + sub(w.hd) + " ∈ ℝ^(d_model×d_k) = " + w.dm_s + "×" + w.dk_s,
+        w.tr("Key weights W_K" + w.H(), "键权重 W_K" + w.H_zh()),
+        "W_K" + sub(w.hd) + " ∈ ℝ^(d_model×d_k) = " + w.dm_s + "×" + w.dk_s,
         designed.empty()
             ? kRandomWeights + std::string("W_K maps each token to a key: how it advertises itself "
                                            "to the questions of the other "
@@ -57,22 +61,24 @@ StageText w_k_text(const LayerWords& w) {
                                            "space the two matrices define together.")
             : designed};
     if (designed.empty())
-        text.explanation = w.tr(std::move(text.explanation),
-                                kRandomWeightsZh + std::string("W_K 把每个词元映射成一个键：它如何向其他词元的提问"
-                                                               "展示自己。当查询和键在这两个矩阵共同定义的 d_k "
-                                                               "维空间中指向同一方向时，二者匹配。"));
+        text.explanation =
+            w.tr(std::move(text.explanation),
+                 kRandomWeightsZh + std::string("W_K 把每个词元映射成一个键：它如何向其他词元的提问"
+                                                "展示自己。当查询和键在这两个矩阵共同定义的 d_k "
+                                                "维空间中指向同一方向时，二者匹配。"));
     return text;
 }
 
 StageText w_v_text(const LayerWords& w) {
-    return StageText{w.tr("Value weights W_V" + w.H(), "值权重 W_V" + w.H_zh()),
-                     "W_V" + sub(w.hd) + " ∈ ℝ^(d_model×d_v) = " + w.dm_s + "×" + std::to_string(w.d_v),
-                     w.tr(kRandomWeights + std::string("W_V maps each token to the information it passes on when "
-                                                       "attended to: a "
-                                                       "value is the change "
-                                                       "this token proposes to make to whoever looks at it."),
-                          kRandomWeightsZh + std::string("W_V 把每个词元映射成它被关注时传递出去的信息：值就是这个"
-                                                         "词元向关注它的词元提议做出的改变。"))};
+    return StageText{
+        w.tr("Value weights W_V" + w.H(), "值权重 W_V" + w.H_zh()),
+        "W_V" + sub(w.hd) + " ∈ ℝ^(d_model×d_v) = " + w.dm_s + "×" + std::to_string(w.d_v),
+        w.tr(kRandomWeights + std::string("W_V maps each token to the information it passes on when "
+                                          "attended to: a "
+                                          "value is the change "
+                                          "this token proposes to make to whoever looks at it."),
+             kRandomWeightsZh + std::string("W_V 把每个词元映射成它被关注时传递出去的信息：值就是这个"
+                                            "词元向关注它的词元提议做出的改变。"))};
 }
 
 void w_q_record(LayerRecorder& r, int hd) {
@@ -95,37 +101,39 @@ StageText q_text(const LayerWords& w) {
     return StageText{w.tr("Queries  Q = " + in + "·W_Q" + w.H(), "查询  Q = " + in + "·W_Q" + w.H_zh()),
                      "Q = " + in + " W_Q   (n×d_k)",
                      w.tr("One query row per token: the input row times W_Q. q_i is token i's question. "
-                     "Each entry is a "
-                     "dot "
-                     "product of the token's " +
-                         w.dm_s + " input numbers with one column of W_Q.",
-                          "每个词元一行查询：输入行乘以 W_Q。q_i 是词元 i 的提问。每个元素是该词元的 " + w.dm_s +
-                              " 个输入数与 W_Q 的一列的点积。")};
+                          "Each entry is a "
+                          "dot "
+                          "product of the token's " +
+                              w.dm_s + " input numbers with one column of W_Q.",
+                          "每个词元一行查询：输入行乘以 W_Q。q_i 是词元 i 的提问。每个元素是该词元的 " +
+                              w.dm_s + " 个输入数与 W_Q 的一列的点积。")};
 }
 
 StageText k_text(const LayerWords& w) {
     const std::string kin = w.kin();
-    return StageText{w.tr("Keys  K = " + kin + "·W_K" + w.H(), "键  K = " + kin + "·W_K" + w.H_zh()),
-                     "K = " + kin + " W_K   (m×d_k)",
-                     w.tr("One key row per " + std::string(w.cfg.cross_attention() ? "source " : "") +
-                         "token: what each token offers to be matched against. The score of query i "
-                         "for key j will be "
-                         "large "
-                         "when q_i and k_j point the same way.",
-                          std::string("每个") + (w.cfg.cross_attention() ? "源" : "") +
-                              "词元一行键：每个词元拿出来供查询匹配的内容。当 q_i 与 k_j 指向同一方向时，查询 i "
-                              "对键 j 的注意力分数会很大。")};
+    return StageText{
+        w.tr("Keys  K = " + kin + "·W_K" + w.H(), "键  K = " + kin + "·W_K" + w.H_zh()),
+        "K = " + kin + " W_K   (m×d_k)",
+        w.tr("One key row per " + std::string(w.cfg.cross_attention() ? "source " : "") +
+                 "token: what each token offers to be matched against. The score of query i "
+                 "for key j will be "
+                 "large "
+                 "when q_i and k_j point the same way.",
+             std::string("每个") + (w.cfg.cross_attention() ? "源" : "") +
+                 "词元一行键：每个词元拿出来供查询匹配的内容。当 q_i 与 k_j 指向同一方向时，查询 i "
+                 "对键 j 的注意力分数会很大。")};
 }
 
 StageText v_text(const LayerWords& w) {
     const std::string kin = w.kin();
-    return StageText{w.tr("Values  V = " + kin + "·W_V" + w.H(), "值  V = " + kin + "·W_V" + w.H_zh()),
-                     "V = " + kin + " W_V   (m×d_v)",
-                     w.tr("One value row per token: what a token contributes to the output of every query "
-                     "that attends to "
-                     "it, in "
-                     "proportion to the attention weight.",
-                          "每个词元一行值：它为每个关注它的查询的输出所贡献的内容，按注意力权重的比例计入。")};
+    return StageText{
+        w.tr("Values  V = " + kin + "·W_V" + w.H(), "值  V = " + kin + "·W_V" + w.H_zh()),
+        "V = " + kin + " W_V   (m×d_v)",
+        w.tr("One value row per token: what a token contributes to the output of every query "
+             "that attends to "
+             "it, in "
+             "proportion to the attention weight.",
+             "每个词元一行值：它为每个关注它的查询的输出所贡献的内容，按注意力权重的比例计入。")};
 }
 
 StageText q_model_text(const ModelWords& w) {

@@ -250,10 +250,11 @@ StageText scaled_text(const LayerWords& w) {
                "softmax "
                "into saturation (one weight ≈ 1, gradients ≈ 0). Dividing by √d_k = " +
                text_num(std::sqrt(dkf)) + " brings the variance back to 1 whatever the head size.";
-        cexp = w.tr(std::move(cexp), "如果 q 和 k 的元素方差为 1，q·k 就是 d_k = " + w.dk_s +
-                                         " 个这样的乘积之和，方差为 d_k：分数按 √d_k 增长。分数过大会使 softmax "
-                                         "饱和（一个权重 ≈ 1，梯度 ≈ 0）。除以 √d_k = " +
-                                         text_num(std::sqrt(dkf)) + " 缩放后，无论头的大小如何，方差都回到 1。");
+        cexp =
+            w.tr(std::move(cexp), "如果 q 和 k 的元素方差为 1，q·k 就是 d_k = " + w.dk_s +
+                                      " 个这样的乘积之和，方差为 d_k：分数按 √d_k 增长。分数过大会使 softmax "
+                                      "饱和（一个权重 ≈ 1，梯度 ≈ 0）。除以 √d_k = " +
+                                      text_num(std::sqrt(dkf)) + " 缩放后，无论头的大小如何，方差都回到 1。");
         zh = w.zh();
     } else if (w.modes.kernel) {
         cformula = "scaled = S   (kernels are not scaled)";
@@ -278,7 +279,8 @@ StageText scaled_text(const LayerWords& w) {
             zh = w.zh();
         }
     }
-    if (w.modes.alibi) cexp += zh ? "ALiBi 的距离惩罚 B 在这里加上。" : " ALiBi's distance penalty B is added here.";
+    if (w.modes.alibi)
+        cexp += zh ? "ALiBi 的距离惩罚 B 在这里加上。" : " ALiBi's distance penalty B is added here.";
     return StageText{zh ? "缩放后的注意力分数" + w.H_zh() : "Scaled scores" + w.H(), cformula, cexp};
 }
 
@@ -297,8 +299,9 @@ StageText masked_text(const LayerWords& w) {
                     "整个句子，例如用来填出被遮住的词）。选择 causal（因果掩码）可以让词元看不到未来，逐个"
                     "词元生成文本的解码器（GPT）必须这样做。");
     } else if (w.zh()) {
-        mexp = "被遮住的格子设为 −∞，于是 exp(−∞) = 0 恰好成立：该键的权重是零，而不是一个很小的数，其余"
-               "权重之和仍为 1。";
+        mexp =
+            "被遮住的格子设为 −∞，于是 exp(−∞) = 0 恰好成立：该键的权重是零，而不是一个很小的数，其余"
+            "权重之和仍为 1。";
         switch (cfg.mask) {
             case MaskKind::Causal:
                 mexp +=
@@ -307,7 +310,8 @@ StageText masked_text(const LayerWords& w) {
                     "模型（T5、翻译）另加交叉注意力，解码器的查询读取编码器的键和值（这里的第二段文本）。";
                 break;
             case MaskKind::Padding:
-                mexp += "填充掩码：从位置 " + std::to_string(cfg.valid_length) + " 起的键都是填充，对所有查询隐藏。";
+                mexp += "填充掩码：从位置 " + std::to_string(cfg.valid_length) +
+                        " 起的键都是填充，对所有查询隐藏。";
                 break;
             case MaskKind::Window:
                 mexp += "窗口掩码：词元 i 只看到最近的 " + std::to_string(cfg.window) + " 个键（i − " +

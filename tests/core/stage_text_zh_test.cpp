@@ -18,7 +18,8 @@ namespace {
 std::set<std::string> numbers_in(const std::string& text) {
     static const std::regex number("[0-9]+(\\.[0-9]+)?");
     std::set<std::string> out;
-    for (std::sregex_iterator it(text.begin(), text.end(), number), end; it != end; ++it) out.insert(it->str());
+    for (std::sregex_iterator it(text.begin(), text.end(), number), end; it != end; ++it)
+        out.insert(it->str());
     return out;
 }
 
@@ -31,9 +32,9 @@ bool has_cjk(const std::string& text) {
 
 const std::set<std::string>& translated() {
     static const std::set<std::string> names = {
-        "one_hot", "embedding", "positional", "input", "W_Q",     "W_K",         "W_V",    "Q",   "K",
-        "V",       "scores",    "scaled",     "masked", "weights", "head_output", "concat", "W_O", "output",
-        "residual"};
+        "one_hot",     "embedding", "positional", "input",  "W_Q",     "W_K",    "W_V",
+        "Q",           "K",         "V",          "scores", "scaled",  "masked", "weights",
+        "head_output", "concat",    "W_O",        "output", "residual"};
     return names;
 }
 
@@ -73,7 +74,8 @@ const std::set<std::string>& translated_optional() {
 }
 
 TEST(StageTextZh, NumbersInFindsEveryNumber) {
-    EXPECT_EQ(numbers_in("d_k = 16 and √d_k = 4, T = 2.5; head 0"), (std::set<std::string>{"16", "4", "2.5", "0"}));
+    EXPECT_EQ(numbers_in("d_k = 16 and √d_k = 4, T = 2.5; head 0"),
+              (std::set<std::string>{"16", "4", "2.5", "0"}));
     EXPECT_EQ(numbers_in("词元的独热编码"), std::set<std::string>{});
 }
 
